@@ -1,0 +1,17 @@
+//===- TlmDialect.h - the tlm dialect ---------------------------*- C++ -*-===//
+#ifndef TLM_DIALECT_TLMDIALECT_H
+#define TLM_DIALECT_TLMDIALECT_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dialect/TlmOpsDialect.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialect/TlmOps.h.inc"
+
+#endif // TLM_DIALECT_TLMDIALECT_H

@@ -1,0 +1,365 @@
+//===- TlmOps.cpp - tlm op verifiers --------------------------------------===//
+//
+// Every shape rule of spec/model.md is checked here, with a message that
+// names what was expected and what was found. Dynamic (`?`) dims are
+// compatible with anything; the runtime checks them against real sizes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/TlmDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::tlm;
+
+namespace {
+std::string dimStr(int64_t d) {
+  return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
+}
+
+std::string shapeStr(RankedTensorType t) {
+  std::string s = "(";
+  llvm::interleave(
+      t.getShape(), [&](int64_t d) { s += dimStr(d); }, [&] { s += ", "; });
+  return s + ")";
+}
+
+bool compatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+RankedTensorType ty(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// Checks `a` and `b` have the same element type.
+LogicalResult sameElementType(Operation *op, StringRef aName, Value a,
+                              StringRef bName, Value b) {
+  Type ea = ty(a).getElementType(), eb = ty(b).getElementType();
+  if (ea == eb)
+    return success();
+  return op->emitOpError() << "expected " << bName << " element type " << ea
+                           << " to match " << aName << ", found " << eb;
+}
+
+/// Checks dim `i` of `t` (called `name`) is compatible with `expected`.
+LogicalResult expectDim(Operation *op, StringRef name, RankedTensorType t,
+                        unsigned i, int64_t expected, StringRef what) {
+  int64_t d = t.getDimSize(i);
+  if (compatible(d, expected))
+    return success();
+  return op->emitOpError() << "expected " << name << " dim " << i << " ("
+                           << what << ") to be " << dimStr(expected)
+                           << ", found " << dimStr(d) << " in shape "
+                           << shapeStr(t);
+}
+
+LogicalResult expectRank(Operation *op, StringRef name, RankedTensorType t,
+                         int64_t rank) {
+  if (t.getRank() == rank)
+    return success();
+  return op->emitOpError() << "expected " << name << " of rank " << rank
+                           << ", found rank " << t.getRank() << " "
+                           << shapeStr(t);
+}
+
+/// Checks a `(d_out, d_in)` projection weight against the input feature size.
+LogicalResult verifyProjection(Operation *op, StringRef name, Value weight,
+                               int64_t dIn, int64_t dOut, StringRef outWhat) {
+  RankedTensorType w = ty(weight);
+  if (failed(expectRank(op, name, w, 2)) ||
+      failed(expectDim(op, name, w, 1, dIn, "d_in")) ||
+      failed(expectDim(op, name, w, 0, dOut, outWhat)))
+    return failure();
+  return success();
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// LinearOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinearOp::verify() {
+  RankedTensorType in = ty(getInput()), w = ty(getWeight()),
+                   out = ty(getResult());
+  if (in.getRank() < 1)
+    return emitOpError("expected input of rank >= 1, found a 0-d tensor");
+  if (failed(sameElementType(*this, "input", getInput(), "weight",
+                             getWeight())) ||
+      failed(sameElementType(*this, "input", getInput(), "result",
+                             getResult())))
+    return failure();
+  int64_t rank = in.getRank();
+  if (failed(expectRank(*this, "weight", w, 2)) ||
+      failed(expectDim(*this, "weight", w, 1, in.getDimSize(rank - 1),
+                       "d_in, the input's last dim")) ||
+      failed(expectRank(*this, "result", out, rank)))
+    return failure();
+  for (int64_t i = 0; i + 1 < rank; ++i)
+    if (failed(expectDim(*this, "result", out, i, in.getDimSize(i),
+                         "batch dim of the input")))
+      return failure();
+  return expectDim(*this, "result", out, rank - 1, w.getDimSize(0),
+                   "d_out, the weight's dim 0");
+}
+
+//===----------------------------------------------------------------------===//
+// EmbeddingOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingOp::verify() {
+  RankedTensorType ids = ty(getIds()), table = ty(getTable()),
+                   out = ty(getResult());
+  if (failed(expectRank(*this, "table", table, 2)) ||
+      failed(sameElementType(*this, "table", getTable(), "result",
+                             getResult())) ||
+      failed(expectRank(*this, "result", out, ids.getRank() + 1)))
+    return failure();
+  for (int64_t i = 0; i < ids.getRank(); ++i)
+    if (failed(expectDim(*this, "result", out, i, ids.getDimSize(i),
+                         "dim of ids")))
+      return failure();
+  return expectDim(*this, "result", out, ids.getRank(), table.getDimSize(1),
+                   "d_model, the table's dim 1");
+}
+
+//===----------------------------------------------------------------------===//
+// RMSNormOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult RMSNormOp::verify() {
+  RankedTensorType in = ty(getInput()), g = ty(getWeight());
+  if (in.getRank() < 1)
+    return emitOpError("expected input of rank >= 1, found a 0-d tensor");
+  if (!(getEps().convertToDouble() > 0.0))
+    return emitOpError() << "expected eps > 0, found "
+                         << getEps().convertToDouble();
+  if (failed(sameElementType(*this, "input", getInput(), "weight",
+                             getWeight())) ||
+      failed(expectRank(*this, "weight", g, 1)))
+    return failure();
+  return expectDim(*this, "weight", g, 0, in.getDimSize(in.getRank() - 1),
+                   "d_model, the input's last dim");
+}
+
+//===----------------------------------------------------------------------===//
+// Feed-forward ops
+//===----------------------------------------------------------------------===//
+
+/// Shared by SwiGLU and FFN-SiLU: w1/w3 `(d_ff, d_model)`, w2 `(d_model, d_ff)`.
+static LogicalResult verifyFFN(Operation *op, Value input, Value w1, Value w2,
+                               Value w3) {
+  RankedTensorType in = ty(input);
+  if (in.getRank() < 1)
+    return op->emitOpError("expected input of rank >= 1, found a 0-d tensor");
+  for (auto [name, w] :
+       {std::pair<StringRef, Value>{"w1", w1}, {"w2", w2}, {"w3", w3}})
+    if (w && failed(sameElementType(op, "input", input, name, w)))
+      return failure();
+  int64_t dModel = in.getDimSize(in.getRank() - 1);
+  if (failed(expectRank(op, "w1", ty(w1), 2)))
+    return failure();
+  int64_t dFF = ty(w1).getDimSize(0);
+  if (failed(verifyProjection(op, "w1", w1, dModel, dFF, "d_ff")) ||
+      failed(verifyProjection(op, "w2", w2, dFF, dModel, "d_model")))
+    return failure();
+  if (w3 && failed(verifyProjection(op, "w3", w3, dModel, dFF,
+                                    "d_ff, as in w1")))
+    return failure();
+  return success();
+}
+
+LogicalResult SwiGLUOp::verify() {
+  return verifyFFN(*this, getInput(), getW1(), getW2(), getW3());
+}
+
+LogicalResult SiLUFFNOp::verify() {
+  return verifyFFN(*this, getInput(), getW1(), getW2(), Value());
+}
+
+//===----------------------------------------------------------------------===//
+// RoPEOp
+//===----------------------------------------------------------------------===//
+
+/// Positions are right-aligned with the first `numDims` dims of `input`
+/// (those before the rotated one); each dim equals the input's or is 1.
+static LogicalResult verifyPositions(Operation *op, Value positions,
+                                     RankedTensorType input, int64_t numDims) {
+  RankedTensorType p = ty(positions);
+  if (p.getRank() < 1 || p.getRank() > numDims)
+    return op->emitOpError()
+           << "expected positions of rank 1 to " << numDims << ", found rank "
+           << p.getRank() << " " << shapeStr(p);
+  int64_t shift = numDims - p.getRank();
+  for (int64_t i = 0; i < p.getRank(); ++i) {
+    int64_t pd = p.getDimSize(i), xd = input.getDimSize(i + shift);
+    if (pd != 1 && !compatible(pd, xd))
+      return op->emitOpError()
+             << "expected positions dim " << i << " to be 1 or " << dimStr(xd)
+             << " (input dim " << i + shift << "), found " << dimStr(pd);
+  }
+  return success();
+}
+
+LogicalResult RoPEOp::verify() {
+  RankedTensorType in = ty(getInput());
+  if (in.getRank() < 2)
+    return emitOpError() << "expected input of rank >= 2 (..., seq, d), "
+                            "found rank "
+                         << in.getRank();
+  int64_t d = in.getDimSize(in.getRank() - 1);
+  if (ShapedType::isDynamic(d) || d % 2 != 0)
+    return emitOpError() << "expected a static, even last dim (rotated "
+                            "pairs), found "
+                         << dimStr(d);
+  if (!(getTheta().convertToDouble() > 0.0))
+    return emitOpError() << "expected theta > 0, found "
+                         << getTheta().convertToDouble();
+  if (getPositions())
+    return verifyPositions(*this, getPositions(), in, in.getRank() - 1);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+int64_t AttentionOp::getHeadDim() {
+  return ty(getQ()).getDimSize(2) / getNumHeads();
+}
+
+std::optional<double> AttentionOp::getRopeThetaValue() {
+  if (std::optional<APFloat> theta = getRopeTheta())
+    return theta->convertToDouble();
+  return std::nullopt;
+}
+
+LogicalResult AttentionOp::verify() {
+  RankedTensorType q = ty(getQ()), k = ty(getK()), v = ty(getV());
+  for (auto [name, t] : {std::pair<StringRef, RankedTensorType>{"q", q},
+                         {"k", k},
+                         {"v", v}})
+    if (failed(expectRank(*this, name, t, 3)))
+      return failure();
+  if (failed(sameElementType(*this, "q", getQ(), "k", getK())) ||
+      failed(sameElementType(*this, "q", getQ(), "v", getV())))
+    return failure();
+  int64_t heads = getNumHeads(), kvHeads = getNumKvHeads();
+  if (heads % kvHeads != 0)
+    return emitOpError() << "expected num_heads (" << heads
+                         << ") to be divisible by num_kv_heads (" << kvHeads
+                         << ")";
+  int64_t dModel = q.getDimSize(2);
+  if (ShapedType::isDynamic(dModel))
+    return emitOpError("expected a static feature dim in q");
+  if (dModel % heads != 0)
+    return emitOpError() << "expected q's feature dim (" << dModel
+                         << ") to be divisible by num_heads (" << heads << ")";
+  int64_t dk = dModel / heads;
+  for (auto [name, t] :
+       {std::pair<StringRef, RankedTensorType>{"k", k}, {"v", v}}) {
+    if (failed(expectDim(*this, name, t, 0, q.getDimSize(0), "batch")) ||
+        failed(expectDim(*this, name, t, 1, q.getDimSize(1), "seq")) ||
+        failed(expectDim(*this, name, t, 2, kvHeads * dk,
+                         "num_kv_heads * d_k")))
+      return failure();
+  }
+  if (std::optional<double> theta = getRopeThetaValue()) {
+    if (!(*theta > 0.0))
+      return emitOpError() << "expected rope_theta > 0, found " << *theta;
+    if (dk % 2 != 0)
+      return emitOpError() << "expected an even head dim with RoPE, found d_k "
+                           << dk << " (" << dModel << " / " << heads << ")";
+  }
+  if (getPositions()) {
+    if (!getRopeTheta())
+      return emitOpError("has positions but no rope_theta: positions are "
+                         "only used by RoPE");
+    return verifyPositions(*this, getPositions(), q, 2);
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SDPAOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SDPAOp::verify() {
+  RankedTensorType q = ty(getQ()), k = ty(getK()), v = ty(getV()),
+                   out = ty(getResult());
+  int64_t rank = q.getRank();
+  if (rank < 2)
+    return emitOpError() << "expected q of rank >= 2 (..., seq, d_k), found "
+                            "rank "
+                         << rank;
+  for (auto [name, t] : {std::pair<StringRef, RankedTensorType>{"k", k},
+                         {"v", v},
+                         {"result", out}})
+    if (failed(expectRank(*this, name, t, rank)))
+      return failure();
+  for (auto [name, val] : {std::pair<StringRef, Value>{"k", getK()},
+                           {"v", getV()},
+                           {"result", getResult()}})
+    if (failed(sameElementType(*this, "q", getQ(), name, val)))
+      return failure();
+  for (int64_t i = 0; i + 2 < rank; ++i)
+    for (auto [name, t] : {std::pair<StringRef, RankedTensorType>{"k", k},
+                           {"v", v},
+                           {"result", out}})
+      if (failed(expectDim(*this, name, t, i, q.getDimSize(i), "batch")))
+        return failure();
+  int64_t sq = q.getDimSize(rank - 2), sk = k.getDimSize(rank - 2);
+  if (failed(expectDim(*this, "k", k, rank - 1, q.getDimSize(rank - 1),
+                       "d_k, as in q")) ||
+      failed(expectDim(*this, "v", v, rank - 2, sk, "keys, as in k")) ||
+      failed(expectDim(*this, "result", out, rank - 2, sq, "queries")) ||
+      failed(expectDim(*this, "result", out, rank - 1,
+                       v.getDimSize(rank - 1), "d_v, as in v")))
+    return failure();
+  if (!getMask())
+    return success();
+  if (getCausal())
+    return emitOpError("expected either a mask or causal, found both");
+  RankedTensorType m = ty(getMask());
+  if (failed(expectRank(*this, "mask", m, rank)))
+    return failure();
+  for (int64_t i = 0; i + 2 < rank; ++i)
+    if (failed(expectDim(*this, "mask", m, i, q.getDimSize(i), "batch")))
+      return failure();
+  if (failed(expectDim(*this, "mask", m, rank - 2, sq, "queries")) ||
+      failed(expectDim(*this, "mask", m, rank - 1, sk, "keys")))
+    return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+LogicalResult SoftmaxOp::verify() {
+  if (ty(getInput()).getRank() < 1)
+    return emitOpError("expected input of rank >= 1, found a 0-d tensor");
+  return success();
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  RankedTensorType logits = ty(getLogits()), targets = ty(getTargets()),
+                   out = ty(getResult());
+  if (logits.getRank() < 1)
+    return emitOpError("expected logits of rank >= 1 (..., vocab), found a "
+                       "0-d tensor");
+  if (failed(expectRank(*this, "targets", targets, logits.getRank() - 1)) ||
+      failed(expectRank(*this, "result", out, 0)) ||
+      failed(sameElementType(*this, "logits", getLogits(), "result",
+                             getResult())))
+    return failure();
+  for (int64_t i = 0; i < targets.getRank(); ++i)
+    if (failed(expectDim(*this, "targets", targets, i, logits.getDimSize(i),
+                         "position dim of logits")))
+      return failure();
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dialect/TlmOps.cpp.inc"

@@ -1,0 +1,249 @@
+//===- TlmOps.td - tlm operations --------------------------*- tablegen -*-===//
+#ifndef TLM_OPS_TD
+#define TLM_OPS_TD
+
+include "dialect/TlmDialect.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+def Tlm_FloatTensor : RankedTensorOf<[AnyFloat]>;
+def Tlm_IndexTensor : RankedTensorOf<[AnySignlessInteger]>;
+
+//===----------------------------------------------------------------------===//
+// Layers with weights
+//===----------------------------------------------------------------------===//
+
+def Tlm_LinearOp : Tlm_Op<"linear", [Pure]> {
+  let summary = "linear projection without bias: y = x · Wᵀ";
+  let description = [{
+    Multiplies the last dimension of `input` (`d_in`) by the transpose of
+    `weight`, stored PyTorch-style as `(d_out, d_in)`. Leading dimensions are
+    batch-like and may be dynamic.
+
+    ```mlir
+    %y = tlm.linear %x, %w : tensor<?x?x64xf32>, tensor<128x64xf32> -> tensor<?x?x128xf32>
+    ```
+  }];
+  let arguments = (ins Tlm_FloatTensor:$input, Tlm_FloatTensor:$weight);
+  let results = (outs Tlm_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight attr-dict `:` type($input) `,` type($weight) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tlm_EmbeddingOp : Tlm_Op<"embedding", [Pure]> {
+  let summary = "token embedding lookup: y = E[ids]";
+  let description = [{
+    Gathers rows of `table` `(vocab_size, d_model)` at the integer `ids`.
+    The result has the shape of `ids` followed by `d_model`. Ids outside
+    `[0, vocab_size)` are undefined behaviour at this level: the driver
+    rejects them before running.
+
+    ```mlir
+    %e = tlm.embedding %ids, %table : tensor<?x?xi64>, tensor<10000x64xf32> -> tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins Tlm_IndexTensor:$ids, Tlm_FloatTensor:$table);
+  let results = (outs Tlm_FloatTensor:$result);
+  let assemblyFormat = [{
+    $ids `,` $table attr-dict `:` type($ids) `,` type($table) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tlm_RMSNormOp : Tlm_Op<"rmsnorm", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "RMS normalisation over the last dimension, accumulated in f32";
+  let description = [{
+    `y = x / sqrt(mean(x²) + eps) · g` over the last dimension. The mean is
+    accumulated in f32 whatever the element type; the result is cast back.
+
+    ```mlir
+    %y = tlm.rmsnorm %x, %g {eps = 1.0e-05 : f64} : tensor<?x?x64xf32>, tensor<64xf32> -> tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins Tlm_FloatTensor:$input, Tlm_FloatTensor:$weight,
+                       DefaultValuedAttr<F64Attr, "1e-5">:$eps);
+  let results = (outs Tlm_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight attr-dict `:` type($input) `,` type($weight) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tlm_SwiGLUOp : Tlm_Op<"swiglu", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "SwiGLU feed-forward: y = W2 · (SiLU(W1 x) ⊙ W3 x)";
+  let description = [{
+    The gated feed-forward network of the model. `w1` and `w3` are
+    `(d_ff, d_model)`, `w2` is `(d_model, d_ff)`; `d_model` is the last
+    dimension of `input`.
+
+    ```mlir
+    %y = tlm.swiglu %x, %w1, %w2, %w3 : (tensor<?x?x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>, tensor<128x64xf32>) -> tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins Tlm_FloatTensor:$input, Tlm_FloatTensor:$w1,
+                       Tlm_FloatTensor:$w2, Tlm_FloatTensor:$w3);
+  let results = (outs Tlm_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Tlm_SiLUFFNOp : Tlm_Op<"silu_ffn", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "feed-forward without gate (use_swiglu = false): y = W2 · SiLU(W1 x)";
+  let description = [{
+    The ablation of SwiGLU without `W3`. `w1` is `(d_ff, d_model)`, `w2` is
+    `(d_model, d_ff)`.
+
+    ```mlir
+    %y = tlm.silu_ffn %x, %w1, %w2 : (tensor<?x?x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>) -> tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins Tlm_FloatTensor:$input, Tlm_FloatTensor:$w1,
+                       Tlm_FloatTensor:$w2);
+  let results = (outs Tlm_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Position encoding and attention
+//===----------------------------------------------------------------------===//
+
+def Tlm_RoPEOp : Tlm_Op<"rope", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "rotary position embedding on interleaved pairs";
+  let description = [{
+    Rotates each pair of dims `(2i, 2i+1)` of a `(..., seq, d)` tensor by the
+    angle `pos · theta^(-2i/d)`: `[a, b] -> [a·cos − b·sin, a·sin + b·cos]`.
+    Positions default to `0..seq-1`. An explicit integer `positions` tensor
+    of shape `(..., seq)` is right-aligned with the dims of `input` before
+    `d`; each of its dims equals the input's or is 1 (broadcast).
+
+    ```mlir
+    %y = tlm.rope %x {theta = 1.0e+04 : f64} : tensor<4x12x64xf32> -> tensor<4x12x64xf32>
+    %z = tlm.rope %x positions %p {theta = 1.0e+04 : f64} : tensor<4x12x64xf32>, tensor<12xi64> -> tensor<4x12x64xf32>
+    ```
+  }];
+  let arguments = (ins Tlm_FloatTensor:$input,
+                       Optional<Tlm_IndexTensor>:$positions,
+                       F64Attr:$theta);
+  let results = (outs Tlm_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`positions` $positions^)? attr-dict `:` type($input)
+    (`,` type($positions)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tlm_AttentionOp : Tlm_Op<"attention", [Pure, AllTypesMatch<["q", "result"]>]> {
+  let summary = "causal multi-head self-attention on projected Q, K, V";
+  let description = [{
+    Takes the projections `q = x·W_qᵀ` `(batch, seq, num_heads·d_k)` and
+    `k`, `v` `(batch, seq, num_kv_heads·d_k)`, splits them into heads,
+    applies RoPE to Q and K when `rope_theta` is set (positions `0..seq-1`
+    unless a `(batch|1, seq)` or `(seq)` `positions` tensor is given), and
+    computes `softmax(Q Kᵀ / sqrt(d_k) + causal mask) V` per head, where
+    query head `h` reads kv head `h / (num_heads / num_kv_heads)` (GQA).
+    The heads are merged back to `(batch, seq, num_heads·d_k)`; the output
+    projection is a separate `tlm.linear`.
+
+    ```mlir
+    %o = tlm.attention %q, %k, %v {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.0e+04 : f64}
+        : (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>) -> tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins Tlm_FloatTensor:$q, Tlm_FloatTensor:$k,
+                       Tlm_FloatTensor:$v,
+                       Optional<Tlm_IndexTensor>:$positions,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$num_kv_heads,
+                       OptionalAttr<F64Attr>:$rope_theta);
+  let results = (outs Tlm_FloatTensor:$result);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v (`positions` $positions^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Size of one head: the feature size of `q` over `num_heads`.
+    int64_t getHeadDim();
+    /// `rope_theta` as a double, or nullopt when RoPE is off.
+    std::optional<double> getRopeThetaValue();
+  }];
+}
+
+def Tlm_SDPAOp : Tlm_Op<"sdpa", [Pure]> {
+  let summary = "scaled dot-product attention on split heads";
+  let description = [{
+    `softmax(Q Kᵀ / sqrt(d_k) masked) V` with `q (..., Sq, d_k)`,
+    `k (..., Sk, d_k)`, `v (..., Sk, d_v)` and the result `(..., Sq, d_v)`.
+    An optional integer `mask (..., Sq, Sk)` lets query `i` see key `j`
+    where it is nonzero; `causal` instead lets query `i` see keys
+    `j <= i + Sk - Sq` (the last query sees every key). The row maximum is
+    subtracted before `exp`.
+
+    ```mlir
+    %o = tlm.sdpa %q, %k, %v mask %m : (tensor<4x12x64xf32>, tensor<4x16x64xf32>, tensor<4x16x64xf32>, tensor<4x12x16xi64>) -> tensor<4x12x64xf32>
+    %c = tlm.sdpa %q, %k, %v {causal} : (tensor<4x12x64xf32>, tensor<4x12x64xf32>, tensor<4x12x64xf32>) -> tensor<4x12x64xf32>
+    ```
+  }];
+  let arguments = (ins Tlm_FloatTensor:$q, Tlm_FloatTensor:$k,
+                       Tlm_FloatTensor:$v, Optional<Tlm_IndexTensor>:$mask,
+                       UnitAttr:$causal);
+  let results = (outs Tlm_FloatTensor:$result);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v (`mask` $mask^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers used by the lowerings and the conformance cases
+//===----------------------------------------------------------------------===//
+
+def Tlm_SiLUOp : Tlm_Op<"silu", [Pure, SameOperandsAndResultType]> {
+  let summary = "elementwise SiLU: x · sigmoid(x)";
+  let description = [{
+    ```mlir
+    %y = tlm.silu %x : tensor<2x5xf32>
+    ```
+  }];
+  let arguments = (ins Tlm_FloatTensor:$input);
+  let results = (outs Tlm_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Tlm_SoftmaxOp : Tlm_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+  let summary = "softmax over the last dimension, row max subtracted";
+  let description = [{
+    `exp(x - max) / sum(exp(x - max))` along the last dimension, so large
+    inputs do not overflow.
+
+    ```mlir
+    %y = tlm.softmax %x : tensor<3x5xf32>
+    ```
+  }];
+  let arguments = (ins Tlm_FloatTensor:$input);
+  let results = (outs Tlm_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Tlm_CrossEntropyOp : Tlm_Op<"cross_entropy", [Pure]> {
+  let summary = "mean next-token cross-entropy of logits against targets";
+  let description = [{
+    `mean(logsumexp(logits[..., :]) - logits[..., target])` over every
+    position: `logits (..., vocab)`, integer `targets (...)`, a 0-d result.
+
+    ```mlir
+    %l = tlm.cross_entropy %logits, %t : (tensor<8x5xf32>, tensor<8xi64>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Tlm_FloatTensor:$logits, Tlm_IndexTensor:$targets);
+  let results = (outs Tlm_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+#endif // TLM_OPS_TD

@@ -1,0 +1,32 @@
+//===- Passes.h - tlm passes and pipelines ----------------------*- C++ -*-===//
+#ifndef TLM_PASSES_PASSES_H
+#define TLM_PASSES_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::tlm {
+
+#define GEN_PASS_DECL
+#include "passes/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "passes/Passes.h.inc"
+
+/// tlm ops → linalg on tensors, canonicalized.
+void buildLinalgPipeline(OpPassManager &pm);
+/// tlm ops → LLVM dialect, with the JIT's destination-passing entry ABI.
+void buildCpuPipeline(OpPassManager &pm);
+
+/// Registers `tlm-linalg-pipeline` and `tlm-cpu-pipeline`.
+void registerTlmPipelines();
+
+} // namespace mlir::tlm
+
+#endif // TLM_PASSES_PASSES_H

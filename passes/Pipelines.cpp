@@ -1,0 +1,61 @@
+//===- Pipelines.cpp - the named tlm pipelines ----------------------------===//
+//
+// One place builds each pipeline; tlm-opt registers them by name and tlm-run
+// calls the same builders, so the two can never drift apart.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void tlm::buildLinalgPipeline(OpPassManager &pm) {
+  pm.addPass(createTlmLowerToLinalg());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void tlm::buildCpuPipeline(OpPassManager &pm) {
+  // 1. tlm → linalg on tensors, entry points on caller-owned memrefs.
+  buildLinalgPipeline(pm);
+  pm.addPass(createTlmMemrefEntry());
+  pm.addPass(createCanonicalizerPass());
+
+  // 2. Bufferize; temporaries are freed by the deallocation pipeline.
+  bufferization::OneShotBufferizePassOptions bufOpts;
+  bufOpts.bufferizeFunctionBoundaries = true;
+  bufOpts.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufOpts));
+  bufferization::BufferDeallocationPipelineOptions deallocOpts;
+  bufferization::buildBufferDeallocationPipeline(pm, deallocOpts);
+
+  // 3. Loops, then LLVM.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void tlm::registerTlmPipelines() {
+  PassPipelineRegistration<>(
+      "tlm-linalg-pipeline",
+      "Lower tlm ops to linalg/tensor/arith/math on tensors",
+      [](OpPassManager &pm) { buildLinalgPipeline(pm); });
+  PassPipelineRegistration<>(
+      "tlm-cpu-pipeline",
+      "Lower tlm ops to the LLVM dialect for the CPU JIT (memref entry ABI)",
+      [](OpPassManager &pm) { buildCpuPipeline(pm); });
+}

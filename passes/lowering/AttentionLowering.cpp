@@ -1,0 +1,380 @@
+//===- AttentionLowering.cpp - RoPE and attention to linalg ---------------===//
+//
+// tlm.rope, tlm.sdpa and tlm.attention. Both attention ops share one core:
+// a scores generic (Q·Kᵀ accumulated in f32), a masking/scaling generic,
+// the softmax of Utils, and a P·V generic. Layouts and GQA live entirely in
+// the indexing maps, so no transposes or K/V copies are materialised.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/TlmDialect.h"
+#include "passes/lowering/Utils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::tlm;
+
+namespace {
+
+using utils::IteratorType;
+
+//===----------------------------------------------------------------------===//
+// RoPE
+//===----------------------------------------------------------------------===//
+
+/// Builds cos and sin tables of shape `(tableDims..., d/2)`: the angle of
+/// pair `i` at position `pos` is `pos · theta^(-2i/d)`, computed in f64 and
+/// rounded once. `tableDims` are the positions' dims, or `(seq)` when the
+/// positions are implicit (`0..seq-1`).
+std::pair<Value, Value> ropeTables(OpBuilder &b, Location loc, Value x,
+                                   int64_t seqDim, Value positions,
+                                   double theta, Type elem) {
+  int64_t d = cast<RankedTensorType>(x.getType()).getShape().back();
+  SmallVector<OpFoldResult> sizes;
+  if (positions)
+    sizes = sizesOf(b, loc, positions);
+  else
+    sizes.push_back(sizesOf(b, loc, x)[seqDim]);
+  sizes.push_back(b.getIndexAttr(d / 2));
+  int64_t rank = sizes.size();
+  Value cosInit = emptyTensor(b, loc, sizes, elem);
+  Value sinInit = emptyTensor(b, loc, sizes, elem);
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  if (positions) {
+    inputs.push_back(positions);
+    maps.push_back(id.dropResult(rank - 1));
+  }
+  maps.append({id, id});
+  SmallVector<IteratorType> iters(rank, IteratorType::parallel);
+  Type f64 = b.getF64Type();
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{cosInit.getType(), sinInit.getType()}, inputs,
+      ValueRange{cosInit, sinInit}, maps, iters,
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value pos = positions ? castFloat(nb, nl, a[0], f64)
+                              : castFloat(nb, nl,
+                                          linalg::IndexOp::create(nb, nl, 0),
+                                          f64);
+        Value i = castFloat(nb, nl, linalg::IndexOp::create(nb, nl, rank - 1),
+                            f64);
+        // theta^(-2i/d) = exp(i · (-2 ln(theta) / d))
+        Value k = floatConst(nb, nl, f64, -2.0 * std::log(theta) / d);
+        Value freq =
+            math::ExpOp::create(nb, nl, arith::MulFOp::create(nb, nl, i, k));
+        Value angle = arith::MulFOp::create(nb, nl, pos, freq);
+        Value c = castFloat(nb, nl, math::CosOp::create(nb, nl, angle), elem);
+        Value s = castFloat(nb, nl, math::SinOp::create(nb, nl, angle), elem);
+        linalg::YieldOp::create(nb, nl, ValueRange{c, s});
+      });
+  return {generic.getResult(0), generic.getResult(1)};
+}
+
+/// Rotates interleaved pairs of the last dim of `x`. Dims `0..seqDim` of `x`
+/// carry positions (right-aligned with `positions` when given, which may
+/// broadcast with size-1 dims); dims between `seqDim` and the last one (the
+/// heads of a (B, S, H, d) tensor) share the rotation.
+Value applyRope(OpBuilder &b, Location loc, Value x, int64_t seqDim,
+                Value positions, double theta) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  int64_t d = type.getShape().back();
+  Type elem = type.getElementType();
+  Type f32 = b.getF32Type();
+  auto [cosT, sinT] = ropeTables(b, loc, x, seqDim, positions, theta, f32);
+
+  // View x as (..., d/2, 2) so each pair is two affine reads.
+  SmallVector<OpFoldResult> pairSizes = sizesOf(b, loc, x);
+  pairSizes.back() = b.getIndexAttr(d / 2);
+  pairSizes.push_back(b.getIndexAttr(2));
+  SmallVector<int64_t> pairShape(type.getShape());
+  pairShape.back() = d / 2;
+  pairShape.push_back(2);
+  SmallVector<ReassociationIndices> reassoc;
+  for (int64_t i = 0; i + 1 < rank; ++i)
+    reassoc.push_back({i});
+  reassoc.push_back({rank - 1, rank});
+  Value pairs = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(pairShape, elem), x, reassoc, pairSizes);
+
+  // Iteration space (x dims..., i, c) with rank + 1 loops.
+  int64_t loops = rank + 1;
+  SmallVector<AffineExpr> dims;
+  for (int64_t i = 0; i < loops; ++i)
+    dims.push_back(b.getAffineDimExpr(i));
+  SmallVector<AffineExpr> aExprs(dims.begin(), dims.end() - 1);
+  SmallVector<AffineExpr> bExprs(aExprs);
+  aExprs.push_back(b.getAffineConstantExpr(0));
+  bExprs.push_back(b.getAffineConstantExpr(1));
+  // Table read: the position dims (right-aligned to 0..seqDim), then pair i.
+  SmallVector<AffineExpr> tExprs;
+  if (positions) {
+    auto pType = cast<RankedTensorType>(positions.getType());
+    int64_t shift = seqDim + 1 - pType.getRank();
+    for (int64_t j = 0; j < pType.getRank(); ++j) {
+      bool broadcast =
+          pType.getDimSize(j) == 1 && type.getDimSize(j + shift) != 1;
+      tExprs.push_back(broadcast ? b.getAffineConstantExpr(0)
+                                 : dims[j + shift]);
+    }
+  } else {
+    tExprs.push_back(dims[seqDim]);
+  }
+  tExprs.push_back(dims[rank - 1]);
+  MLIRContext *ctx = b.getContext();
+  AffineMap aMap = AffineMap::get(loops, 0, aExprs, ctx);
+  AffineMap bMap = AffineMap::get(loops, 0, bExprs, ctx);
+  AffineMap tMap = AffineMap::get(loops, 0, tExprs, ctx);
+  AffineMap id = b.getMultiDimIdentityMap(loops);
+
+  Value init = emptyTensor(b, loc, pairSizes, elem);
+  SmallVector<IteratorType> iters(loops, IteratorType::parallel);
+  Value rotated =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{init.getType()},
+          ValueRange{pairs, pairs, cosT, sinT}, ValueRange{init},
+          ArrayRef<AffineMap>{aMap, bMap, tMap, tMap, id}, iters,
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            Value xa = castFloat(nb, nl, a[0], f32);
+            Value xb = castFloat(nb, nl, a[1], f32);
+            Value c = a[2], s = a[3];
+            // c == 0: a·cos − b·sin;  c == 1: a·sin + b·cos.
+            Value first = arith::SubFOp::create(
+                nb, nl, arith::MulFOp::create(nb, nl, xa, c),
+                arith::MulFOp::create(nb, nl, xb, s));
+            Value second = arith::AddFOp::create(
+                nb, nl, arith::MulFOp::create(nb, nl, xa, s),
+                arith::MulFOp::create(nb, nl, xb, c));
+            Value which = linalg::IndexOp::create(nb, nl, rank);
+            Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
+            Value isFirst = arith::CmpIOp::create(
+                nb, nl, arith::CmpIPredicate::eq, which, zero);
+            Value r = arith::SelectOp::create(nb, nl, isFirst, first, second);
+            linalg::YieldOp::create(nb, nl, castFloat(nb, nl, r, elem));
+          })
+          .getResult(0);
+  return tensor::CollapseShapeOp::create(b, loc, type, rotated, reassoc);
+}
+
+struct LowerRoPE : OpRewritePattern<RoPEOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RoPEOp op,
+                                PatternRewriter &rewriter) const override {
+    int64_t rank = op.getType().getRank();
+    Value y = applyRope(rewriter, op.getLoc(), op.getInput(), rank - 2,
+                        op.getPositions(), op.getTheta().convertToDouble());
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Attention core
+//===----------------------------------------------------------------------===//
+
+/// Where Q, K, V and the output live relative to the two iteration spaces:
+/// scores over `(batch..., i, j, d)` and P·V over `(batch..., i, e, j)`.
+struct AttentionLayout {
+  SmallVector<OpFoldResult> scoreSizes; ///< (batch..., Sq, Sk)
+  SmallVector<OpFoldResult> outSizes;   ///< the output tensor's sizes
+  AffineMap q, k;                       ///< over (batch..., i, j, d)
+  AffineMap v, out;                     ///< over (batch..., i, e, j)
+  int64_t headDim;
+};
+
+/// softmax(Q·Kᵀ/sqrt(d) masked)·V with the given layout. `mask` has the
+/// scores' shape (nonzero = visible); `causal` lets query i see keys
+/// j <= i + Sk - Sq. Accumulates in f32; returns the element type of q.
+Value attentionCore(OpBuilder &b, Location loc, Value q, Value k, Value v,
+                    const AttentionLayout &layout, Value mask, bool causal) {
+  Type elem = cast<RankedTensorType>(q.getType()).getElementType();
+  Type f32 = b.getF32Type();
+  int64_t loops = layout.q.getNumDims();
+  int64_t batch = loops - 3;
+  double negInf = -std::numeric_limits<double>::infinity();
+
+  // scores = Σ_d q·k
+  Value scores0 = filledTensor(b, loc, layout.scoreSizes, f32, 0.0);
+  SmallVector<IteratorType> iters(loops, IteratorType::parallel);
+  iters.back() = IteratorType::reduction;
+  AffineMap sMap = b.getMultiDimIdentityMap(loops).dropResult(loops - 1);
+  Value scores =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{scores0.getType()}, ValueRange{q, k},
+          ValueRange{scores0}, ArrayRef<AffineMap>{layout.q, layout.k, sMap},
+          iters,
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            Value p = arith::MulFOp::create(nb, nl, castFloat(nb, nl, a[0], f32),
+                                            castFloat(nb, nl, a[1], f32));
+            linalg::YieldOp::create(
+                nb, nl, ValueRange{arith::AddFOp::create(nb, nl, p, a[2])});
+          })
+          .getResult(0);
+
+  // Scale, then hide the keys a query must not see.
+  Value scale =
+      floatConst(b, loc, f32, 1.0 / std::sqrt(double(layout.headDim)));
+  Value offset;
+  if (causal) {
+    Value sq = getValueOrCreateConstantIndexOp(b, loc,
+                                               layout.scoreSizes[batch]);
+    Value sk = getValueOrCreateConstantIndexOp(b, loc,
+                                               layout.scoreSizes[batch + 1]);
+    offset = arith::SubIOp::create(b, loc, sk, sq);
+  }
+  SmallVector<Value> inputs{scores};
+  if (mask)
+    inputs.push_back(mask);
+  Value masked = elementwise(
+      b, loc, inputs, f32, [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value s = arith::MulFOp::create(nb, nl, a[0], scale);
+        Value visible;
+        if (mask) {
+          Value zero = arith::ConstantOp::create(
+              nb, nl, nb.getZeroAttr(a[1].getType()));
+          visible = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ne,
+                                          a[1], zero);
+        } else if (causal) {
+          Value i = linalg::IndexOp::create(nb, nl, batch);
+          Value j = linalg::IndexOp::create(nb, nl, batch + 1);
+          Value last = arith::AddIOp::create(nb, nl, i, offset);
+          visible = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sle,
+                                          j, last);
+        } else {
+          return s;
+        }
+        Value hidden = floatConst(nb, nl, f32, negInf);
+        return arith::SelectOp::create(nb, nl, visible, s, hidden)
+            .getResult();
+      });
+  Value probs = softmaxLastDim(b, loc, masked);
+
+  // out = Σ_j p·v over (batch..., i, e, j); P is read at (batch..., i, j).
+  AffineMap pMap = b.getMultiDimIdentityMap(loops).dropResult(loops - 2);
+  Value out0 = filledTensor(b, loc, layout.outSizes, f32, 0.0);
+  Value out =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{out0.getType()}, ValueRange{probs, v},
+          ValueRange{out0},
+          ArrayRef<AffineMap>{pMap, layout.v, layout.out}, iters,
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            Value p = arith::MulFOp::create(nb, nl, a[0],
+                                            castFloat(nb, nl, a[1], f32));
+            linalg::YieldOp::create(
+                nb, nl, ValueRange{arith::AddFOp::create(nb, nl, p, a[2])});
+          })
+          .getResult(0);
+  if (elem == f32)
+    return out;
+  return elementwise(b, loc, ValueRange{out}, elem,
+                     [&](OpBuilder &nb, Location nl, ValueRange a) {
+                       return castFloat(nb, nl, a[0], elem);
+                     });
+}
+
+/// tlm.sdpa: leading dims are batch dims shared by q, k, v and the mask.
+struct LowerSDPA : OpRewritePattern<SDPAOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SDPAOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto qType = op.getQ().getType();
+    int64_t rank = qType.getRank(), batch = rank - 2, loops = batch + 3;
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<AffineExpr> l;
+    for (int64_t i = 0; i < loops; ++i)
+      l.push_back(rewriter.getAffineDimExpr(i));
+    auto map = [&](std::initializer_list<int64_t> tail) {
+      SmallVector<AffineExpr> e(l.begin(), l.begin() + batch);
+      for (int64_t t : tail)
+        e.push_back(l[batch + t]);
+      return AffineMap::get(loops, 0, e, ctx);
+    };
+    AttentionLayout layout;
+    layout.scoreSizes = sizesOf(rewriter, loc, op.getQ());
+    layout.scoreSizes.back() = sizesOf(rewriter, loc, op.getK())[rank - 2];
+    layout.outSizes = sizesOf(rewriter, loc, op.getQ());
+    layout.outSizes.back() = sizesOf(rewriter, loc, op.getV())[rank - 1];
+    layout.q = map({0, 2});   // (batch, i, d)
+    layout.k = map({1, 2});   // (batch, j, d)
+    layout.v = map({2, 1});   // (batch, j, e) over (batch, i, e, j)
+    layout.out = map({0, 1}); // (batch, i, e)
+    layout.headDim = qType.getShape().back();
+    Value y = attentionCore(rewriter, loc, op.getQ(), op.getK(), op.getV(),
+                            layout, op.getMask(), op.getCausal());
+    rewriter.replaceOp(op, castTo(rewriter, loc, y, op.getType()));
+    return success();
+  }
+};
+
+/// Splits the last dim of a (B, S, n·dk) tensor into (B, S, n, dk).
+Value splitHeads(OpBuilder &b, Location loc, Value x, int64_t heads,
+                 int64_t dk) {
+  auto type = cast<RankedTensorType>(x.getType());
+  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, x);
+  sizes.back() = b.getIndexAttr(heads);
+  sizes.push_back(b.getIndexAttr(dk));
+  auto outType = RankedTensorType::get(
+      {type.getDimSize(0), type.getDimSize(1), heads, dk},
+      type.getElementType());
+  return tensor::ExpandShapeOp::create(
+      b, loc, outType, x, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}},
+      sizes);
+}
+
+/// tlm.attention: heads split by reshapes, RoPE on Q and K, then the core
+/// over (b, h, i, j, d) with query head h reading kv head h floordiv G.
+struct LowerAttention : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads();
+    int64_t dk = op.getHeadDim(), group = heads / kvHeads;
+    Value q = splitHeads(rewriter, loc, op.getQ(), heads, dk);
+    Value k = splitHeads(rewriter, loc, op.getK(), kvHeads, dk);
+    Value v = splitHeads(rewriter, loc, op.getV(), kvHeads, dk);
+    if (std::optional<double> theta = op.getRopeThetaValue()) {
+      q = applyRope(rewriter, loc, q, 1, op.getPositions(), *theta);
+      k = applyRope(rewriter, loc, k, 1, op.getPositions(), *theta);
+    }
+    MLIRContext *ctx = rewriter.getContext();
+    AffineExpr bb, h, i, j, d;
+    bindDims(ctx, bb, h, i, j, d);
+    AffineExpr kvh = h.floorDiv(group);
+    SmallVector<OpFoldResult> qSizes = sizesOf(rewriter, loc, q);
+    SmallVector<OpFoldResult> kSizes = sizesOf(rewriter, loc, k);
+    AttentionLayout layout;
+    layout.scoreSizes = {qSizes[0], rewriter.getIndexAttr(heads), qSizes[1],
+                         kSizes[1]};
+    layout.outSizes = qSizes;
+    layout.q = AffineMap::get(5, 0, {bb, i, h, d}, ctx);
+    layout.k = AffineMap::get(5, 0, {bb, j, kvh, d}, ctx);
+    // Over (b, h, i, e, j): the names bind j↔e positions accordingly.
+    AffineExpr e = j, jj = d;
+    layout.v = AffineMap::get(5, 0, {bb, jj, kvh, e}, ctx);
+    layout.out = AffineMap::get(5, 0, {bb, i, h, e}, ctx);
+    layout.headDim = dk;
+    Value out = attentionCore(rewriter, loc, q, k, v, layout, Value(),
+                              /*causal=*/true);
+    Value merged = tensor::CollapseShapeOp::create(
+        rewriter, loc, out,
+        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+    rewriter.replaceOp(op, castTo(rewriter, loc, merged, op.getType()));
+    return success();
+  }
+};
+
+} // namespace
+
+void tlm::populateAttentionLoweringPatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerRoPE, LowerSDPA, LowerAttention>(patterns.getContext());
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tlm needs (skipping those already present),
+# then configures and builds tlm into build/ (or $TLM_BUILD_DIR).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${TLM_BUILD_DIR:-$root/build}"
+
+packages=(cmake ninja-build libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
+          nlohmann-json3-dev googletest libgtest-dev lld ccache clang-22)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# ccache keys on paths relative to the checkout, so clones elsewhere still hit.
+export CCACHE_BASEDIR="$root"
+cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+  -DLLVM_USE_LINKER=lld -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+  -DCMAKE_C_COMPILER_LAUNCHER=ccache >/dev/null
+cmake --build "$build"

@@ -1,0 +1,528 @@
+// RUN: tlm-opt %s -split-input-file -verify-diagnostics
+// One case per verifier rule; each message names what was expected and found.
+
+func.func @case0(%x: tensor<f32>, %w: tensor<4x4xf32>) {
+  // expected-error @+1 {{expected input of rank >= 1, found a 0-d tensor}}
+  %y = tlm.linear %x, %w : tensor<f32>, tensor<4x4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @case1(%x: tensor<2x4xf32>, %w: tensor<8x4xf16>) {
+  // expected-error @+1 {{expected weight element type 'f32' to match input, found 'f16'}}
+  %y = tlm.linear %x, %w : tensor<2x4xf32>, tensor<8x4xf16> -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @case2(%x: tensor<2x4xf32>, %w: tensor<8x4xf32>) {
+  // expected-error @+1 {{expected result element type 'f32' to match input, found 'f16'}}
+  %y = tlm.linear %x, %w : tensor<2x4xf32>, tensor<8x4xf32> -> tensor<2x8xf16>
+  return
+}
+
+// -----
+
+func.func @case3(%x: tensor<2x4xf32>, %w: tensor<8x4x1xf32>) {
+  // expected-error @+1 {{expected weight of rank 2, found rank 3 (8, 4, 1)}}
+  %y = tlm.linear %x, %w : tensor<2x4xf32>, tensor<8x4x1xf32> -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @case4(%x: tensor<2x4xf32>, %w: tensor<8x5xf32>) {
+  // expected-error @+1 {{expected weight dim 1 (d_in, the input's last dim) to be 4, found 5 in shape (8, 5)}}
+  %y = tlm.linear %x, %w : tensor<2x4xf32>, tensor<8x5xf32> -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @case5(%x: tensor<2x4xf32>, %w: tensor<8x4xf32>) {
+  // expected-error @+1 {{expected result of rank 2, found rank 3 (1, 2, 8)}}
+  %y = tlm.linear %x, %w : tensor<2x4xf32>, tensor<8x4xf32> -> tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @case6(%x: tensor<2x4xf32>, %w: tensor<8x4xf32>) {
+  // expected-error @+1 {{expected result dim 0 (batch dim of the input) to be 2, found 3 in shape (3, 8)}}
+  %y = tlm.linear %x, %w : tensor<2x4xf32>, tensor<8x4xf32> -> tensor<3x8xf32>
+  return
+}
+
+// -----
+
+func.func @case7(%x: tensor<2x4xf32>, %w: tensor<8x4xf32>) {
+  // expected-error @+1 {{expected result dim 1 (d_out, the weight's dim 0) to be 8, found 7 in shape (2, 7)}}
+  %y = tlm.linear %x, %w : tensor<2x4xf32>, tensor<8x4xf32> -> tensor<2x7xf32>
+  return
+}
+
+// -----
+
+func.func @case8(%i: tensor<3xi64>, %t: tensor<10xf32>) {
+  // expected-error @+1 {{expected table of rank 2, found rank 1 (10)}}
+  %y = tlm.embedding %i, %t : tensor<3xi64>, tensor<10xf32> -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @case9(%i: tensor<3xi64>, %t: tensor<10x4xf32>) {
+  // expected-error @+1 {{expected result element type 'f32' to match table, found 'f16'}}
+  %y = tlm.embedding %i, %t : tensor<3xi64>, tensor<10x4xf32> -> tensor<3x4xf16>
+  return
+}
+
+// -----
+
+func.func @case10(%i: tensor<3xi64>, %t: tensor<10x4xf32>) {
+  // expected-error @+1 {{expected result of rank 2, found rank 1 (4)}}
+  %y = tlm.embedding %i, %t : tensor<3xi64>, tensor<10x4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @case11(%i: tensor<3xi64>, %t: tensor<10x4xf32>) {
+  // expected-error @+1 {{expected result dim 0 (dim of ids) to be 3, found 2}}
+  %y = tlm.embedding %i, %t : tensor<3xi64>, tensor<10x4xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case12(%i: tensor<3xi64>, %t: tensor<10x4xf32>) {
+  // expected-error @+1 {{expected result dim 1 (d_model, the table's dim 1) to be 4, found 5}}
+  %y = tlm.embedding %i, %t : tensor<3xi64>, tensor<10x4xf32> -> tensor<3x5xf32>
+  return
+}
+
+// -----
+
+func.func @case13(%i: tensor<3xf32>, %t: tensor<10x4xf32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of signless integer values}}
+  %y = tlm.embedding %i, %t : tensor<3xf32>, tensor<10x4xf32> -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @case14(%x: tensor<f32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{expected input of rank >= 1, found a 0-d tensor}}
+  %y = tlm.rmsnorm %x, %g : tensor<f32>, tensor<4xf32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @case15(%x: tensor<2x4xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{expected eps > 0, found 0}}
+  %y = tlm.rmsnorm %x, %g {eps = 0.0 : f64} : tensor<2x4xf32>, tensor<4xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case16(%x: tensor<2x4xf32>, %g: tensor<4xf16>) {
+  // expected-error @+1 {{expected weight element type 'f32' to match input, found 'f16'}}
+  %y = tlm.rmsnorm %x, %g : tensor<2x4xf32>, tensor<4xf16> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case17(%x: tensor<2x4xf32>, %g: tensor<1x4xf32>) {
+  // expected-error @+1 {{expected weight of rank 1, found rank 2 (1, 4)}}
+  %y = tlm.rmsnorm %x, %g : tensor<2x4xf32>, tensor<1x4xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case18(%x: tensor<2x4xf32>, %g: tensor<5xf32>) {
+  // expected-error @+1 {{expected weight dim 0 (d_model, the input's last dim) to be 4, found 5}}
+  %y = tlm.rmsnorm %x, %g : tensor<2x4xf32>, tensor<5xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case19(%x: tensor<2x4xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{failed to verify that all of {input, result} have same type}}
+  %y = tlm.rmsnorm %x, %g : tensor<2x4xf32>, tensor<4xf32> -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @case20(%x: tensor<f32>, %w1: tensor<8x4xf32>, %w2: tensor<4x8xf32>) {
+  // expected-error @+1 {{expected input of rank >= 1, found a 0-d tensor}}
+  %y = tlm.silu_ffn %x, %w1, %w2 : (tensor<f32>, tensor<8x4xf32>, tensor<4x8xf32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @case21(%x: tensor<2x4xf32>, %w1: tensor<8x4xf16>, %w2: tensor<4x8xf32>) {
+  // expected-error @+1 {{expected w1 element type 'f32' to match input, found 'f16'}}
+  %y = tlm.silu_ffn %x, %w1, %w2 : (tensor<2x4xf32>, tensor<8x4xf16>, tensor<4x8xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case22(%x: tensor<2x4xf32>, %w1: tensor<8xf32>, %w2: tensor<4x8xf32>) {
+  // expected-error @+1 {{expected w1 of rank 2, found rank 1 (8)}}
+  %y = tlm.silu_ffn %x, %w1, %w2 : (tensor<2x4xf32>, tensor<8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case23(%x: tensor<2x4xf32>, %w1: tensor<8x5xf32>, %w2: tensor<4x8xf32>) {
+  // expected-error @+1 {{expected w1 dim 1 (d_in) to be 4, found 5}}
+  %y = tlm.silu_ffn %x, %w1, %w2 : (tensor<2x4xf32>, tensor<8x5xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case24(%x: tensor<2x4xf32>, %w1: tensor<8x4xf32>, %w2: tensor<4x7xf32>) {
+  // expected-error @+1 {{expected w2 dim 1 (d_in) to be 8, found 7}}
+  %y = tlm.silu_ffn %x, %w1, %w2 : (tensor<2x4xf32>, tensor<8x4xf32>, tensor<4x7xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case25(%x: tensor<2x4xf32>, %w1: tensor<8x4xf32>, %w2: tensor<3x8xf32>) {
+  // expected-error @+1 {{expected w2 dim 0 (d_model) to be 4, found 3}}
+  %y = tlm.silu_ffn %x, %w1, %w2 : (tensor<2x4xf32>, tensor<8x4xf32>, tensor<3x8xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case26(%x: tensor<2x4xf32>, %w1: tensor<8x4xf32>, %w2: tensor<4x8xf32>, %w3: tensor<9x4xf32>) {
+  // expected-error @+1 {{expected w3 dim 0 (d_ff, as in w1) to be 8, found 9}}
+  %y = tlm.swiglu %x, %w1, %w2, %w3 : (tensor<2x4xf32>, tensor<8x4xf32>, tensor<4x8xf32>, tensor<9x4xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case27(%x: tensor<4xf32>) {
+  // expected-error @+1 {{expected input of rank >= 2 (..., seq, d), found rank 1}}
+  %y = tlm.rope %x {theta = 1.0e+04 : f64} : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @case28(%x: tensor<2x5xf32>) {
+  // expected-error @+1 {{expected a static, even last dim (rotated pairs), found 5}}
+  %y = tlm.rope %x {theta = 1.0e+04 : f64} : tensor<2x5xf32> -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @case29(%x: tensor<2x?xf32>) {
+  // expected-error @+1 {{expected a static, even last dim (rotated pairs), found ?}}
+  %y = tlm.rope %x {theta = 1.0e+04 : f64} : tensor<2x?xf32> -> tensor<2x?xf32>
+  return
+}
+
+// -----
+
+func.func @case30(%x: tensor<2x4xf32>) {
+  // expected-error @+1 {{expected theta > 0, found -1}}
+  %y = tlm.rope %x {theta = -1.0 : f64} : tensor<2x4xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case31(%x: tensor<2x4xf32>, %p: tensor<1x2xi64>) {
+  // expected-error @+1 {{expected positions of rank 1 to 1, found rank 2 (1, 2)}}
+  %y = tlm.rope %x positions %p {theta = 1.0e+04 : f64} : tensor<2x4xf32>, tensor<1x2xi64> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case32(%x: tensor<3x2x4xf32>, %p: tensor<2x2xi64>) {
+  // expected-error @+1 {{expected positions dim 0 to be 1 or 3 (input dim 0), found 2}}
+  %y = tlm.rope %x positions %p {theta = 1.0e+04 : f64} : tensor<3x2x4xf32>, tensor<2x2xi64> -> tensor<3x2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case33(%q: tensor<2x8xf32>) {
+  // expected-error @+1 {{expected q of rank 3, found rank 2 (2, 8)}}
+  %y = tlm.attention %q, %q, %q {num_heads = 2 : i64, num_kv_heads = 2 : i64} : (tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @case34(%q: tensor<1x2x8xf32>, %k: tensor<1x2x8xf16>) {
+  // expected-error @+1 {{expected k element type 'f32' to match q, found 'f16'}}
+  %y = tlm.attention %q, %k, %k {num_heads = 2 : i64, num_kv_heads = 2 : i64} : (tensor<1x2x8xf32>, tensor<1x2x8xf16>, tensor<1x2x8xf16>) -> tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @case35(%q: tensor<1x2x8xf32>) {
+  // expected-error @+1 {{attribute 'num_heads' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %y = tlm.attention %q, %q, %q {num_heads = 0 : i64, num_kv_heads = 2 : i64} : (tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>) -> tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @case36(%q: tensor<1x2x8xf32>) {
+  // expected-error @+1 {{expected num_heads (4) to be divisible by num_kv_heads (3)}}
+  %y = tlm.attention %q, %q, %q {num_heads = 4 : i64, num_kv_heads = 3 : i64} : (tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>) -> tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @case37(%q: tensor<1x2x?xf32>) {
+  // expected-error @+1 {{expected a static feature dim in q}}
+  %y = tlm.attention %q, %q, %q {num_heads = 2 : i64, num_kv_heads = 2 : i64} : (tensor<1x2x?xf32>, tensor<1x2x?xf32>, tensor<1x2x?xf32>) -> tensor<1x2x?xf32>
+  return
+}
+
+// -----
+
+func.func @case38(%q: tensor<1x2x10xf32>) {
+  // expected-error @+1 {{expected q's feature dim (10) to be divisible by num_heads (4)}}
+  %y = tlm.attention %q, %q, %q {num_heads = 4 : i64, num_kv_heads = 2 : i64} : (tensor<1x2x10xf32>, tensor<1x2x10xf32>, tensor<1x2x10xf32>) -> tensor<1x2x10xf32>
+  return
+}
+
+// -----
+
+func.func @case39(%q: tensor<1x2x8xf32>, %k: tensor<2x2x8xf32>) {
+  // expected-error @+1 {{expected k dim 0 (batch) to be 1, found 2}}
+  %y = tlm.attention %q, %k, %k {num_heads = 2 : i64, num_kv_heads = 2 : i64} : (tensor<1x2x8xf32>, tensor<2x2x8xf32>, tensor<2x2x8xf32>) -> tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @case40(%q: tensor<1x2x8xf32>, %k: tensor<1x3x8xf32>) {
+  // expected-error @+1 {{expected k dim 1 (seq) to be 2, found 3}}
+  %y = tlm.attention %q, %k, %k {num_heads = 2 : i64, num_kv_heads = 2 : i64} : (tensor<1x2x8xf32>, tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @case41(%q: tensor<1x2x8xf32>, %k: tensor<1x2x8xf32>) {
+  // expected-error @+1 {{expected k dim 2 (num_kv_heads * d_k) to be 4, found 8}}
+  %y = tlm.attention %q, %k, %k {num_heads = 2 : i64, num_kv_heads = 1 : i64} : (tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>) -> tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @case42(%q: tensor<1x2x8xf32>, %v: tensor<1x2x4xf32>) {
+  // expected-error @+1 {{expected v dim 2 (num_kv_heads * d_k) to be 8, found 4}}
+  %y = tlm.attention %q, %q, %v {num_heads = 2 : i64, num_kv_heads = 2 : i64} : (tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<1x2x4xf32>) -> tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @case43(%q: tensor<1x2x8xf32>) {
+  // expected-error @+1 {{expected rope_theta > 0, found 0}}
+  %y = tlm.attention %q, %q, %q {num_heads = 2 : i64, num_kv_heads = 2 : i64, rope_theta = 0.0 : f64} : (tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>) -> tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @case44(%q: tensor<1x2x6xf32>) {
+  // expected-error @+1 {{expected an even head dim with RoPE, found d_k 3 (6 / 2)}}
+  %y = tlm.attention %q, %q, %q {num_heads = 2 : i64, num_kv_heads = 2 : i64, rope_theta = 1.0e+04 : f64} : (tensor<1x2x6xf32>, tensor<1x2x6xf32>, tensor<1x2x6xf32>) -> tensor<1x2x6xf32>
+  return
+}
+
+// -----
+
+func.func @case45(%q: tensor<1x2x8xf32>, %p: tensor<2xi64>) {
+  // expected-error @+1 {{has positions but no rope_theta: positions are only used by RoPE}}
+  %y = tlm.attention %q, %q, %q positions %p {num_heads = 2 : i64, num_kv_heads = 2 : i64} : (tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<2xi64>) -> tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @case46(%q: tensor<1x2x8xf32>, %p: tensor<3xi64>) {
+  // expected-error @+1 {{expected positions dim 0 to be 1 or 2 (input dim 1), found 3}}
+  %y = tlm.attention %q, %q, %q positions %p {num_heads = 2 : i64, num_kv_heads = 2 : i64, rope_theta = 1.0e+04 : f64} : (tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<3xi64>) -> tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @case47(%q: tensor<4xf32>) {
+  // expected-error @+1 {{expected q of rank >= 2 (..., seq, d_k), found rank 1}}
+  %y = tlm.sdpa %q, %q, %q : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @case48(%q: tensor<2x4xf32>, %k: tensor<1x2x4xf32>) {
+  // expected-error @+1 {{expected k of rank 2, found rank 3 (1, 2, 4)}}
+  %y = tlm.sdpa %q, %k, %q : (tensor<2x4xf32>, tensor<1x2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case49(%q: tensor<2x4xf32>, %k: tensor<2x4xf16>) {
+  // expected-error @+1 {{expected k element type 'f32' to match q, found 'f16'}}
+  %y = tlm.sdpa %q, %k, %q : (tensor<2x4xf32>, tensor<2x4xf16>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case50(%q: tensor<3x2x4xf32>, %k: tensor<2x2x4xf32>) {
+  // expected-error @+1 {{expected k dim 0 (batch) to be 3, found 2}}
+  %y = tlm.sdpa %q, %k, %k : (tensor<3x2x4xf32>, tensor<2x2x4xf32>, tensor<2x2x4xf32>) -> tensor<3x2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case51(%q: tensor<2x4xf32>, %k: tensor<2x5xf32>) {
+  // expected-error @+1 {{expected k dim 1 (d_k, as in q) to be 4, found 5}}
+  %y = tlm.sdpa %q, %k, %q : (tensor<2x4xf32>, tensor<2x5xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case52(%q: tensor<2x4xf32>, %v: tensor<3x4xf32>) {
+  // expected-error @+1 {{expected v dim 0 (keys, as in k) to be 2, found 3}}
+  %y = tlm.sdpa %q, %q, %v : (tensor<2x4xf32>, tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case53(%q: tensor<2x4xf32>) {
+  // expected-error @+1 {{expected result dim 0 (queries) to be 2, found 3}}
+  %y = tlm.sdpa %q, %q, %q : (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @case54(%q: tensor<2x4xf32>) {
+  // expected-error @+1 {{expected result dim 1 (d_v, as in v) to be 4, found 5}}
+  %y = tlm.sdpa %q, %q, %q : (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @case55(%q: tensor<2x4xf32>, %m: tensor<2x2xi1>) {
+  // expected-error @+1 {{expected either a mask or causal, found both}}
+  %y = tlm.sdpa %q, %q, %q mask %m {causal} : (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x2xi1>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case56(%q: tensor<2x4xf32>, %m: tensor<2xi1>) {
+  // expected-error @+1 {{expected mask of rank 2, found rank 1 (2)}}
+  %y = tlm.sdpa %q, %q, %q mask %m : (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2xi1>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case57(%q: tensor<3x2x4xf32>, %m: tensor<1x2x2xi1>) {
+  // expected-error @+1 {{expected mask dim 0 (batch) to be 3, found 1}}
+  %y = tlm.sdpa %q, %q, %q mask %m : (tensor<3x2x4xf32>, tensor<3x2x4xf32>, tensor<3x2x4xf32>, tensor<1x2x2xi1>) -> tensor<3x2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case58(%q: tensor<2x4xf32>, %m: tensor<3x2xi1>) {
+  // expected-error @+1 {{expected mask dim 0 (queries) to be 2, found 3}}
+  %y = tlm.sdpa %q, %q, %q mask %m : (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<3x2xi1>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case59(%q: tensor<2x4xf32>, %m: tensor<2x3xi1>) {
+  // expected-error @+1 {{expected mask dim 1 (keys) to be 2, found 3}}
+  %y = tlm.sdpa %q, %q, %q mask %m : (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x3xi1>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @case60(%x: tensor<f32>) {
+  // expected-error @+1 {{expected input of rank >= 1, found a 0-d tensor}}
+  %y = tlm.softmax %x : tensor<f32>
+  return
+}
+
+// -----
+
+func.func @case61(%x: tensor<f32>, %t: tensor<i64>) {
+  // expected-error @+1 {{expected logits of rank >= 1 (..., vocab), found a 0-d tensor}}
+  %y = tlm.cross_entropy %x, %t : (tensor<f32>, tensor<i64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @case62(%x: tensor<8x5xf32>, %t: tensor<8x1xi64>) {
+  // expected-error @+1 {{expected targets of rank 1, found rank 2 (8, 1)}}
+  %y = tlm.cross_entropy %x, %t : (tensor<8x5xf32>, tensor<8x1xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @case63(%x: tensor<8x5xf32>, %t: tensor<8xi64>) {
+  // expected-error @+1 {{expected result of rank 0, found rank 1 (1)}}
+  %y = tlm.cross_entropy %x, %t : (tensor<8x5xf32>, tensor<8xi64>) -> tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @case64(%x: tensor<8x5xf32>, %t: tensor<8xi64>) {
+  // expected-error @+1 {{expected result element type 'f32' to match logits, found 'f16'}}
+  %y = tlm.cross_entropy %x, %t : (tensor<8x5xf32>, tensor<8xi64>) -> tensor<f16>
+  return
+}
+
+// -----
+
+func.func @case65(%x: tensor<8x5xf32>, %t: tensor<7xi64>) {
+  // expected-error @+1 {{expected targets dim 0 (position dim of logits) to be 8, found 7}}
+  %y = tlm.cross_entropy %x, %t : (tensor<8x5xf32>, tensor<7xi64>) -> tensor<f32>
+  return
+}

@@ -1,0 +1,33 @@
+# lit configuration for tlm: .mlir tests under Dialect/, Passes/, tlm-run/.
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "TLM"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tlm_obj_root, "tests")
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit",
+                   "Inputs", "fuzz"]
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.add_tool_substitutions(
+    ["tlm-opt", "tlm-run", "mlir-translate"],
+    [config.tlm_tools_dir, config.llvm_tools_dir])
+
+config.substitutions.append(("%examples", os.path.join(config.tlm_src_root, "examples")))
+shared = os.path.normpath(os.path.join(config.tlm_src_root, "..", "shared"))
+config.substitutions.append(("%shared", shared))
+if os.path.isdir(os.path.join(shared, "conformance")):
+    config.available_features.add("shared-data")
+
+# GPU tests need a driver that answers, not just headers.
+if any(os.path.exists(os.path.join(d, "libcuda.so.1"))
+       for d in ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/local/cuda/compat"]):
+    config.available_features.add("cuda")
+if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
+    config.available_features.add("ptxas")
