@@ -20,6 +20,8 @@ using namespace mlir;
 
 void tlm::buildLinalgPipeline(OpPassManager &pm) {
   pm.addPass(createTlmLowerToLinalg());
+  // Residual adds are arith.addf on tensors.
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

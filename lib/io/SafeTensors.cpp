@@ -1,0 +1,245 @@
+//===- SafeTensors.cpp - read and write safetensors files -----------------===//
+
+#include "lib/io/SafeTensors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace tlm::io;
+using llvm::createStringError;
+
+namespace {
+/// Headers above this are rejected before allocation (real ones are KBs).
+constexpr uint64_t kMaxHeaderBytes = 100u << 20;
+
+struct DTypeName {
+  const char *name;
+  DType dtype;
+  size_t size;
+};
+constexpr DTypeName kDTypes[] = {
+    {"F64", DType::F64, 8},  {"F32", DType::F32, 4}, {"F16", DType::F16, 2},
+    {"BF16", DType::BF16, 2}, {"I64", DType::I64, 8}, {"I32", DType::I32, 4},
+    {"I16", DType::I16, 2},  {"I8", DType::I8, 1},   {"U8", DType::U8, 1},
+    {"BOOL", DType::Bool, 1}};
+
+/// Closes a file descriptor on scope exit.
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+};
+
+/// Reads exactly `n` bytes at `offset`.
+bool readAt(int fd, void *dst, size_t n, uint64_t offset) {
+  auto *p = static_cast<char *>(dst);
+  while (n > 0) {
+    ssize_t r = ::pread(fd, p, n, static_cast<off_t>(offset));
+    if (r <= 0)
+      return false;
+    p += r, n -= r, offset += r;
+  }
+  return true;
+}
+} // namespace
+
+size_t tlm::io::dtypeSize(DType dtype) {
+  for (const DTypeName &d : kDTypes)
+    if (d.dtype == dtype)
+      return d.size;
+  return 0;
+}
+
+llvm::StringRef tlm::io::dtypeName(DType dtype) {
+  for (const DTypeName &d : kDTypes)
+    if (d.dtype == dtype)
+      return d.name;
+  return "?";
+}
+
+std::string tlm::io::shapeString(const std::vector<int64_t> &shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + ")";
+}
+
+int64_t Tensor::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+void SafeTensors::FreeDeleter::operator()(void *p) const { std::free(p); }
+
+const Tensor *SafeTensors::find(llvm::StringRef name) const {
+  auto it = tensors_.find(name);
+  return it == tensors_.end() ? nullptr : &it->second;
+}
+
+size_t SafeTensors::dataBytes() const {
+  size_t n = 0;
+  for (const auto &[name, t] : tensors_)
+    n += t.bytes;
+  return n;
+}
+
+llvm::Expected<SafeTensors> SafeTensors::open(const std::string &path) {
+  auto fail = [&](const std::string &what) {
+    return createStringError("safetensors: " + path + ": " + what);
+  };
+  Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.fd < 0)
+    return fail(std::string("cannot open: ") + std::strerror(errno));
+  struct stat st;
+  if (::fstat(file.fd, &st) != 0 || !S_ISREG(st.st_mode))
+    return fail("not a regular file");
+  uint64_t fileSize = static_cast<uint64_t>(st.st_size);
+  if (fileSize < 8)
+    return fail("file is " + std::to_string(fileSize) +
+                " bytes, too short for the 8-byte header length");
+  unsigned char lenBytes[8];
+  if (!readAt(file.fd, lenBytes, 8, 0))
+    return fail("cannot read the header length");
+  uint64_t headerLen = 0;
+  for (int i = 7; i >= 0; --i)
+    headerLen = (headerLen << 8) | lenBytes[i];
+  if (headerLen > kMaxHeaderBytes)
+    return fail("header length " + std::to_string(headerLen) +
+                " exceeds the cap of " + std::to_string(kMaxHeaderBytes));
+  if (headerLen > fileSize - 8)
+    return fail("header length " + std::to_string(headerLen) +
+                " runs past the end of the file (" + std::to_string(fileSize) +
+                " bytes)");
+  std::string header(headerLen, '\0');
+  if (!readAt(file.fd, header.data(), headerLen, 8))
+    return fail("cannot read the header");
+  nlohmann::json json = nlohmann::json::parse(header, nullptr,
+                                              /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object())
+    return fail("header is not a JSON object");
+
+  uint64_t dataStart = 8 + headerLen, dataSize = fileSize - dataStart;
+  SafeTensors result;
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  std::vector<std::pair<std::string, std::pair<uint64_t, uint64_t>>> where;
+  for (auto &[name, entry] : json.items()) {
+    if (name == "__metadata__")
+      continue;
+    auto bad = [&](const std::string &what) {
+      return fail("tensor '" + name + "': " + what);
+    };
+    if (!entry.is_object())
+      return bad("entry is not an object");
+    auto dt = entry.find("dtype");
+    auto sh = entry.find("shape");
+    auto off = entry.find("data_offsets");
+    if (dt == entry.end() || !dt->is_string())
+      return bad("missing string 'dtype'");
+    if (sh == entry.end() || !sh->is_array())
+      return bad("missing array 'shape'");
+    if (off == entry.end() || !off->is_array() || off->size() != 2 ||
+        !(*off)[0].is_number_unsigned() || !(*off)[1].is_number_unsigned())
+      return bad("'data_offsets' must be two non-negative integers");
+    Tensor t;
+    const DTypeName *known = nullptr;
+    std::string dtypeStr = dt->get<std::string>();
+    for (const DTypeName &d : kDTypes)
+      if (dtypeStr == d.name)
+        known = &d;
+    if (!known)
+      return bad("unsupported dtype '" + dtypeStr + "'");
+    t.dtype = known->dtype;
+    uint64_t numel = 1;
+    for (const auto &d : *sh) {
+      if (!d.is_number_unsigned())
+        return bad("shape entries must be non-negative integers");
+      uint64_t v = d.get<uint64_t>();
+      if (v != 0 && numel > (uint64_t(1) << 62) / v)
+        return bad("shape is too large");
+      numel *= v;
+      t.shape.push_back(static_cast<int64_t>(v));
+    }
+    uint64_t begin = (*off)[0].get<uint64_t>(), end = (*off)[1].get<uint64_t>();
+    if (begin > end || end > dataSize)
+      return bad("data_offsets [" + std::to_string(begin) + ", " +
+                 std::to_string(end) + ") lie outside the " +
+                 std::to_string(dataSize) + " data bytes of the file");
+    uint64_t expected = numel * known->size;
+    if (end - begin != expected)
+      return bad("holds " + std::to_string(end - begin) + " bytes but " +
+                 dtypeStr + " " + shapeString(t.shape) + " needs " +
+                 std::to_string(expected));
+    t.bytes = expected;
+    where.push_back({name, {begin, end}});
+    result.tensors_.emplace(name, std::move(t));
+  }
+  // No two tensors may share bytes.
+  std::sort(where.begin(), where.end(),
+            [](const auto &a, const auto &b) { return a.second < b.second; });
+  for (size_t i = 1; i < where.size(); ++i)
+    if (where[i].second.first < where[i - 1].second.second &&
+        where[i].second.first != where[i].second.second)
+      return fail("tensors '" + where[i - 1].first + "' and '" +
+                  where[i].first + "' overlap");
+
+  // Validated: now read each tensor into its own aligned buffer.
+  for (auto &[name, range] : where) {
+    Tensor &t = result.tensors_.find(name)->second;
+    size_t alloc = std::max<size_t>(64, (t.bytes + 63) / 64 * 64);
+    void *buf = std::aligned_alloc(64, alloc);
+    if (!buf)
+      return fail("out of memory reading tensor '" + name + "'");
+    result.buffers_.emplace_back(buf);
+    if (t.bytes && !readAt(file.fd, buf, t.bytes, dataStart + range.first))
+      return fail("cannot read the data of tensor '" + name + "'");
+    t.data = buf;
+  }
+  return result;
+}
+
+llvm::Error tlm::io::writeSafeTensors(const std::string &path,
+                                      const std::vector<TensorView> &tensors) {
+  nlohmann::json header = nlohmann::json::object();
+  uint64_t offset = 0;
+  for (const TensorView &t : tensors) {
+    uint64_t bytes = dtypeSize(t.dtype);
+    for (int64_t d : t.shape)
+      bytes *= d;
+    header[t.name] = {{"dtype", dtypeName(t.dtype).str()},
+                      {"shape", t.shape},
+                      {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string text = header.dump();
+  text.resize((text.size() + 7) / 8 * 8, ' ');
+  std::FILE *f = std::fopen(path.c_str(), "wb");
+  if (!f)
+    return createStringError("cannot write '" + path +
+                             "': " + std::strerror(errno));
+  unsigned char len[8];
+  for (int i = 0; i < 8; ++i)
+    len[i] = static_cast<unsigned char>((uint64_t(text.size()) >> (8 * i)));
+  bool ok = std::fwrite(len, 1, 8, f) == 8 &&
+            std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  for (const TensorView &t : tensors) {
+    size_t bytes = dtypeSize(t.dtype);
+    for (int64_t d : t.shape)
+      bytes *= d;
+    ok = ok && std::fwrite(t.data, 1, bytes, f) == bytes;
+  }
+  ok = (std::fclose(f) == 0) && ok;
+  if (!ok)
+    return createStringError("error writing '" + path + "'");
+  return llvm::Error::success();
+}

@@ -1,0 +1,147 @@
+//===- Builder.cpp - build tlm IR for a TransformerLM ---------------------===//
+
+#include "lib/model/Builder.h"
+
+#include "dialect/TlmDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace tlmd = mlir::tlm;
+
+namespace tlm::model {
+using namespace mlir;
+
+namespace {
+
+constexpr int64_t kDyn = ShapedType::kDynamic;
+
+RankedTensorType tensorOf(OpBuilder &b, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, b.getF32Type());
+}
+
+/// x · Wᵀ on (batch, seq, d_in) activations.
+Value linear(OpBuilder &b, Location loc, Value x, Value w) {
+  auto wType = cast<RankedTensorType>(w.getType());
+  auto type = tensorOf(b, {kDyn, kDyn, wType.getDimSize(0)});
+  return tlmd::LinearOp::create(b, loc, type, x, w);
+}
+
+/// RMSNorm, or the identity when the config turns it off.
+Value norm(OpBuilder &b, Location loc, const Config &c, Value x, Value g) {
+  if (!c.useRMSNorm)
+    return x;
+  return tlmd::RMSNormOp::create(b, loc, x.getType(), x, g,
+                                 b.getF64FloatAttr(c.rmsNormEps));
+}
+
+/// Names the block's weights so the switches read clearly below.
+struct BlockWeights {
+  Value wq, wk, wv, wo, ln1, w1, w2, w3, ln2;
+
+  BlockWeights(const Config &c, ValueRange w) {
+    size_t i = 0;
+    wq = w[i++], wk = w[i++], wv = w[i++], wo = w[i++];
+    if (c.useRMSNorm)
+      ln1 = w[i++];
+    w1 = w[i++], w2 = w[i++];
+    if (c.useSwiGLU)
+      w3 = w[i++];
+    if (c.useRMSNorm)
+      ln2 = w[i++];
+    assert(i == w.size() && "weights do not match blockWeightSpecs");
+  }
+};
+
+Value attention(OpBuilder &b, Location loc, const Config &c, Value x,
+                const BlockWeights &w) {
+  Value q = linear(b, loc, x, w.wq);
+  Value k = linear(b, loc, x, w.wk);
+  Value v = linear(b, loc, x, w.wv);
+  FloatAttr theta = c.useRope ? b.getF64FloatAttr(c.ropeTheta) : FloatAttr();
+  Value o = tlmd::AttentionOp::create(
+      b, loc, q.getType(), q, k, v, /*positions=*/Value(),
+      b.getI64IntegerAttr(c.numHeads), b.getI64IntegerAttr(c.kvHeads()),
+      theta);
+  return linear(b, loc, o, w.wo);
+}
+
+Value ffn(OpBuilder &b, Location loc, const Config &c, Value x,
+          const BlockWeights &w) {
+  if (c.useSwiGLU)
+    return tlmd::SwiGLUOp::create(b, loc, x.getType(), x, w.w1, w.w2, w.w3);
+  return tlmd::SiLUFFNOp::create(b, loc, x.getType(), x, w.w1, w.w2);
+}
+
+Value add(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::AddFOp::create(b, loc, x, y);
+}
+
+} // namespace
+
+Value emitBlock(OpBuilder &b, Location loc, const Config &c,
+                            Value x, ValueRange weights) {
+  BlockWeights w(c, weights);
+  if (c.postNorm) {
+    Value h = norm(b, loc, c, add(b, loc, x, attention(b, loc, c, x, w)), w.ln1);
+    return norm(b, loc, c, add(b, loc, h, ffn(b, loc, c, h, w)), w.ln2);
+  }
+  Value h = add(b, loc, x, attention(b, loc, c, norm(b, loc, c, x, w.ln1), w));
+  return add(b, loc, h, ffn(b, loc, c, norm(b, loc, c, h, w.ln2), w));
+}
+
+static SmallVector<Type> weightTypes(OpBuilder &b,
+                                     const std::vector<WeightSpec> &specs) {
+  SmallVector<Type> types;
+  for (const WeightSpec &s : specs)
+    types.push_back(tensorOf(b, s.shape));
+  return types;
+}
+
+void addBlockFunction(ModuleOp module, const Config &c,
+                                  llvm::StringRef name) {
+  OpBuilder b(module.getBodyRegion());
+  b.setInsertionPointToEnd(module.getBody());
+  Location loc = b.getUnknownLoc();
+  auto act = tensorOf(b, {kDyn, kDyn, c.dModel});
+  SmallVector<Type> inputs{act};
+  llvm::append_range(inputs, weightTypes(b, blockWeightSpecs(c)));
+  auto func = func::FuncOp::create(b, loc, name,
+                                   b.getFunctionType(inputs, {act}));
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  Value y = emitBlock(b, loc, c, entry->getArgument(0),
+                      entry->getArguments().drop_front());
+  func::ReturnOp::create(b, loc, y);
+}
+
+void addForwardFunction(ModuleOp module, const Config &c,
+                                    llvm::StringRef name) {
+  OpBuilder b(module.getBodyRegion());
+  b.setInsertionPointToEnd(module.getBody());
+  Location loc = b.getUnknownLoc();
+  auto ids = RankedTensorType::get({kDyn, kDyn}, b.getI64Type());
+  auto logitsType = tensorOf(b, {kDyn, kDyn, c.vocabSize});
+  std::vector<WeightSpec> specs = weightSpecs(c);
+  SmallVector<Type> inputs{ids};
+  llvm::append_range(inputs, weightTypes(b, specs));
+  auto func = func::FuncOp::create(b, loc, name,
+                                   b.getFunctionType(inputs, {logitsType}));
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  ValueRange w = entry->getArguments().drop_front();
+  Value embedding = w[0];
+  Value x = tlmd::EmbeddingOp::create(b, loc, tensorOf(b, {kDyn, kDyn, c.dModel}),
+                                      entry->getArgument(0), embedding);
+  size_t perBlock = blockWeightSpecs(c).size();
+  size_t next = 1;
+  for (int64_t i = 0; i < c.numLayers; ++i, next += perBlock)
+    x = emitBlock(b, loc, c, x, w.slice(next, perBlock));
+  if (c.useRMSNorm)
+    x = norm(b, loc, c, x, w[next++]);
+  Value head = c.tieEmbeddings ? embedding : w[next++];
+  assert(next == w.size() && "weights do not match weightSpecs");
+  func::ReturnOp::create(b, loc, linear(b, loc, x, head));
+}
+
+} // namespace tlm::model

@@ -1,0 +1,166 @@
+//===- Jit.cpp - compile a tlm module and call its entry points -----------===//
+
+#include "lib/runtime/Jit.h"
+
+#include "dialect/TlmDialect.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <chrono>
+#include <mutex>
+
+namespace tlm::runtime {
+using namespace mlir;
+
+namespace {
+double msSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+std::string shapeStr(llvm::ArrayRef<int64_t> shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      s += ", ";
+    s += ShapedType::isDynamic(shape[i]) ? "?" : std::to_string(shape[i]);
+  }
+  return s + ")";
+}
+} // namespace
+
+void registerAll(DialectRegistry &registry) {
+  registry.insert<mlir::tlm::TlmDialect>();
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+}
+
+llvm::Expected<std::unique_ptr<Jit>>
+Jit::compile(OwningOpRef<ModuleOp> module, const JitOptions &options) {
+  static std::once_flag initTarget;
+  std::call_once(initTarget, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+
+  std::unique_ptr<Jit> jit(new Jit());
+  // Remember each entry's tensor signature before lowering erases it.
+  for (auto func : module->getOps<func::FuncOp>()) {
+    if (!func.isPublic() || func.isExternal())
+      continue;
+    Signature sig;
+    FunctionType type = func.getFunctionType();
+    sig.numInputs = type.getNumInputs();
+    for (Type t : llvm::concat<const Type>(type.getInputs(), type.getResults()))
+      if (auto tt = dyn_cast<RankedTensorType>(t))
+        sig.shapes.push_back(std::vector<int64_t>(tt.getShape()));
+    jit->signatures_[func.getSymName().str()] = std::move(sig);
+  }
+
+  // Lower, collecting diagnostics into the returned error.
+  MLIRContext *ctx = module->getContext();
+  std::string diagnostics;
+  llvm::raw_string_ostream diagOS(diagnostics);
+  ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &d) {
+    diagOS << d.getLocation() << ": " << d << "\n";
+    return success();
+  });
+  auto start = std::chrono::steady_clock::now();
+  PassManager pm(ctx);
+  if (options.printIR) {
+    ctx->disableMultithreading();
+    pm.enableIRPrinting();
+  }
+  mlir::tlm::buildCpuPipeline(pm);
+  if (failed(pm.run(*module)))
+    return llvm::createStringError("lowering failed:\n" + diagnostics);
+  jit->pipelineMs_ = msSince(start);
+
+  // JIT at the requested level for the host CPU (AVX-512 where present).
+  start = std::chrono::steady_clock::now();
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb)
+    return jtmb.takeError();
+  llvm::CodeGenOptLevel level = options.optLevel >= 3
+                                    ? llvm::CodeGenOptLevel::Aggressive
+                                    : llvm::CodeGenOptLevel::Default;
+  jtmb->setCodeGenOptLevel(level);
+  auto tm = jtmb->createTargetMachine();
+  if (!tm)
+    return tm.takeError();
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer =
+      makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0, tm->get());
+  engineOptions.jitCodeGenOptLevel = level;
+  auto engine = ExecutionEngine::create(*module, engineOptions, std::move(*tm));
+  if (!engine)
+    return llvm::createStringError(
+        "JIT compilation failed: " + llvm::toString(engine.takeError()) +
+        (diagnostics.empty() ? "" : "\n" + diagnostics));
+  jit->engine_ = std::move(*engine);
+  jit->codegenMs_ = msSince(start);
+  return jit;
+}
+
+llvm::Error Jit::call(llvm::StringRef entry, llvm::ArrayRef<TensorRef> args) {
+  auto it = signatures_.find(entry);
+  if (it == signatures_.end())
+    return llvm::createStringError("no entry point named '" + entry.str() +
+                                   "'");
+  const Signature &sig = it->second;
+  if (args.size() != sig.shapes.size())
+    return llvm::createStringError(
+        entry.str() + ": expected " + std::to_string(sig.shapes.size()) +
+        " buffers (" + std::to_string(sig.numInputs) + " inputs, " +
+        std::to_string(sig.shapes.size() - sig.numInputs) +
+        " outputs), found " + std::to_string(args.size()));
+
+  // One memref descriptor per buffer: {allocated, aligned, offset,
+  // sizes[rank], strides[rank]}, all 64-bit, identity (row-major) layout.
+  std::vector<std::vector<int64_t>> descriptors(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::vector<int64_t> &expected = sig.shapes[i];
+    const std::vector<int64_t> &shape = args[i].shape;
+    bool ok = expected.size() == shape.size();
+    for (size_t d = 0; ok && d < shape.size(); ++d)
+      ok = shape[d] >= 0 &&
+           (ShapedType::isDynamic(expected[d]) || expected[d] == shape[d]);
+    if (!ok)
+      return llvm::createStringError(
+          entry.str() + ": buffer " + std::to_string(i) + " has shape " +
+          shapeStr(shape) + ", expected " + shapeStr(expected));
+    std::vector<int64_t> &desc = descriptors[i];
+    int64_t rank = shape.size();
+    desc.resize(3 + 2 * rank);
+    auto ptr = reinterpret_cast<int64_t>(args[i].data);
+    desc[0] = desc[1] = ptr;
+    desc[2] = 0;
+    int64_t stride = 1;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      desc[3 + d] = shape[d];
+      desc[3 + rank + d] = stride;
+      stride *= shape[d];
+    }
+  }
+  // The C interface takes a pointer to each descriptor; the packed wrapper
+  // takes a pointer to each of those pointers.
+  std::vector<void *> descPtrs(args.size()), packed(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    descPtrs[i] = descriptors[i].data();
+    packed[i] = &descPtrs[i];
+  }
+  return engine_->invokePacked(("_mlir_ciface_" + entry).str(), packed);
+}
+
+} // namespace tlm::runtime

@@ -1,0 +1,74 @@
+//===- Jit.h - compile a tlm module and call its entry points ---*- C++ -*-===//
+//
+// The runtime's lowest layer: takes a module of public functions on tensors
+// (tlm ops or anything the CPU pipeline lowers), runs `tlm-cpu-pipeline`,
+// JIT-compiles it with LLVM at O3 for the host CPU, and calls an entry with
+// caller-owned row-major buffers: inputs first, then one output buffer per
+// function result. Weights are just inputs; nothing is baked into the code.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TLM_RUNTIME_JIT_H
+#define TLM_RUNTIME_JIT_H
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tlm::runtime {
+
+/// A dense, row-major, caller-owned buffer and its shape.
+struct TensorRef {
+  void *data;
+  std::vector<int64_t> shape;
+};
+
+/// Registers every dialect, extension and translation a tlm compile needs.
+void registerAll(mlir::DialectRegistry &registry);
+
+struct JitOptions {
+  /// LLVM optimisation level for the generated code (0-3).
+  unsigned optLevel = 3;
+  /// Print the IR after each pass of the pipeline (debugging).
+  bool printIR = false;
+};
+
+class Jit {
+public:
+  /// Lowers `module` (in place) and compiles it. On failure the error holds
+  /// the MLIR diagnostics.
+  static llvm::Expected<std::unique_ptr<Jit>>
+  compile(mlir::OwningOpRef<mlir::ModuleOp> module,
+          const JitOptions &options = {});
+
+  /// Calls `entry` with `args` = inputs followed by outputs. Ranks and static
+  /// sizes are checked against the entry's signature; a mismatch is an
+  /// error naming the argument.
+  llvm::Error call(llvm::StringRef entry, llvm::ArrayRef<TensorRef> args);
+
+  /// Milliseconds spent in the pass pipeline and in LLVM code generation.
+  double pipelineMs() const { return pipelineMs_; }
+  double codegenMs() const { return codegenMs_; }
+
+private:
+  struct Signature {
+    /// Shapes (with mlir::ShapedType::kDynamic) of inputs then outputs.
+    std::vector<std::vector<int64_t>> shapes;
+    unsigned numInputs = 0;
+  };
+
+  Jit() = default;
+  std::unique_ptr<mlir::ExecutionEngine> engine_;
+  std::map<std::string, Signature, std::less<>> signatures_;
+  double pipelineMs_ = 0, codegenMs_ = 0;
+};
+
+} // namespace tlm::runtime
+
+#endif // TLM_RUNTIME_JIT_H

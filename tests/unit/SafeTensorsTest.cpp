@@ -1,0 +1,118 @@
+//===- SafeTensorsTest.cpp - the safetensors reader rejects bad files -----===//
+
+#include "lib/io/SafeTensors.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+using namespace tlm::io;
+
+namespace {
+
+std::string tempPath(const std::string &name) {
+  const char *dir = std::getenv("TMPDIR");
+  return std::string(dir ? dir : "/tmp") + "/tlm-st-" +
+         std::to_string(::getpid()) + "-" + name;
+}
+
+/// Writes a file made of an 8-byte length, `header` and `data`.
+std::string writeRaw(const std::string &name, const std::string &header,
+                     const std::string &data, uint64_t claimedLen = ~0ull) {
+  std::string path = tempPath(name);
+  std::ofstream f(path, std::ios::binary);
+  uint64_t len = claimedLen == ~0ull ? header.size() : claimedLen;
+  for (int i = 0; i < 8; ++i)
+    f.put(static_cast<char>(len >> (8 * i)));
+  f << header << data;
+  return path;
+}
+
+std::string errorOf(const std::string &path) {
+  auto st = SafeTensors::open(path);
+  std::remove(path.c_str());
+  if (st)
+    return "";
+  return llvm::toString(st.takeError());
+}
+
+TEST(SafeTensors, WriteThenReadRoundTrips) {
+  std::vector<float> a = {1, 2, 3, 4, 5, 6};
+  std::vector<int64_t> ids = {7, -1};
+  std::string path = tempPath("roundtrip");
+  ASSERT_FALSE(bool(writeSafeTensors(
+      path, {{"a", DType::F32, {2, 3}, a.data()},
+             {"ids", DType::I64, {2}, ids.data()}})));
+  auto st = SafeTensors::open(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(bool(st)) << llvm::toString(st.takeError());
+  const Tensor *t = st->find("a");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(std::vector<float>(t->f32(), t->f32() + 6), a);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(t->data) % 64, 0u);
+  const Tensor *i = st->find("ids");
+  ASSERT_NE(i, nullptr);
+  EXPECT_EQ(static_cast<const int64_t *>(i->data)[1], -1);
+  EXPECT_EQ(st->dataBytes(), 6 * 4 + 2 * 8u);
+}
+
+TEST(SafeTensors, RejectsTooShortFile) {
+  std::string path = tempPath("short");
+  std::ofstream(path) << "abc";
+  EXPECT_NE(errorOf(path).find("too short for the 8-byte header length"),
+            std::string::npos);
+}
+
+TEST(SafeTensors, RejectsHeaderPastEnd) {
+  EXPECT_NE(errorOf(writeRaw("pastend", "{}", "", 4096))
+                .find("header length 4096 runs past the end"),
+            std::string::npos);
+}
+
+TEST(SafeTensors, RejectsHugeHeader) {
+  EXPECT_NE(errorOf(writeRaw("huge", "{}", "", 1ull << 40)).find("exceeds the cap"),
+            std::string::npos);
+}
+
+TEST(SafeTensors, RejectsNonJSONHeader) {
+  EXPECT_NE(errorOf(writeRaw("nonjson", "{not json", "")).find("not a JSON"),
+            std::string::npos);
+}
+
+TEST(SafeTensors, RejectsOffsetsOutsideData) {
+  std::string h = R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  EXPECT_NE(errorOf(writeRaw("outside", h, "1234")).find("lie outside the 4 data"),
+            std::string::npos);
+}
+
+TEST(SafeTensors, RejectsByteCountMismatch) {
+  std::string h = R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})";
+  EXPECT_NE(errorOf(writeRaw("count", h, "12345678"))
+                .find("holds 8 bytes but F32 (3) needs 12"),
+            std::string::npos);
+}
+
+TEST(SafeTensors, RejectsOverlap) {
+  std::string h = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                  R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})";
+  EXPECT_NE(errorOf(writeRaw("overlap", h, "123456789012")).find("overlap"),
+            std::string::npos);
+}
+
+TEST(SafeTensors, RejectsUnknownDType) {
+  std::string h = R"({"a":{"dtype":"Q4","shape":[2],"data_offsets":[0,2]}})";
+  EXPECT_NE(errorOf(writeRaw("dtype", h, "12")).find("unsupported dtype 'Q4'"),
+            std::string::npos);
+}
+
+TEST(SafeTensors, RejectsMissingFile) {
+  EXPECT_NE(errorOf(tempPath("does-not-exist")).find("cannot open"),
+            std::string::npos);
+}
+
+} // namespace

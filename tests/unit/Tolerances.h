@@ -1,0 +1,98 @@
+//===- Tolerances.h - the numeric tolerances of the JIT tests ---*- C++ -*-===//
+//
+// The one place that says how close JIT f32 results must be to the
+// reference (tests/unit/Reference.h, which accumulates in double). Each op
+// family gets a named tolerance sized to its f32 rounding, so loosening one
+// is a visible, reviewed change rather than a literal edited in a test.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TLM_TESTS_UNIT_TOLERANCES_H
+#define TLM_TESTS_UNIT_TOLERANCES_H
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstddef>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+#include <vector>
+
+namespace tlm::test {
+
+/// numpy.allclose's rule: |actual − expected| <= atol + rtol · |expected|.
+struct Tolerance {
+  double atol, rtol;
+};
+
+namespace tol {
+/// Gathers copy values (embedding): any difference is a bug.
+inline constexpr Tolerance kExact{0.0, 0.0};
+/// One f32 expression per element (SiLU, RoPE's rotation; angles are f64):
+/// a few ulp.
+inline constexpr Tolerance kElementwise{1e-6, 1e-5};
+/// Row reductions then an elementwise use (RMSNorm, softmax): an f32 sum of
+/// up to ~100 terms adds about d·ε/2 of relative error.
+inline constexpr Tolerance kRowwise{1e-6, 3e-5};
+/// Dot products of up to ~100 terms in f32 (linear, SwiGLU, FFN-SiLU).
+inline constexpr Tolerance kMatmul{1e-5, 1e-4};
+/// Scores, softmax and the weighted sum of V (sdpa, attention).
+inline constexpr Tolerance kAttention{1e-5, 1e-4};
+/// A scalar mean of per-row logsumexps (cross-entropy).
+inline constexpr Tolerance kLoss{1e-5, 1e-5};
+/// A whole block or LM: the errors of every op above, compounded.
+inline constexpr Tolerance kBlock{1e-4, 1e-4};
+} // namespace tol
+
+/// Checks actual[i] against expected[i] for every i with `tol`. A NaN
+/// expected value must be NaN in `actual` (and vice versa); infinities must
+/// match exactly. On failure, reports how many elements differ, the first
+/// bad index with both values, and the largest absolute error.
+inline ::testing::AssertionResult allClose(const float *actual,
+                                           const std::vector<float> &expected,
+                                           Tolerance tol) {
+  size_t bad = 0, first = 0;
+  double maxAbs = 0.0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    double a = actual[i], e = expected[i];
+    bool ok;
+    double err;
+    if (std::isnan(e) || std::isnan(a)) {
+      ok = std::isnan(e) && std::isnan(a);
+      err = ok ? 0.0 : std::numeric_limits<double>::infinity();
+    } else if (std::isinf(e) || std::isinf(a)) {
+      ok = a == e;
+      err = ok ? 0.0 : std::numeric_limits<double>::infinity();
+    } else {
+      err = std::fabs(a - e);
+      ok = err <= tol.atol + tol.rtol * std::fabs(e);
+    }
+    maxAbs = std::fmax(maxAbs, err);
+    if (!ok && bad++ == 0)
+      first = i;
+  }
+  if (bad == 0)
+    return ::testing::AssertionSuccess();
+  double a = actual[first], e = expected[first];
+  std::ostringstream os;
+  os << std::setprecision(9) << bad << " of " << expected.size()
+     << " elements differ (atol " << tol.atol << ", rtol " << tol.rtol
+     << "); first at index " << first << ": actual " << a << ", expected "
+     << e << " (|diff| " << std::fabs(a - e) << " > allowed "
+     << tol.atol + tol.rtol * std::fabs(e) << "); max abs error " << maxAbs;
+  return ::testing::AssertionFailure() << os.str();
+}
+
+/// allClose for a whole vector, which must also have the expected size.
+inline ::testing::AssertionResult allClose(const std::vector<float> &actual,
+                                           const std::vector<float> &expected,
+                                           Tolerance tol) {
+  if (actual.size() != expected.size())
+    return ::testing::AssertionFailure()
+           << "size " << actual.size() << ", expected " << expected.size();
+  return allClose(actual.data(), expected, tol);
+}
+
+} // namespace tlm::test
+
+#endif // TLM_TESTS_UNIT_TOLERANCES_H
