@@ -1,0 +1,33 @@
+// RUN: tlm-opt %s --tlm-cpu-pipeline | FileCheck %s
+// RUN: tlm-opt %s --tlm-cpu-pipeline | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVMIR
+
+// A whole pre-norm TransformerBlock (d_model 64, 4 heads, GQA 2 kv heads,
+// RoPE, SwiGLU) with dynamic batch and sequence goes all the way to the LLVM
+// dialect, and LLVM IR translation accepts it.
+
+// CHECK-NOT: tlm.
+// CHECK-NOT: linalg.
+// CHECK-NOT: memref.
+// CHECK: llvm.func @block(
+// CHECK: llvm.call @malloc
+// CHECK: llvm.call @free
+// CHECK: llvm.func @_mlir_ciface_block(
+// LLVMIR: define void @block(
+// LLVMIR: define void @_mlir_ciface_block(
+func.func @block(%x: tensor<?x?x64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<32x64xf32>,
+                 %wv: tensor<32x64xf32>, %wo: tensor<64x64xf32>, %ln1: tensor<64xf32>,
+                 %w1: tensor<128x64xf32>, %w2: tensor<64x128xf32>, %w3: tensor<128x64xf32>,
+                 %ln2: tensor<64xf32>) -> tensor<?x?x64xf32> {
+  %n1 = tlm.rmsnorm %x, %ln1 : tensor<?x?x64xf32>, tensor<64xf32> -> tensor<?x?x64xf32>
+  %q = tlm.linear %n1, %wq : tensor<?x?x64xf32>, tensor<64x64xf32> -> tensor<?x?x64xf32>
+  %k = tlm.linear %n1, %wk : tensor<?x?x64xf32>, tensor<32x64xf32> -> tensor<?x?x32xf32>
+  %v = tlm.linear %n1, %wv : tensor<?x?x64xf32>, tensor<32x64xf32> -> tensor<?x?x32xf32>
+  %a = tlm.attention %q, %k, %v {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.0e+04 : f64}
+      : (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>) -> tensor<?x?x64xf32>
+  %o = tlm.linear %a, %wo : tensor<?x?x64xf32>, tensor<64x64xf32> -> tensor<?x?x64xf32>
+  %h = arith.addf %x, %o : tensor<?x?x64xf32>
+  %n2 = tlm.rmsnorm %h, %ln2 : tensor<?x?x64xf32>, tensor<64xf32> -> tensor<?x?x64xf32>
+  %f = tlm.swiglu %n2, %w1, %w2, %w3 : (tensor<?x?x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>, tensor<128x64xf32>) -> tensor<?x?x64xf32>
+  %y = arith.addf %h, %f : tensor<?x?x64xf32>
+  return %y : tensor<?x?x64xf32>
+}
