@@ -282,6 +282,79 @@ LogicalResult AttentionOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// CachedAttentionOp
+//===----------------------------------------------------------------------===//
+
+int64_t CachedAttentionOp::getHeadDim() {
+  return ty(getQ()).getDimSize(2) / getNumHeads();
+}
+
+std::optional<double> CachedAttentionOp::getRopeThetaValue() {
+  if (std::optional<APFloat> theta = getRopeTheta())
+    return theta->convertToDouble();
+  return std::nullopt;
+}
+
+LogicalResult CachedAttentionOp::verify() {
+  // The step's q/k/v follow the rules of tlm.attention.
+  RankedTensorType q = ty(getQ()), k = ty(getK());
+  for (auto [name, v] : {std::pair<StringRef, Value>{"q", getQ()},
+                         {"k", getK()},
+                         {"v", getV()},
+                         {"k_past", getKPast()},
+                         {"v_past", getVPast()}}) {
+    if (failed(expectRank(*this, name, ty(v), 3)) ||
+        failed(sameElementType(*this, "q", getQ(), name, v)))
+      return failure();
+  }
+  int64_t heads = getNumHeads(), kvHeads = getNumKvHeads();
+  if (heads % kvHeads != 0)
+    return emitOpError() << "expected num_heads (" << heads
+                         << ") to be divisible by num_kv_heads (" << kvHeads
+                         << ")";
+  int64_t dModel = q.getDimSize(2);
+  if (ShapedType::isDynamic(dModel) || dModel % heads != 0)
+    return emitOpError() << "expected q's feature dim (" << dimStr(dModel)
+                         << ") to be static and divisible by num_heads ("
+                         << heads << ")";
+  int64_t dk = dModel / heads, kvDim = kvHeads * dk;
+  for (auto [name, v] :
+       {std::pair<StringRef, Value>{"k", getK()}, {"v", getV()}})
+    if (failed(expectDim(*this, name, ty(v), 0, q.getDimSize(0), "batch")) ||
+        failed(expectDim(*this, name, ty(v), 1, q.getDimSize(1), "seq")) ||
+        failed(expectDim(*this, name, ty(v), 2, kvDim, "num_kv_heads * d_k")))
+      return failure();
+  RankedTensorType kp = ty(getKPast());
+  for (auto [name, v] :
+       {std::pair<StringRef, Value>{"k_past", getKPast()}, {"v_past", getVPast()}})
+    if (failed(expectDim(*this, name, ty(v), 0, kp.getDimSize(0),
+                         "past length, as in k_past")) ||
+        failed(expectDim(*this, name, ty(v), 1, q.getDimSize(0), "batch")) ||
+        failed(expectDim(*this, name, ty(v), 2, kvDim, "num_kv_heads * d_k")))
+      return failure();
+  if (getResult().getType() != getQ().getType())
+    return emitOpError("expected the result to have the type of q");
+  for (auto [name, v] : {std::pair<StringRef, Value>{"k_new", getKNew()},
+                         {"v_new", getVNew()}}) {
+    RankedTensorType t = ty(v);
+    if (failed(expectRank(*this, name, t, 3)) ||
+        failed(sameElementType(*this, "q", getQ(), name, v)) ||
+        failed(expectDim(*this, name, t, 0, k.getDimSize(1), "seq")) ||
+        failed(expectDim(*this, name, t, 1, k.getDimSize(0), "batch")) ||
+        failed(expectDim(*this, name, t, 2, kvDim, "num_kv_heads * d_k")))
+      return failure();
+  }
+  if (std::optional<double> theta = getRopeThetaValue()) {
+    if (!(*theta > 0.0))
+      return emitOpError() << "expected rope_theta > 0, found " << *theta;
+    if (dk % 2 != 0)
+      return emitOpError() << "expected an even head dim with RoPE, found d_k "
+                           << dk;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // SDPAOp
 //===----------------------------------------------------------------------===//
 

@@ -173,6 +173,45 @@ def Tlm_AttentionOp : Tlm_Op<"attention", [Pure, AllTypesMatch<["q", "result"]>]
   }];
 }
 
+def Tlm_CachedAttentionOp : Tlm_Op<"cached_attention", [Pure]> {
+  let summary = "causal multi-head attention of new tokens over a KV cache";
+  let description = [{
+    The incremental form of `tlm.attention` used by prefill and decode.
+    `q (batch, S, num_heads·d_k)`, `k`, `v (batch, S, num_kv_heads·d_k)` are
+    this step's projections for positions `T..T+S-1`, where `T` is the
+    length of `k_past`, `v_past (T, batch, num_kv_heads·d_k)`: the keys
+    (already rotated) and values of earlier steps, position-major so that a
+    prefix of a preallocated cache is a contiguous buffer. New query `i`
+    attends to every past key and to new keys `0..i`.
+
+    Besides the attention output `(batch, S, num_heads·d_k)` the op returns
+    this step's rotated keys and its values in cache layout
+    `(S, batch, num_kv_heads·d_k)`, for the runtime to append.
+
+    ```mlir
+    %o, %kn, %vn = tlm.cached_attention %q, %k, %v, %kp, %vp {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.0e+04 : f64}
+        : (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)
+        -> (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)
+    ```
+  }];
+  let arguments = (ins Tlm_FloatTensor:$q, Tlm_FloatTensor:$k,
+                       Tlm_FloatTensor:$v, Tlm_FloatTensor:$k_past,
+                       Tlm_FloatTensor:$v_past,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$num_kv_heads,
+                       OptionalAttr<F64Attr>:$rope_theta);
+  let results = (outs Tlm_FloatTensor:$result, Tlm_FloatTensor:$k_new,
+                      Tlm_FloatTensor:$v_new);
+  let assemblyFormat = [{
+    operands attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getHeadDim();
+    std::optional<double> getRopeThetaValue();
+  }];
+}
+
 def Tlm_SDPAOp : Tlm_Op<"sdpa", [Pure]> {
   let summary = "scaled dot-product attention on split heads";
   let description = [{

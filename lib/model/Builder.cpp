@@ -6,6 +6,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace tlmd = mlir::tlm;
 
@@ -54,15 +55,27 @@ struct BlockWeights {
 };
 
 Value attention(OpBuilder &b, Location loc, const Config &c, Value x,
-                const BlockWeights &w) {
+                const BlockWeights &w, BlockCache *cache) {
   Value q = linear(b, loc, x, w.wq);
   Value k = linear(b, loc, x, w.wk);
   Value v = linear(b, loc, x, w.wv);
   FloatAttr theta = c.useRope ? b.getF64FloatAttr(c.ropeTheta) : FloatAttr();
-  Value o = tlmd::AttentionOp::create(
-      b, loc, q.getType(), q, k, v, /*positions=*/Value(),
-      b.getI64IntegerAttr(c.numHeads), b.getI64IntegerAttr(c.kvHeads()),
-      theta);
+  IntegerAttr heads = b.getI64IntegerAttr(c.numHeads);
+  IntegerAttr kvHeads = b.getI64IntegerAttr(c.kvHeads());
+  Value o;
+  if (cache) {
+    auto rows = tensorOf(b, {kDyn, kDyn, c.kvDim()});
+    auto op = tlmd::CachedAttentionOp::create(
+        b, loc, TypeRange{q.getType(), rows, rows}, q, k, v, cache->kPast,
+        cache->vPast, heads, kvHeads, theta);
+    o = op.getResult();
+    cache->kNew = op.getKNew();
+    cache->vNew = op.getVNew();
+  } else {
+    o = tlmd::AttentionOp::create(b, loc, q.getType(), q, k, v,
+                                  /*positions=*/Value(), heads, kvHeads,
+                                  theta);
+  }
   return linear(b, loc, o, w.wo);
 }
 
@@ -77,17 +90,48 @@ Value add(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::AddFOp::create(b, loc, x, y);
 }
 
+/// `v` with the (compatible) static info of `type`.
+Value castTo(OpBuilder &b, Location loc, Value v, Type type) {
+  if (v.getType() == type)
+    return v;
+  return tensor::CastOp::create(b, loc, type, v);
+}
+
 } // namespace
 
-Value emitBlock(OpBuilder &b, Location loc, const Config &c,
-                            Value x, ValueRange weights) {
+Value emitBlock(OpBuilder &b, Location loc, const Config &c, Value x,
+                ValueRange weights, BlockCache *cache) {
   BlockWeights w(c, weights);
   if (c.postNorm) {
-    Value h = norm(b, loc, c, add(b, loc, x, attention(b, loc, c, x, w)), w.ln1);
+    Value a = attention(b, loc, c, x, w, cache);
+    Value h = norm(b, loc, c, add(b, loc, x, a), w.ln1);
     return norm(b, loc, c, add(b, loc, h, ffn(b, loc, c, h, w)), w.ln2);
   }
-  Value h = add(b, loc, x, attention(b, loc, c, norm(b, loc, c, x, w.ln1), w));
+  Value a = attention(b, loc, c, norm(b, loc, c, x, w.ln1), w, cache);
+  Value h = add(b, loc, x, a);
   return add(b, loc, h, ffn(b, loc, c, norm(b, loc, c, h, w.ln2), w));
+}
+
+/// Embedding, the blocks (incremental when `caches` is non-empty), the final
+/// norm and the LM head: logits (batch, seq, vocab).
+static Value emitModel(OpBuilder &b, Location loc, const Config &c, Value ids,
+                       ValueRange w, MutableArrayRef<BlockCache> caches) {
+  Value embedding = w[0];
+  auto idsType = cast<RankedTensorType>(ids.getType());
+  Value x = tlmd::EmbeddingOp::create(
+      b, loc, tensorOf(b, {kDyn, idsType.getDimSize(1), c.dModel}), ids,
+      embedding);
+  x = castTo(b, loc, x, tensorOf(b, {kDyn, kDyn, c.dModel}));
+  size_t perBlock = blockWeightSpecs(c).size();
+  size_t next = 1;
+  for (int64_t i = 0; i < c.numLayers; ++i, next += perBlock)
+    x = emitBlock(b, loc, c, x, w.slice(next, perBlock),
+                  caches.empty() ? nullptr : &caches[i]);
+  if (c.useRMSNorm)
+    x = norm(b, loc, c, x, w[next++]);
+  Value head = c.tieEmbeddings ? embedding : w[next++];
+  assert(next == w.size() && "weights do not match weightSpecs");
+  return linear(b, loc, x, head);
 }
 
 static SmallVector<Type> weightTypes(OpBuilder &b,
@@ -129,19 +173,47 @@ void addForwardFunction(ModuleOp module, const Config &c,
                                    b.getFunctionType(inputs, {logitsType}));
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
-  ValueRange w = entry->getArguments().drop_front();
-  Value embedding = w[0];
-  Value x = tlmd::EmbeddingOp::create(b, loc, tensorOf(b, {kDyn, kDyn, c.dModel}),
-                                      entry->getArgument(0), embedding);
-  size_t perBlock = blockWeightSpecs(c).size();
-  size_t next = 1;
-  for (int64_t i = 0; i < c.numLayers; ++i, next += perBlock)
-    x = emitBlock(b, loc, c, x, w.slice(next, perBlock));
-  if (c.useRMSNorm)
-    x = norm(b, loc, c, x, w[next++]);
-  Value head = c.tieEmbeddings ? embedding : w[next++];
-  assert(next == w.size() && "weights do not match weightSpecs");
-  func::ReturnOp::create(b, loc, linear(b, loc, x, head));
+  Value logits = emitModel(b, loc, c, entry->getArgument(0),
+                           entry->getArguments().drop_front(), {});
+  func::ReturnOp::create(b, loc, logits);
+}
+
+void addStepFunction(ModuleOp module, const Config &c, llvm::StringRef name,
+                     int64_t seq) {
+  OpBuilder b(module.getBodyRegion());
+  b.setInsertionPointToEnd(module.getBody());
+  Location loc = b.getUnknownLoc();
+  auto ids = RankedTensorType::get({kDyn, seq}, b.getI64Type());
+  auto rows = tensorOf(b, {kDyn, kDyn, c.kvDim()});
+  SmallVector<Type> inputs{ids}, results{tensorOf(b, {kDyn, seq, c.vocabSize})};
+  for (int64_t i = 0; i < 2 * c.numLayers; ++i) {
+    inputs.push_back(rows);
+    results.push_back(rows);
+  }
+  llvm::append_range(inputs, weightTypes(b, weightSpecs(c)));
+  auto func =
+      func::FuncOp::create(b, loc, name, b.getFunctionType(inputs, results));
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  ValueRange args = entry->getArguments();
+  SmallVector<BlockCache> caches(c.numLayers);
+  for (int64_t i = 0; i < c.numLayers; ++i) {
+    caches[i].kPast = args[1 + 2 * i];
+    caches[i].vPast = args[2 + 2 * i];
+  }
+  Value logits = emitModel(b, loc, c, args[0],
+                           args.drop_front(1 + 2 * c.numLayers), caches);
+  SmallVector<Value> outs{castTo(b, loc, logits, results[0])};
+  for (BlockCache &cache : caches) {
+    outs.push_back(cache.kNew);
+    outs.push_back(cache.vNew);
+  }
+  func::ReturnOp::create(b, loc, outs);
+}
+
+void addGenerationFunctions(ModuleOp module, const Config &c) {
+  addStepFunction(module, c, "prefill", kDyn);
+  addStepFunction(module, c, "decode", 1);
 }
 
 } // namespace tlm::model

@@ -15,11 +15,19 @@
 
 namespace tlm::model {
 
+/// The KV cache of one block in an incremental step: the past keys/values
+/// `(T, batch, kv_dim)` going in, this step's `(S, batch, kv_dim)` coming out.
+struct BlockCache {
+  mlir::Value kPast, vPast;
+  mlir::Value kNew, vNew; ///< set by emitBlock
+};
+
 /// Emits one TransformerBlock on `x (batch, seq, d_model)`; `weights` are in
-/// blockWeightSpecs order. Returns the block output.
+/// blockWeightSpecs order. With `cache`, attention is tlm.cached_attention
+/// over the past keys. Returns the block output.
 mlir::Value emitBlock(mlir::OpBuilder &b, mlir::Location loc,
                       const Config &config, mlir::Value x,
-                      mlir::ValueRange weights);
+                      mlir::ValueRange weights, BlockCache *cache = nullptr);
 
 /// Adds `func.func @name(%x: tensor<?x?xd>, block weights...) -> tensor<?x?xd>`.
 void addBlockFunction(mlir::ModuleOp module, const Config &config,
@@ -29,6 +37,17 @@ void addBlockFunction(mlir::ModuleOp module, const Config &config,
 /// tensor<?x?xvocab>`: the whole model, logits for every position.
 void addForwardFunction(mlir::ModuleOp module, const Config &config,
                         llvm::StringRef name);
+
+/// Adds the incremental entry `@name(%ids: tensor<Bx?xi64>, (k_past_i,
+/// v_past_i: tensor<?xBxkv>) per layer, weights...) -> (logits, (k_new_i,
+/// v_new_i) per layer)`. `seq` is the static step length (1 for decode) or
+/// dynamic (kDynamic, prefill); the past length T is always dynamic, and the
+/// new tokens sit at positions T..T+S-1.
+void addStepFunction(mlir::ModuleOp module, const Config &config,
+                     llvm::StringRef name, int64_t seq);
+
+/// The prefill (dynamic S) and decode (S = 1) step entries.
+void addGenerationFunctions(mlir::ModuleOp module, const Config &config);
 
 } // namespace tlm::model
 

@@ -103,6 +103,10 @@ Jit::compile(OwningOpRef<ModuleOp> module, const JitOptions &options) {
   engineOptions.transformer =
       makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0, tm->get());
   engineOptions.jitCodeGenOptLevel = level;
+  // memref.copy of strided views calls memrefCopy from MLIR's C runner
+  // utilities.
+  static const llvm::StringRef runnerUtils[] = {TLM_MLIR_C_RUNNER_UTILS};
+  engineOptions.sharedLibPaths = runnerUtils;
   auto engine = ExecutionEngine::create(*module, engineOptions, std::move(*tm));
   if (!engine)
     return llvm::createStringError(

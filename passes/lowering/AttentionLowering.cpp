@@ -32,10 +32,10 @@ using utils::IteratorType;
 /// Builds cos and sin tables of shape `(tableDims..., d/2)`: the angle of
 /// pair `i` at position `pos` is `pos · theta^(-2i/d)`, computed in f64 and
 /// rounded once. `tableDims` are the positions' dims, or `(seq)` when the
-/// positions are implicit (`0..seq-1`).
+/// positions are implicit (`offset..offset+seq-1`, offset 0 when null).
 std::pair<Value, Value> ropeTables(OpBuilder &b, Location loc, Value x,
                                    int64_t seqDim, Value positions,
-                                   double theta, Type elem) {
+                                   Value offset, double theta, Type elem) {
   int64_t d = cast<RankedTensorType>(x.getType()).getShape().back();
   SmallVector<OpFoldResult> sizes;
   if (positions)
@@ -60,10 +60,15 @@ std::pair<Value, Value> ropeTables(OpBuilder &b, Location loc, Value x,
       b, loc, TypeRange{cosInit.getType(), sinInit.getType()}, inputs,
       ValueRange{cosInit, sinInit}, maps, iters,
       [&](OpBuilder &nb, Location nl, ValueRange a) {
-        Value pos = positions ? castFloat(nb, nl, a[0], f64)
-                              : castFloat(nb, nl,
-                                          linalg::IndexOp::create(nb, nl, 0),
-                                          f64);
+        Value pos;
+        if (positions) {
+          pos = castFloat(nb, nl, a[0], f64);
+        } else {
+          Value idx = linalg::IndexOp::create(nb, nl, 0);
+          if (offset)
+            idx = arith::AddIOp::create(nb, nl, idx, offset);
+          pos = castFloat(nb, nl, idx, f64);
+        }
         Value i = castFloat(nb, nl, linalg::IndexOp::create(nb, nl, rank - 1),
                             f64);
         // theta^(-2i/d) = exp(i · (-2 ln(theta) / d))
@@ -83,13 +88,14 @@ std::pair<Value, Value> ropeTables(OpBuilder &b, Location loc, Value x,
 /// broadcast with size-1 dims); dims between `seqDim` and the last one (the
 /// heads of a (B, S, H, d) tensor) share the rotation.
 Value applyRope(OpBuilder &b, Location loc, Value x, int64_t seqDim,
-                Value positions, double theta) {
+                Value positions, double theta, Value offset = Value()) {
   auto type = cast<RankedTensorType>(x.getType());
   int64_t rank = type.getRank();
   int64_t d = type.getShape().back();
   Type elem = type.getElementType();
   Type f32 = b.getF32Type();
-  auto [cosT, sinT] = ropeTables(b, loc, x, seqDim, positions, theta, f32);
+  auto [cosT, sinT] =
+      ropeTables(b, loc, x, seqDim, positions, offset, theta, f32);
 
   // View x as (..., d/2, 2) so each pair is two affine reads.
   SmallVector<OpFoldResult> pairSizes = sizesOf(b, loc, x);
@@ -190,50 +196,54 @@ struct AttentionLayout {
   int64_t headDim;
 };
 
-/// softmax(Q·Kᵀ/sqrt(d) masked)·V with the given layout. `mask` has the
-/// scores' shape (nonzero = visible); `causal` lets query i see keys
-/// j <= i + Sk - Sq. Accumulates in f32; returns the element type of q.
-Value attentionCore(OpBuilder &b, Location loc, Value q, Value k, Value v,
-                    const AttentionLayout &layout, Value mask, bool causal) {
-  Type elem = cast<RankedTensorType>(q.getType()).getElementType();
-  Type f32 = b.getF32Type();
-  int64_t loops = layout.q.getNumDims();
-  int64_t batch = loops - 3;
-  double negInf = -std::numeric_limits<double>::infinity();
-
-  // scores = Σ_d q·k
-  Value scores0 = filledTensor(b, loc, layout.scoreSizes, f32, 0.0);
+/// The reduction iterators shared by the scores and P·V generics: all
+/// parallel but the innermost loop.
+SmallVector<IteratorType> contractionIters(int64_t loops) {
   SmallVector<IteratorType> iters(loops, IteratorType::parallel);
   iters.back() = IteratorType::reduction;
-  AffineMap sMap = b.getMultiDimIdentityMap(loops).dropResult(loops - 1);
-  Value scores =
-      linalg::GenericOp::create(
-          b, loc, TypeRange{scores0.getType()}, ValueRange{q, k},
-          ValueRange{scores0}, ArrayRef<AffineMap>{layout.q, layout.k, sMap},
-          iters,
-          [&](OpBuilder &nb, Location nl, ValueRange a) {
-            Value p = arith::MulFOp::create(nb, nl, castFloat(nb, nl, a[0], f32),
-                                            castFloat(nb, nl, a[1], f32));
-            linalg::YieldOp::create(
-                nb, nl, ValueRange{arith::AddFOp::create(nb, nl, p, a[2])});
-          })
-          .getResult(0);
+  return iters;
+}
 
-  // Scale, then hide the keys a query must not see.
-  Value scale =
-      floatConst(b, loc, f32, 1.0 / std::sqrt(double(layout.headDim)));
+/// scores[batch..., i, j] = Σ_d q·k in f32, over `sizes` (batch..., Sq, Sk).
+Value scoresOf(OpBuilder &b, Location loc, Value q, Value k, AffineMap qMap,
+               AffineMap kMap, ArrayRef<OpFoldResult> sizes) {
+  Type f32 = b.getF32Type();
+  int64_t loops = qMap.getNumDims();
+  Value init = filledTensor(b, loc, sizes, f32, 0.0);
+  AffineMap sMap = b.getMultiDimIdentityMap(loops).dropResult(loops - 1);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{q, k},
+             ValueRange{init}, ArrayRef<AffineMap>{qMap, kMap, sMap},
+             contractionIters(loops),
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               Value p = arith::MulFOp::create(
+                   nb, nl, castFloat(nb, nl, a[0], f32),
+                   castFloat(nb, nl, a[1], f32));
+               linalg::YieldOp::create(
+                   nb, nl, ValueRange{arith::AddFOp::create(nb, nl, p, a[2])});
+             })
+      .getResult(0);
+}
+
+/// Scales the scores by 1/sqrt(d) and sets hidden ones to -inf: where
+/// `mask` (scores-shaped) is zero, or, when `causal`, where key j lies after
+/// query i + (Sk - Sq).
+Value scaleAndMask(OpBuilder &b, Location loc, Value scores, int64_t headDim,
+                   Value mask, bool causal) {
+  Type f32 = b.getF32Type();
+  auto type = cast<RankedTensorType>(scores.getType());
+  int64_t iDim = type.getRank() - 2;
+  Value scale = floatConst(b, loc, f32, 1.0 / std::sqrt(double(headDim)));
   Value offset;
   if (causal) {
-    Value sq = getValueOrCreateConstantIndexOp(b, loc,
-                                               layout.scoreSizes[batch]);
-    Value sk = getValueOrCreateConstantIndexOp(b, loc,
-                                               layout.scoreSizes[batch + 1]);
+    Value sq = tensor::DimOp::create(b, loc, scores, iDim);
+    Value sk = tensor::DimOp::create(b, loc, scores, iDim + 1);
     offset = arith::SubIOp::create(b, loc, sk, sq);
   }
   SmallVector<Value> inputs{scores};
   if (mask)
     inputs.push_back(mask);
-  Value masked = elementwise(
+  return elementwise(
       b, loc, inputs, f32, [&](OpBuilder &nb, Location nl, ValueRange a) {
         Value s = arith::MulFOp::create(nb, nl, a[0], scale);
         Value visible;
@@ -243,41 +253,62 @@ Value attentionCore(OpBuilder &b, Location loc, Value q, Value k, Value v,
           visible = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ne,
                                           a[1], zero);
         } else if (causal) {
-          Value i = linalg::IndexOp::create(nb, nl, batch);
-          Value j = linalg::IndexOp::create(nb, nl, batch + 1);
+          Value i = linalg::IndexOp::create(nb, nl, iDim);
+          Value j = linalg::IndexOp::create(nb, nl, iDim + 1);
           Value last = arith::AddIOp::create(nb, nl, i, offset);
           visible = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sle,
                                           j, last);
         } else {
           return s;
         }
-        Value hidden = floatConst(nb, nl, f32, negInf);
+        Value hidden =
+            floatConst(nb, nl, f32, -std::numeric_limits<double>::infinity());
         return arith::SelectOp::create(nb, nl, visible, s, hidden)
             .getResult();
       });
-  Value probs = softmaxLastDim(b, loc, masked);
+}
 
-  // out = Σ_j p·v over (batch..., i, e, j); P is read at (batch..., i, j).
+/// acc[...] += Σ_j p·v over (batch..., i, e, j); P is read at
+/// (batch..., i, j), V and acc through `vMap` / `outMap`.
+Value weightedSum(OpBuilder &b, Location loc, Value probs, Value v,
+                  AffineMap vMap, AffineMap outMap, Value acc) {
+  Type f32 = b.getF32Type();
+  int64_t loops = vMap.getNumDims();
   AffineMap pMap = b.getMultiDimIdentityMap(loops).dropResult(loops - 2);
-  Value out0 = filledTensor(b, loc, layout.outSizes, f32, 0.0);
-  Value out =
-      linalg::GenericOp::create(
-          b, loc, TypeRange{out0.getType()}, ValueRange{probs, v},
-          ValueRange{out0},
-          ArrayRef<AffineMap>{pMap, layout.v, layout.out}, iters,
-          [&](OpBuilder &nb, Location nl, ValueRange a) {
-            Value p = arith::MulFOp::create(nb, nl, a[0],
-                                            castFloat(nb, nl, a[1], f32));
-            linalg::YieldOp::create(
-                nb, nl, ValueRange{arith::AddFOp::create(nb, nl, p, a[2])});
-          })
-          .getResult(0);
-  if (elem == f32)
-    return out;
-  return elementwise(b, loc, ValueRange{out}, elem,
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{acc.getType()}, ValueRange{probs, v},
+             ValueRange{acc}, ArrayRef<AffineMap>{pMap, vMap, outMap},
+             contractionIters(loops),
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               Value p = arith::MulFOp::create(nb, nl, a[0],
+                                               castFloat(nb, nl, a[1], f32));
+               linalg::YieldOp::create(
+                   nb, nl, ValueRange{arith::AddFOp::create(nb, nl, p, a[2])});
+             })
+      .getResult(0);
+}
+
+/// Converts an f32 result back to `elem`.
+Value toElementType(OpBuilder &b, Location loc, Value x, Type elem) {
+  if (elem == b.getF32Type())
+    return x;
+  return elementwise(b, loc, ValueRange{x}, elem,
                      [&](OpBuilder &nb, Location nl, ValueRange a) {
                        return castFloat(nb, nl, a[0], elem);
                      });
+}
+
+/// softmax(Q·Kᵀ/sqrt(d) masked)·V with the given layout.
+Value attentionCore(OpBuilder &b, Location loc, Value q, Value k, Value v,
+                    const AttentionLayout &layout, Value mask, bool causal) {
+  Type elem = cast<RankedTensorType>(q.getType()).getElementType();
+  Value scores =
+      scoresOf(b, loc, q, k, layout.q, layout.k, layout.scoreSizes);
+  Value probs = softmaxLastDim(
+      b, loc, scaleAndMask(b, loc, scores, layout.headDim, mask, causal));
+  Value acc = filledTensor(b, loc, layout.outSizes, b.getF32Type(), 0.0);
+  Value out = weightedSum(b, loc, probs, v, layout.v, layout.out, acc);
+  return toElementType(b, loc, out, elem);
 }
 
 /// tlm.sdpa: leading dims are batch dims shared by q, k, v and the mask.
@@ -373,8 +404,100 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
   }
 };
 
+/// (B, S, n, dk) -> (S, B, n·dk): the position-major cache layout.
+Value toCacheLayout(OpBuilder &b, Location loc, Value x) {
+  auto type = cast<RankedTensorType>(x.getType());
+  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, x);
+  std::swap(sizes[0], sizes[1]);
+  Value init = emptyTensor(b, loc, sizes, type.getElementType());
+  Value t = linalg::TransposeOp::create(b, loc, x, init,
+                                        ArrayRef<int64_t>{1, 0, 2, 3})
+                .getResult()[0];
+  return tensor::CollapseShapeOp::create(
+      b, loc, t, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+}
+
+/// tlm.cached_attention: the new queries and keys are rotated at positions
+/// T + i; scores against the past (T, B, kv, dk) and the new keys are
+/// concatenated along the key dim for one softmax, then split again for the
+/// two P·V sums. Only the new part is causally masked.
+struct LowerCachedAttention : OpRewritePattern<CachedAttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CachedAttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads();
+    int64_t dk = op.getHeadDim(), group = heads / kvHeads;
+    Type elem = op.getQ().getType().getElementType();
+    Value q = splitHeads(b, loc, op.getQ(), heads, dk);
+    Value k = splitHeads(b, loc, op.getK(), kvHeads, dk);
+    Value v = splitHeads(b, loc, op.getV(), kvHeads, dk);
+    Value kPast = splitHeads(b, loc, op.getKPast(), kvHeads, dk);
+    Value vPast = splitHeads(b, loc, op.getVPast(), kvHeads, dk);
+    Value past = tensor::DimOp::create(b, loc, op.getKPast(), 0);
+    if (std::optional<double> theta = op.getRopeThetaValue()) {
+      q = applyRope(b, loc, q, 1, Value(), *theta, past);
+      k = applyRope(b, loc, k, 1, Value(), *theta, past);
+    }
+
+    MLIRContext *ctx = b.getContext();
+    AffineExpr bb, h, i, j, d;
+    bindDims(ctx, bb, h, i, j, d);
+    AffineExpr kvh = h.floorDiv(group);
+    SmallVector<OpFoldResult> qSizes = sizesOf(b, loc, q);
+    OpFoldResult headsAttr = b.getIndexAttr(heads);
+    AffineMap qMap = AffineMap::get(5, 0, {bb, i, h, d}, ctx);
+    Value sPast = scoresOf(b, loc, q, kPast, qMap,
+                           AffineMap::get(5, 0, {j, bb, kvh, d}, ctx),
+                           {qSizes[0], headsAttr, qSizes[1], past});
+    Value sNew = scoresOf(b, loc, q, k, qMap,
+                          AffineMap::get(5, 0, {bb, j, kvh, d}, ctx),
+                          {qSizes[0], headsAttr, qSizes[1], qSizes[1]});
+    sPast = scaleAndMask(b, loc, sPast, dk, Value(), /*causal=*/false);
+    sNew = scaleAndMask(b, loc, sNew, dk, Value(), /*causal=*/true);
+    Value probs = softmaxLastDim(
+        b, loc, tensor::ConcatOp::create(b, loc, 3, ValueRange{sPast, sNew}));
+
+    // Split P back into its past and new columns.
+    SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)), strides(
+                                                                4,
+                                                                b.getIndexAttr(1));
+    SmallVector<OpFoldResult> pastSizes{qSizes[0], headsAttr, qSizes[1], past};
+    Value pPast = tensor::ExtractSliceOp::create(b, loc, probs, offsets,
+                                                 pastSizes, strides);
+    offsets[3] = past;
+    SmallVector<OpFoldResult> newSizes{qSizes[0], headsAttr, qSizes[1],
+                                       qSizes[1]};
+    Value pNew = tensor::ExtractSliceOp::create(b, loc, probs, offsets,
+                                                newSizes, strides);
+
+    // Over (b, h, i, e, j): e is the 4th loop, j the 5th.
+    AffineExpr e = j, jj = d;
+    AffineMap outMap = AffineMap::get(5, 0, {bb, i, h, e}, ctx);
+    Value acc = filledTensor(b, loc, qSizes, b.getF32Type(), 0.0);
+    acc = weightedSum(b, loc, pPast, vPast,
+                      AffineMap::get(5, 0, {jj, bb, kvh, e}, ctx), outMap,
+                      acc);
+    acc = weightedSum(b, loc, pNew, v,
+                      AffineMap::get(5, 0, {bb, jj, kvh, e}, ctx), outMap,
+                      acc);
+    Value out = tensor::CollapseShapeOp::create(
+        b, loc, toElementType(b, loc, acc, elem),
+        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+    Value kNew = toCacheLayout(b, loc, k);
+    Value vNew = toCacheLayout(b, loc, v);
+    rewriter.replaceOp(
+        op, {castTo(b, loc, out, op.getResult().getType()),
+             castTo(b, loc, kNew, op.getKNew().getType()),
+             castTo(b, loc, vNew, op.getVNew().getType())});
+    return success();
+  }
+};
+
 } // namespace
 
 void tlm::populateAttentionLoweringPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerRoPE, LowerSDPA, LowerAttention>(patterns.getContext());
+  patterns.add<LowerRoPE, LowerSDPA, LowerAttention, LowerCachedAttention>(
+      patterns.getContext());
 }

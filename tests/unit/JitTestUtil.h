@@ -188,10 +188,19 @@ inline std::string clip(const std::string &text, size_t n = 4000) {
   return text.size() <= n ? text : text.substr(0, n) + "\n...";
 }
 
+/// LLVM optimisation level of the per-op shape sweeps. Codegen dominates
+/// their run time (O3 is 4-8x slower on modules of many small functions)
+/// while the numerics come from the tlm lowering, not from LLVM: no
+/// fast-math flags are set, so LLVM may not reassociate or contract f32 math
+/// and the results do not depend on the level. Whole blocks and LMs keep
+/// the default O3 that users run.
+inline constexpr unsigned kSweepOptLevel = 0;
+
 /// Parses and JIT-compiles `text`; on failure records a gtest failure with
 /// the diagnostics and returns null.
-inline std::unique_ptr<runtime::Jit> compileText(mlir::MLIRContext &ctx,
-                                                 const std::string &text) {
+inline std::unique_ptr<runtime::Jit>
+compileText(mlir::MLIRContext &ctx, const std::string &text,
+            const runtime::JitOptions &options = {}) {
   std::string diags;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   {
@@ -207,7 +216,7 @@ inline std::unique_ptr<runtime::Jit> compileText(mlir::MLIRContext &ctx,
     return nullptr;
   }
   llvm::Expected<std::unique_ptr<runtime::Jit>> jit =
-      runtime::Jit::compile(std::move(module));
+      runtime::Jit::compile(std::move(module), options);
   if (!jit) {
     ADD_FAILURE() << "compile failed: " << llvm::toString(jit.takeError())
                   << "\nin:\n"
@@ -236,14 +245,17 @@ inline Tensor callEntry(runtime::Jit &jit, const std::string &entry,
   return out;
 }
 
-/// Compiles every case as one module, calls each entry and compares its
-/// output with the reference under `tol`.
-inline void runCases(std::vector<Case> &cases, Tolerance tol) {
+/// Compiles every case as one module at `optLevel`, calls each entry and
+/// compares its output with the reference under `tol`.
+inline void runCases(std::vector<Case> &cases, Tolerance tol,
+                     unsigned optLevel = 3) {
   std::string text;
   for (const Case &c : cases)
     text += c.text;
   std::unique_ptr<mlir::MLIRContext> ctx = makeContext();
-  std::unique_ptr<runtime::Jit> jit = compileText(*ctx, text);
+  runtime::JitOptions options;
+  options.optLevel = optLevel;
+  std::unique_ptr<runtime::Jit> jit = compileText(*ctx, text, options);
   ASSERT_TRUE(jit) << "no JIT for " << cases.size() << " cases";
   for (Case &c : cases) {
     SCOPED_TRACE(c.what);

@@ -1,0 +1,87 @@
+//===- Init.cpp - seeded weight initialisation ----------------------------===//
+
+#include "lib/model/Init.h"
+
+#include <cmath>
+
+namespace tlm::model {
+
+namespace {
+/// SplitMix64 (Steele, Lea, Flood 2014): tiny, fast, and fully specified.
+class SplitMix64 {
+public:
+  explicit SplitMix64(uint64_t seed) : state_(seed) {}
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in the open interval (0, 1), so log() below is finite.
+  double uniform() { return ((next() >> 11) + 0.5) * 0x1.0p-53; }
+
+private:
+  uint64_t state_;
+};
+
+/// Standard normals by Box-Muller, two per pair of uniforms.
+class Normal {
+public:
+  explicit Normal(uint64_t seed) : rng_(seed) {}
+  double next() {
+    if (hasSpare_) {
+      hasSpare_ = false;
+      return spare_;
+    }
+    double r = std::sqrt(-2.0 * std::log(rng_.uniform()));
+    double phi = 2.0 * M_PI * rng_.uniform();
+    spare_ = r * std::sin(phi);
+    hasSpare_ = true;
+    return r * std::cos(phi);
+  }
+
+private:
+  SplitMix64 rng_;
+  double spare_ = 0;
+  bool hasSpare_ = false;
+};
+
+void fill(std::vector<float> &out, Normal &normal, double sigma, double cut) {
+  for (float &v : out) {
+    double z;
+    do
+      z = normal.next();
+    while (cut > 0 && std::fabs(z) > cut);
+    v = static_cast<float>(z * sigma);
+  }
+}
+} // namespace
+
+std::vector<std::vector<float>> initWeights(const Config &config,
+                                            uint64_t seed, InitScheme scheme) {
+  std::vector<WeightSpec> specs = weightSpecs(config);
+  std::vector<std::vector<float>> weights;
+  weights.reserve(specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const WeightSpec &s = specs[i];
+    int64_t n = 1;
+    for (int64_t d : s.shape)
+      n *= d;
+    std::vector<float> w(n);
+    if (s.shape.size() == 1) {
+      std::fill(w.begin(), w.end(), 1.0f); // RMSNorm gain
+    } else {
+      Normal normal(seed * 0x9E3779B97F4A7C15ull + i);
+      if (scheme == InitScheme::GPT2)
+        fill(w, normal, 0.02, /*cut=*/0);
+      else if (s.name == "token_embeddings.weight")
+        fill(w, normal, 1.0, 3.0);
+      else
+        fill(w, normal, std::sqrt(2.0 / double(s.shape[0] + s.shape[1])), 3.0);
+    }
+    weights.push_back(std::move(w));
+  }
+  return weights;
+}
+
+} // namespace tlm::model

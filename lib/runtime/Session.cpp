@@ -1,0 +1,72 @@
+//===- Session.cpp - a compiled model with bound weights and a KV cache ---===//
+
+#include "lib/runtime/Session.h"
+
+#include "lib/model/Builder.h"
+
+namespace tlm::runtime {
+
+llvm::Expected<std::unique_ptr<Session>>
+Session::create(const model::Config &config, std::vector<const float *> weights,
+                const SessionOptions &options) {
+  std::vector<model::WeightSpec> specs = model::weightSpecs(config);
+  assert(weights.size() == specs.size() && "one pointer per weight spec");
+  std::unique_ptr<Session> s(new Session(config));
+  s->batch_ = options.batch;
+  s->weights_ = std::move(weights);
+  for (const model::WeightSpec &w : specs)
+    s->weightShapes_.push_back(w.shape);
+  s->cache_.assign(2 * config.numLayers,
+                   std::vector<float>(config.contextLength * options.batch *
+                                      config.kvDim()));
+
+  mlir::DialectRegistry registry;
+  registerAll(registry);
+  s->context_ = std::make_unique<mlir::MLIRContext>(registry);
+  s->context_->loadAllAvailableDialects();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::ModuleOp::create(mlir::UnknownLoc::get(s->context_.get()));
+  model::addGenerationFunctions(*module, config);
+  auto jit = Jit::compile(std::move(module), options.jit);
+  if (!jit)
+    return jit.takeError();
+  s->jit_ = std::move(*jit);
+  return s;
+}
+
+llvm::Error Session::step(const int64_t *ids, int64_t seq, float *logits) {
+  const model::Config &c = config_;
+  if (seq < 1)
+    return llvm::createStringError("a step needs at least one token");
+  if (position_ + seq > c.contextLength)
+    return llvm::createStringError(
+        "sequence of " + std::to_string(position_ + seq) +
+        " tokens exceeds context_length (" + std::to_string(c.contextLength) +
+        ")");
+  for (int64_t i = 0; i < batch_ * seq; ++i)
+    if (ids[i] < 0 || ids[i] >= c.vocabSize)
+      return llvm::createStringError(
+          "token id " + std::to_string(ids[i]) + " at position " +
+          std::to_string(i % seq) + " is out of range [0, " +
+          std::to_string(c.vocabSize) + ")");
+
+  int64_t rowFloats = batch_ * c.kvDim();
+  std::vector<TensorRef> args;
+  args.push_back({const_cast<int64_t *>(ids), {batch_, seq}});
+  for (std::vector<float> &buf : cache_)
+    args.push_back({buf.data(), {position_, batch_, c.kvDim()}});
+  for (size_t i = 0; i < weights_.size(); ++i)
+    args.push_back({const_cast<float *>(weights_[i]), weightShapes_[i]});
+  args.push_back({logits, {batch_, seq, c.vocabSize}});
+  // This step's rows land right after the past ones: no copy.
+  for (std::vector<float> &buf : cache_)
+    args.push_back({buf.data() + position_ * rowFloats,
+                    {seq, batch_, c.kvDim()}});
+  bool decode = seq == 1 && position_ > 0;
+  if (llvm::Error err = jit_->call(decode ? "decode" : "prefill", args))
+    return err;
+  position_ += seq;
+  return llvm::Error::success();
+}
+
+} // namespace tlm::runtime

@@ -1,0 +1,63 @@
+//===- Session.h - a compiled model with bound weights and a KV cache -*- C++ -*-===//
+//
+// Compiles a config's prefill and decode entries once, binds the weights
+// (never copied: the caller keeps them alive), and owns the KV cache: one
+// position-major (context_length, batch, kv_dim) buffer per layer for keys
+// and one for values. Prefill writes rows [T, T+S) of each; decode one row.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TLM_RUNTIME_SESSION_H
+#define TLM_RUNTIME_SESSION_H
+
+#include "lib/model/Config.h"
+#include "lib/runtime/Jit.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <memory>
+#include <vector>
+
+namespace tlm::runtime {
+
+struct SessionOptions {
+  int64_t batch = 1;
+  JitOptions jit;
+};
+
+class Session {
+public:
+  /// `weights` are in model::weightSpecs order, each a dense f32 tensor of
+  /// the spec's shape, and must outlive the session.
+  static llvm::Expected<std::unique_ptr<Session>>
+  create(const model::Config &config, std::vector<const float *> weights,
+         const SessionOptions &options = {});
+
+  /// Runs `seq` new tokens per sequence (`ids` is (batch, seq)) at positions
+  /// position()..position()+seq-1, appends their keys/values to the cache
+  /// and writes logits (batch, seq, vocab). Uses the decode entry when
+  /// seq == 1 and the cache is not empty.
+  llvm::Error step(const int64_t *ids, int64_t seq, float *logits);
+
+  /// Forgets the cache: the next step starts at position 0.
+  void reset() { position_ = 0; }
+  int64_t position() const { return position_; }
+  int64_t batch() const { return batch_; }
+  const model::Config &config() const { return config_; }
+  const Jit &jit() const { return *jit_; }
+
+private:
+  Session(const model::Config &config) : config_(config) {}
+  model::Config config_;
+  int64_t batch_ = 1;
+  int64_t position_ = 0;
+  std::vector<const float *> weights_;
+  std::vector<std::vector<int64_t>> weightShapes_;
+  /// Keys then values of each layer, (context_length, batch, kv_dim).
+  std::vector<std::vector<float>> cache_;
+  std::unique_ptr<mlir::MLIRContext> context_;
+  std::unique_ptr<Jit> jit_;
+};
+
+} // namespace tlm::runtime
+
+#endif // TLM_RUNTIME_SESSION_H

@@ -1,0 +1,218 @@
+//===- KvCacheTest.cpp - prefill + decode equals one forward --------------===//
+//
+// For random small configs (GQA, every switch) with seeded weights: the
+// whole-sequence step matches the C++ reference LM; prefill of n tokens then
+// one-token decode steps reproduce the whole-sequence logits at every
+// position; a prefix gives the prefix rows (causality).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/model/Init.h"
+#include "lib/runtime/Session.h"
+#include "tests/unit/Reference.h"
+#include "tests/unit/Tolerances.h"
+
+#include <random>
+
+#include <gtest/gtest.h>
+
+using namespace tlm;
+using tlm::test::allClose;
+using tlm::test::Tolerance;
+
+namespace {
+
+/// The spec's KV-cache tolerance: abs 1e-4 + rel 1e-4.
+constexpr Tolerance kCache{1e-4, 1e-4};
+
+/// The reference's view of the same weights, matched by name.
+ref::LMWeights refWeights(const model::Config &c,
+                          const std::vector<std::vector<float>> &w) {
+  ref::LMWeights r;
+  r.layers.resize(c.numLayers);
+  std::vector<model::WeightSpec> specs = model::weightSpecs(c);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const std::string &n = specs[i].name;
+    if (n == "token_embeddings.weight")
+      r.tokenEmbeddings = w[i];
+    else if (n == "ln_final.weight")
+      r.lnFinal = w[i];
+    else if (n == "lm_head.weight")
+      r.lmHead = w[i];
+    else {
+      size_t dot = n.find('.', 7);
+      ref::BlockWeights &b = r.layers[std::stoi(n.substr(7, dot - 7))];
+      std::string key = n.substr(dot + 1);
+      ref::Tensor *fields[] = {&b.qProj, &b.kProj, &b.vProj, &b.outputProj,
+                               &b.ln1,   &b.ln2,   &b.w1,    &b.w2,
+                               &b.w3};
+      const char *keys[] = {"attn.q_proj.weight", "attn.k_proj.weight",
+                            "attn.v_proj.weight", "attn.output_proj.weight",
+                            "ln1.weight",         "ln2.weight",
+                            "ffn.w1.weight",      "ffn.w2.weight",
+                            "ffn.w3.weight"};
+      for (size_t f = 0; f < 9; ++f)
+        if (key == keys[f])
+          *fields[f] = w[i];
+    }
+  }
+  return r;
+}
+
+ref::ModelConfig refConfig(const model::Config &c) {
+  ref::ModelConfig r;
+  r.vocabSize = c.vocabSize;
+  r.dModel = c.dModel;
+  r.numLayers = c.numLayers;
+  r.numHeads = c.numHeads;
+  r.numKvHeads = c.kvHeads();
+  r.dFF = c.dFF;
+  r.ropeTheta = c.ropeTheta;
+  r.eps = c.rmsNormEps;
+  r.useRmsnorm = c.useRMSNorm;
+  r.normPosition = c.postNorm ? ref::NormPosition::Post : ref::NormPosition::Pre;
+  r.useRope = c.useRope;
+  r.useSwiglu = c.useSwiGLU;
+  r.tieEmbeddings = c.tieEmbeddings;
+  return r;
+}
+
+struct Case {
+  const char *name;
+  model::Config config;
+};
+
+std::vector<Case> cases() {
+  auto base = [](int64_t heads, int64_t kvHeads) {
+    model::Config c;
+    c.vocabSize = 37;
+    c.contextLength = 12;
+    c.dModel = 8 * heads;
+    c.numLayers = 2;
+    c.numHeads = heads;
+    c.numKvHeads = kvHeads;
+    c.dFF = 24;
+    return c;
+  };
+  std::vector<Case> out = {{"mha", base(2, 2)},
+                           {"gqa2", base(4, 2)},
+                           {"gqa4", base(4, 1)}};
+  Case post{"post_norm", base(2, 1)};
+  post.config.postNorm = true;
+  Case noNorm{"no_rmsnorm", base(2, 2)};
+  noNorm.config.useRMSNorm = false;
+  Case noRope{"no_rope", base(2, 2)};
+  noRope.config.useRope = false;
+  Case silu{"ffn_silu", base(2, 2)};
+  silu.config.useSwiGLU = false;
+  Case tied{"tied", base(2, 2)};
+  tied.config.tieEmbeddings = true;
+  out.insert(out.end(), {post, noNorm, noRope, silu, tied});
+  return out;
+}
+
+class KvCache : public ::testing::TestWithParam<Case> {};
+
+TEST_P(KvCache, PrefillThenDecodeMatchesForwardAndReference) {
+  const model::Config &c = GetParam().config;
+  const int64_t batch = 2, seq = 9, prompt = 4, vocab = c.vocabSize;
+  std::vector<std::vector<float>> w =
+      model::initWeights(c, /*seed=*/7, model::InitScheme::Module);
+  std::vector<const float *> ptrs;
+  for (const auto &t : w)
+    ptrs.push_back(t.data());
+  auto session = runtime::Session::create(c, ptrs, {batch, {}});
+  ASSERT_TRUE(bool(session)) << llvm::toString(session.takeError());
+  runtime::Session &s = **session;
+  std::printf("[kv-cache] %s: pipeline %.0f ms, codegen %.0f ms\n",
+              GetParam().name, s.jit().pipelineMs(), s.jit().codegenMs());
+
+  std::mt19937 rng(3);
+  std::vector<int64_t> ids(batch * seq);
+  for (int64_t &id : ids)
+    id = std::uniform_int_distribution<int64_t>(0, vocab - 1)(rng);
+
+  // One step over the whole sequence, against the reference.
+  std::vector<float> full(batch * seq * vocab);
+  ASSERT_FALSE(bool(s.step(ids.data(), seq, full.data())));
+  ref::Tensor expected =
+      ref::lm(ids, batch, seq, refConfig(c), refWeights(c, w));
+  EXPECT_TRUE(allClose(full, expected, tlm::test::tol::kBlock));
+
+  // Prefill `prompt` tokens, then decode one at a time.
+  s.reset();
+  std::vector<int64_t> head(batch * prompt);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < prompt; ++i)
+      head[b * prompt + i] = ids[b * seq + i];
+  std::vector<float> pre(batch * prompt * vocab);
+  ASSERT_FALSE(bool(s.step(head.data(), prompt, pre.data())));
+  for (int64_t b = 0; b < batch; ++b) {
+    // Causality: the prefix rows equal the full run's first rows.
+    std::vector<float> want(full.begin() + b * seq * vocab,
+                            full.begin() + (b * seq + prompt) * vocab);
+    EXPECT_TRUE(allClose(pre.data() + b * prompt * vocab, want, kCache))
+        << "prefill rows of sequence " << b;
+  }
+  for (int64_t pos = prompt; pos < seq; ++pos) {
+    std::vector<int64_t> tok(batch);
+    for (int64_t b = 0; b < batch; ++b)
+      tok[b] = ids[b * seq + pos];
+    std::vector<float> step(batch * vocab);
+    ASSERT_FALSE(bool(s.step(tok.data(), 1, step.data())));
+    for (int64_t b = 0; b < batch; ++b) {
+      std::vector<float> want(full.begin() + (b * seq + pos) * vocab,
+                              full.begin() + (b * seq + pos + 1) * vocab);
+      EXPECT_TRUE(allClose(step.data() + b * vocab, want, kCache))
+          << "decode at position " << pos << ", sequence " << b;
+    }
+  }
+  EXPECT_EQ(s.position(), seq);
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, KvCache, ::testing::ValuesIn(cases()),
+                         [](const auto &info) { return info.param.name; });
+
+TEST(Session, RejectsOutOfRangeTokensAndContextOverflow) {
+  model::Config c = cases()[0].config;
+  auto w = model::initWeights(c, 0, model::InitScheme::Module);
+  std::vector<const float *> ptrs;
+  for (const auto &t : w)
+    ptrs.push_back(t.data());
+  auto session = runtime::Session::create(c, ptrs);
+  ASSERT_TRUE(bool(session)) << llvm::toString(session.takeError());
+  std::vector<float> logits(c.contextLength * 2 * c.vocabSize);
+  std::vector<int64_t> bad = {1, c.vocabSize};
+  llvm::Error err = (*session)->step(bad.data(), 2, logits.data());
+  EXPECT_EQ(llvm::toString(std::move(err)),
+            "token id 37 at position 1 is out of range [0, 37)");
+  std::vector<int64_t> tooLong(c.contextLength + 1, 0);
+  err = (*session)->step(tooLong.data(), tooLong.size(), logits.data());
+  EXPECT_EQ(llvm::toString(std::move(err)),
+            "sequence of 13 tokens exceeds context_length (12)");
+}
+
+TEST(Init, SeededAndDeterministic) {
+  model::Config c = cases()[1].config;
+  auto a = model::initWeights(c, 5, model::InitScheme::Module);
+  auto b = model::initWeights(c, 5, model::InitScheme::Module);
+  auto d = model::initWeights(c, 6, model::InitScheme::Module);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, d);
+  // Truncation: every linear weight lies within 3σ.
+  std::vector<model::WeightSpec> specs = model::weightSpecs(c);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (specs[i].shape.size() == 1) {
+      for (float v : a[i])
+        EXPECT_EQ(v, 1.0f) << specs[i].name;
+      continue;
+    }
+    double sigma = specs[i].name == "token_embeddings.weight"
+                       ? 1.0
+                       : std::sqrt(2.0 / (specs[i].shape[0] + specs[i].shape[1]));
+    for (float v : a[i])
+      EXPECT_LE(std::fabs(v), 3 * sigma + 1e-6) << specs[i].name;
+  }
+}
+
+} // namespace
