@@ -40,6 +40,9 @@ void tlm::buildCpuPipeline(OpPassManager &pm) {
   pm.addPass(bufferization::createOneShotBufferizePass(bufOpts));
   bufferization::BufferDeallocationPipelineOptions deallocOpts;
   bufferization::buildBufferDeallocationPipeline(pm, deallocOpts);
+  // Private functions (the shared block) return fresh buffers; the
+  // ownership-based deallocation clones them, and clones become alloc+copy.
+  pm.addPass(createConvertBufferizationToMemRefPass());
 
   // 3. Loops, then LLVM.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());

@@ -112,6 +112,47 @@ Value emitBlock(OpBuilder &b, Location loc, const Config &c, Value x,
   return add(b, loc, h, ffn(b, loc, c, norm(b, loc, c, h, w.ln2), w));
 }
 
+static SmallVector<Type> weightTypes(OpBuilder &b,
+                                     const std::vector<WeightSpec> &specs);
+
+/// `@block(x, [k_past, v_past,] weights...) -> (y [, k_new, v_new])`, made
+/// once per module.
+static func::FuncOp getOrCreateBlockFunction(ModuleOp module, const Config &c,
+                                             bool cached) {
+  StringRef name = cached ? "block_cached" : "block";
+  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
+    return fn;
+  OpBuilder b(module.getBodyRegion());
+  b.setInsertionPointToStart(module.getBody());
+  Location loc = b.getUnknownLoc();
+  auto act = tensorOf(b, {kDyn, kDyn, c.dModel});
+  auto rows = tensorOf(b, {kDyn, kDyn, c.kvDim()});
+  SmallVector<Type> inputs{act}, results{act};
+  if (cached) {
+    inputs.append({rows, rows});
+    results.append({rows, rows});
+  }
+  llvm::append_range(inputs, weightTypes(b, blockWeightSpecs(c)));
+  auto fn =
+      func::FuncOp::create(b, loc, name, b.getFunctionType(inputs, results));
+  fn.setPrivate();
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  ValueRange args = entry->getArguments();
+  BlockCache cache;
+  if (cached) {
+    cache.kPast = args[1];
+    cache.vPast = args[2];
+  }
+  Value y = emitBlock(b, loc, c, args[0], args.drop_front(cached ? 3 : 1),
+                      cached ? &cache : nullptr);
+  SmallVector<Value> outs{y};
+  if (cached)
+    outs.append({cache.kNew, cache.vNew});
+  func::ReturnOp::create(b, loc, outs);
+  return fn;
+}
+
 /// Embedding, the blocks (incremental when `caches` is non-empty), the final
 /// norm and the LM head: logits (batch, seq, vocab).
 static Value emitModel(OpBuilder &b, Location loc, const Config &c, Value ids,
@@ -124,9 +165,23 @@ static Value emitModel(OpBuilder &b, Location loc, const Config &c, Value ids,
   x = castTo(b, loc, x, tensorOf(b, {kDyn, kDyn, c.dModel}));
   size_t perBlock = blockWeightSpecs(c).size();
   size_t next = 1;
-  for (int64_t i = 0; i < c.numLayers; ++i, next += perBlock)
-    x = emitBlock(b, loc, c, x, w.slice(next, perBlock),
-                  caches.empty() ? nullptr : &caches[i]);
+  // Every layer runs the same code on its own weights: one private block
+  // function called per layer keeps the module (and JIT time) independent
+  // of num_layers.
+  auto module = b.getBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  func::FuncOp blockFn = getOrCreateBlockFunction(module, c, !caches.empty());
+  for (int64_t i = 0; i < c.numLayers; ++i, next += perBlock) {
+    SmallVector<Value> args{x};
+    if (!caches.empty())
+      args.append({caches[i].kPast, caches[i].vPast});
+    llvm::append_range(args, w.slice(next, perBlock));
+    auto call = func::CallOp::create(b, loc, blockFn, args);
+    x = call.getResult(0);
+    if (!caches.empty()) {
+      caches[i].kNew = call.getResult(1);
+      caches[i].vNew = call.getResult(2);
+    }
+  }
   if (c.useRMSNorm)
     x = norm(b, loc, c, x, w[next++]);
   Value head = c.tieEmbeddings ? embedding : w[next++];
@@ -211,9 +266,39 @@ void addStepFunction(ModuleOp module, const Config &c, llvm::StringRef name,
   func::ReturnOp::create(b, loc, outs);
 }
 
+/// A public entry whose ids have `seq` columns, forwarding to `@step`. The
+/// two entries share one private body, so the model is compiled once.
+static void addStepEntry(ModuleOp module, func::FuncOp step,
+                         llvm::StringRef name, int64_t seq) {
+  OpBuilder b(module.getBodyRegion());
+  b.setInsertionPointToEnd(module.getBody());
+  Location loc = b.getUnknownLoc();
+  FunctionType stepType = step.getFunctionType();
+  SmallVector<Type> inputs(stepType.getInputs()),
+      results(stepType.getResults());
+  auto idsType = cast<RankedTensorType>(inputs[0]);
+  auto logitsType = cast<RankedTensorType>(results[0]);
+  inputs[0] = RankedTensorType::get({kDyn, seq}, idsType.getElementType());
+  results[0] = RankedTensorType::get({kDyn, seq, logitsType.getDimSize(2)},
+                                     logitsType.getElementType());
+  auto func =
+      func::FuncOp::create(b, loc, name, b.getFunctionType(inputs, results));
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  SmallVector<Value> args(entry->getArguments());
+  args[0] = castTo(b, loc, args[0], idsType);
+  auto call = func::CallOp::create(b, loc, step, args);
+  SmallVector<Value> outs(call.getResults());
+  outs[0] = castTo(b, loc, outs[0], results[0]);
+  func::ReturnOp::create(b, loc, outs);
+}
+
 void addGenerationFunctions(ModuleOp module, const Config &c) {
-  addStepFunction(module, c, "prefill", kDyn);
-  addStepFunction(module, c, "decode", 1);
+  addStepFunction(module, c, "step", kDyn);
+  auto step = module.lookupSymbol<func::FuncOp>("step");
+  step.setPrivate();
+  addStepEntry(module, step, "prefill", kDyn);
+  addStepEntry(module, step, "decode", 1);
 }
 
 } // namespace tlm::model

@@ -46,7 +46,8 @@ void addForwardFunction(mlir::ModuleOp module, const Config &config,
 void addStepFunction(mlir::ModuleOp module, const Config &config,
                      llvm::StringRef name, int64_t seq);
 
-/// The prefill (dynamic S) and decode (S = 1) step entries.
+/// The prefill (dynamic S) and decode (S = 1) entries, both calling one
+/// private `@step` built by addStepFunction.
 void addGenerationFunctions(mlir::ModuleOp module, const Config &config);
 
 } // namespace tlm::model

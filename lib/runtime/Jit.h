@@ -13,9 +13,11 @@
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -37,6 +39,9 @@ struct JitOptions {
   unsigned optLevel = 3;
   /// Print the IR after each pass of the pipeline (debugging).
   bool printIR = false;
+  /// Lets a tool apply its command-line options (--mlir-timing, IR
+  /// printing, ...) to the pass manager before it runs.
+  std::function<mlir::LogicalResult(mlir::PassManager &)> configurePassManager;
 };
 
 class Jit {
@@ -61,6 +66,8 @@ private:
     /// Shapes (with mlir::ShapedType::kDynamic) of inputs then outputs.
     std::vector<std::vector<int64_t>> shapes;
     unsigned numInputs = 0;
+    /// The packed C-interface wrapper, resolved (and compiled) up front.
+    void (*packed)(void **) = nullptr;
   };
 
   Jit() = default;

@@ -70,7 +70,8 @@ struct Buffer {
 
   std::string type() const { return tensorType(shape, isInt ? "i64" : "f32"); }
   void *data() {
-    return isInt ? static_cast<void *>(i.data()) : static_cast<void *>(f.data());
+    return isInt ? static_cast<void *>(i.data())
+                 : static_cast<void *>(f.data());
   }
 };
 
@@ -105,8 +106,10 @@ public:
   /// An f32 buffer of uniform values in [-scale, scale).
   Buffer f32(const Shape &shape, double scale = 1.0,
              const std::string &name = "") {
-    Buffer b{shape, false, uniform(ref::numElements(shape), -scale, scale), {},
-             name};
+    Buffer b;
+    b.shape = shape;
+    b.f = uniform(ref::numElements(shape), -scale, scale);
+    b.name = name;
     return b;
   }
   /// A (d_out, d_in) weight scaled so outputs stay of order one.
@@ -132,8 +135,8 @@ public:
 
 /// One entry to compile, call and check.
 struct Case {
-  std::string entry;  ///< function name, without `@`
-  std::string text;   ///< its `func.func`
+  std::string entry; ///< function name, without `@`
+  std::string text;  ///< its `func.func`
   std::vector<Buffer> inputs;
   Shape outShape;
   Tensor expected;
@@ -144,8 +147,7 @@ struct Case {
 /// unnamed inputs are named `a<position>`.
 inline std::string makeFunc(const std::string &entry,
                             std::vector<Buffer> &inputs,
-                            const std::string &body,
-                            const std::string &result,
+                            const std::string &body, const std::string &result,
                             const std::string &resultType) {
   std::string s = "func.func @" + entry + "(";
   for (size_t n = 0; n < inputs.size(); ++n) {

@@ -101,16 +101,15 @@ void checkFFN(uint32_t seed, bool gated) {
     Buffer w3 = rng.weight(dFF, dModel);
     std::string types = x.type() + ", " + w1.type() + ", " + w2.type();
     if (gated)
-      cases.push_back(opCase(
-          n, {x, w1, w2, w3}, x.shape,
-          "tlm.swiglu %a0, %a1, %a2, %a3 : (" + types + ", " + w3.type() +
-              ") -> " + x.type(),
-          ref::swiglu(x.f, w1.f, w2.f, w3.f, dModel, dFF)));
+      cases.push_back(opCase(n, {x, w1, w2, w3}, x.shape,
+                             "tlm.swiglu %a0, %a1, %a2, %a3 : (" + types +
+                                 ", " + w3.type() + ") -> " + x.type(),
+                             ref::swiglu(x.f, w1.f, w2.f, w3.f, dModel, dFF)));
     else
-      cases.push_back(opCase(n, {x, w1, w2}, x.shape,
-                             "tlm.silu_ffn %a0, %a1, %a2 : (" + types +
-                                 ") -> " + x.type(),
-                             ref::siluFfn(x.f, w1.f, w2.f, dModel, dFF)));
+      cases.push_back(
+          opCase(n, {x, w1, w2}, x.shape,
+                 "tlm.silu_ffn %a0, %a1, %a2 : (" + types + ") -> " + x.type(),
+                 ref::siluFfn(x.f, w1.f, w2.f, dModel, dFF)));
   }
   runCases(cases, tol::kMatmul, kSweepOptLevel);
 }
@@ -136,10 +135,9 @@ void checkRoPE(uint32_t seed, bool explicitPos) {
     std::string attr = " {theta = " + f64Attr(theta) + "} : ";
     if (!explicitPos) {
       Index pos = ref::defaultPositions(ref::numElements(dims), dims.back());
-      cases.push_back(opCase(n, {x}, x.shape,
-                             "tlm.rope %a0" + attr + x.type() + " -> " +
-                                 x.type(),
-                             ref::rope(x.f, d, pos, theta)));
+      cases.push_back(opCase(
+          n, {x}, x.shape, "tlm.rope %a0" + attr + x.type() + " -> " + x.type(),
+          ref::rope(x.f, d, pos, theta)));
       continue;
     }
     // The last `rank` dims of (lead..., seq), some squeezed to 1.
@@ -173,9 +171,7 @@ void checkSdpa(uint32_t seed, SdpaMode mode) {
     bool tiny = n == 0;
     Shape lead = tiny ? Shape{} : rng.lead(0, 2, 3);
     int64_t sk = tiny ? 1 : rng.between(1, 11);
-    int64_t sq = tiny ? 1
-                 : mode == SdpaMode::Causal ? rng.between(1, sk)
-                                            : rng.between(1, 9);
+    int64_t sq = tiny ? 1 : rng.between(1, mode == SdpaMode::Causal ? sk : 9);
     int64_t d = tiny ? 1 : rng.between(1, 16);
     int64_t dv = tiny ? 1 : rng.between(1, 16);
     double scale = rng.pick<double>({1.0, 3.0});
@@ -192,20 +188,19 @@ void checkSdpa(uint32_t seed, SdpaMode mode) {
         x = rng.pick<int64_t>({0, 0, 1, 1, 3, -2});
       for (int64_t row = 0; row < batch * sq; ++row)
         m.i[row * sk + rng.between(0, sk - 1)] = 1;
-      cases.push_back(opCase(n, {q, k, v, m}, out,
-                             "tlm.sdpa %a0, %a1, %a2 mask %a3 : (" + types +
-                                 ", " + m.type() + ") -> " + tensorType(out),
-                             ref::sdpa(q.f, k.f, v.f, batch, sq, sk, d, dv,
-                                       &m.i, false)));
+      cases.push_back(
+          opCase(n, {q, k, v, m}, out,
+                 "tlm.sdpa %a0, %a1, %a2 mask %a3 : (" + types + ", " +
+                     m.type() + ") -> " + tensorType(out),
+                 ref::sdpa(q.f, k.f, v.f, batch, sq, sk, d, dv, &m.i, false)));
       continue;
     }
     bool causal = mode == SdpaMode::Causal;
-    cases.push_back(opCase(n, {q, k, v}, out,
-                           std::string("tlm.sdpa %a0, %a1, %a2 ") +
-                               (causal ? "{causal} " : "") + ": (" + types +
-                               ") -> " + tensorType(out),
-                           ref::sdpa(q.f, k.f, v.f, batch, sq, sk, d, dv,
-                                     nullptr, causal)));
+    cases.push_back(opCase(
+        n, {q, k, v}, out,
+        std::string("tlm.sdpa %a0, %a1, %a2 ") + (causal ? "{causal} " : "") +
+            ": (" + types + ") -> " + tensorType(out),
+        ref::sdpa(q.f, k.f, v.f, batch, sq, sk, d, dv, nullptr, causal)));
   }
   runCases(cases, tol::kAttention, kSweepOptLevel);
 }
@@ -280,8 +275,8 @@ TEST(OpNumerics, SiLU) {
     Shape shape = n == 0 ? Shape{1} : rng.lead(1, 4, 7);
     // Past ±88 exp(-x) overflows f32: SiLU must still give x or -0.
     Buffer x = rng.f32(shape, rng.pick<double>({1.0, 8.0, 120.0}));
-    cases.push_back(opCase(n, {x}, shape, "tlm.silu %a0 : " + x.type(),
-                           ref::silu(x.f)));
+    cases.push_back(
+        opCase(n, {x}, shape, "tlm.silu %a0 : " + x.type(), ref::silu(x.f)));
   }
   runCases(cases, tol::kElementwise, kSweepOptLevel);
 }
@@ -290,8 +285,8 @@ TEST(OpNumerics, Softmax) {
   Rng rng(115);
   std::vector<Case> cases;
   for (size_t n = 0; n < kCases; ++n) {
-    Shape shape = n == 0 ? Shape{1} : cat(rng.lead(0, 2, 5),
-                                          {rng.between(1, 48)});
+    Shape shape =
+        n == 0 ? Shape{1} : cat(rng.lead(0, 2, 5), {rng.between(1, 48)});
     // Past 88 exp overflows f32 unless the row max is subtracted.
     Buffer x = rng.f32(shape, rng.pick<double>({1.0, 4.0, 200.0}));
     cases.push_back(opCase(n, {x}, shape, "tlm.softmax %a0 : " + x.type(),
@@ -311,11 +306,10 @@ TEST(OpNumerics, CrossEntropy) {
     Buffer logits =
         rng.f32(cat(lead, {vocab}), rng.pick<double>({1.0, 10.0, 200.0}));
     Buffer t = rng.i64(lead, 0, vocab - 1);
-    cases.push_back(opCase(
-        n, {logits, t}, {},
-        "tlm.cross_entropy %a0, %a1 : (" + logits.type() + ", " + t.type() +
-            ") -> tensor<f32>",
-        {ref::crossEntropy(logits.f, t.i, vocab)}));
+    cases.push_back(opCase(n, {logits, t}, {},
+                           "tlm.cross_entropy %a0, %a1 : (" + logits.type() +
+                               ", " + t.type() + ") -> tensor<f32>",
+                           {ref::crossEntropy(logits.f, t.i, vocab)}));
   }
   runCases(cases, tol::kLoss, kSweepOptLevel);
 }
@@ -347,8 +341,7 @@ func.func @attn(%q: tensor<?x?x8xf32>, %k: tensor<?x?x4xf32>, %v: tensor<?x?x4xf
                  std::to_string(bs[1]));
     std::vector<Buffer> lin{rng.f32(cat(bs, {16})), w};
     Tensor y = callEntry(*jit, "lin", lin, cat(bs, {8}));
-    EXPECT_TRUE(allClose(y, ref::linear(lin[0].f, w.f, 16, 8),
-                         tol::kMatmul));
+    EXPECT_TRUE(allClose(y, ref::linear(lin[0].f, w.f, 16, 8), tol::kMatmul));
 
     std::vector<Buffer> qkv{rng.f32(cat(bs, {8})), rng.f32(cat(bs, {4})),
                             rng.f32(cat(bs, {4}))};
@@ -399,8 +392,8 @@ func.func @g(%x: tensor<?x?x16xf32>, %w: tensor<8x16xf32>) -> tensor<?x?x8xf32> 
 
 TEST_F(JitCallErrors, WrongRankOrStaticSize) {
   auto args = [&](Shape xs, Shape ws, Shape ys) {
-    return std::vector<TensorRef>{{x.data(), xs}, {w.data(), ws},
-                                  {y.data(), ys}};
+    return std::vector<TensorRef>{
+        {x.data(), xs}, {w.data(), ws}, {y.data(), ys}};
   };
   expectCallError(*jit, "f", args({6, 16}, {8, 16}, {2, 3, 8}),
                   "input of rank 2 for rank 3");
@@ -423,9 +416,8 @@ TEST_F(JitCallErrors, WrongRankOrStaticSize) {
 }
 
 TEST_F(JitCallErrors, UnknownEntryOrArgumentCount) {
-  std::vector<TensorRef> full{{x.data(), {2, 3, 16}},
-                              {w.data(), {8, 16}},
-                              {y.data(), {2, 3, 8}}};
+  std::vector<TensorRef> full{
+      {x.data(), {2, 3, 16}}, {w.data(), {8, 16}}, {y.data(), {2, 3, 8}}};
   expectCallError(*jit, "nope", full, "no such entry");
   expectCallError(*jit, "f", {full[0], full[1]}, "the output is missing");
   std::vector<TensorRef> extra = full;

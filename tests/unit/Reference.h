@@ -65,8 +65,7 @@ inline Tensor linear(const Tensor &x, const Tensor &w, int64_t dIn,
 }
 
 /// Embedding: y = E[ids], one row of `dModel` per id (ids must be in range).
-inline Tensor embedding(const Index &ids, const Tensor &table,
-                        int64_t dModel) {
+inline Tensor embedding(const Index &ids, const Tensor &table, int64_t dModel) {
   [[maybe_unused]] int64_t vocab = numRows(table, dModel);
   Tensor y(ids.size() * dModel);
   for (size_t t = 0; t < ids.size(); ++t) {
@@ -78,8 +77,7 @@ inline Tensor embedding(const Index &ids, const Tensor &table,
 }
 
 /// RMSNorm: y = x / sqrt(mean(x²) + eps) · g over the last dim `d`.
-inline Tensor rmsnorm(const Tensor &x, const Tensor &g, int64_t d,
-                      double eps) {
+inline Tensor rmsnorm(const Tensor &x, const Tensor &g, int64_t d, double eps) {
   assert(static_cast<int64_t>(g.size()) == d);
   int64_t rows = numRows(x, d);
   Tensor y(x.size());
@@ -198,9 +196,8 @@ inline Tensor rope(const Tensor &x, int64_t d, const Index &positions,
 /// -> (batch, sq, dv). `mask` (batch, sq, sk), nonzero = visible; or
 /// `causal`: query i sees keys j <= i + sk − sq; neither: every key visible.
 inline Tensor sdpa(const Tensor &q, const Tensor &k, const Tensor &v,
-                   int64_t batch, int64_t sq, int64_t sk, int64_t d,
-                   int64_t dv, const Index *mask = nullptr,
-                   bool causal = false) {
+                   int64_t batch, int64_t sq, int64_t sk, int64_t d, int64_t dv,
+                   const Index *mask = nullptr, bool causal = false) {
   assert(static_cast<int64_t>(q.size()) == batch * sq * d);
   assert(static_cast<int64_t>(k.size()) == batch * sk * d);
   assert(static_cast<int64_t>(v.size()) == batch * sk * dv);
@@ -217,8 +214,8 @@ inline Tensor sdpa(const Tensor &q, const Tensor &k, const Tensor &v,
                                 : true;
         double dot = 0.0;
         for (int64_t c = 0; c < d; ++c)
-          dot += double(q[(b * sq + i) * d + c]) *
-                 double(k[(b * sk + j) * d + c]);
+          dot +=
+              double(q[(b * sq + i) * d + c]) * double(k[(b * sk + j) * d + c]);
         p[j] = visible ? dot * scale : negInf;
       }
       softmaxRow(p.data(), sk);
@@ -358,8 +355,8 @@ struct BlockWeights {
 struct LMWeights {
   Tensor tokenEmbeddings; ///< token_embeddings.weight (vocab_size, d_model)
   std::vector<BlockWeights> layers; ///< layers.{i}.*
-  Tensor lnFinal;         ///< ln_final.weight (d_model); unused w/o RMSNorm
-  Tensor lmHead; ///< lm_head.weight (vocab_size, d_model); unused when tied
+  Tensor lnFinal; ///< ln_final.weight (d_model); unused w/o RMSNorm
+  Tensor lmHead;  ///< lm_head.weight (vocab_size, d_model); unused when tied
 };
 
 /// Norm1/Norm2/final norm: RMSNorm, or the identity when use_rmsnorm=false.

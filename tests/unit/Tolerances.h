@@ -77,8 +77,8 @@ inline ::testing::AssertionResult allClose(const float *actual,
   std::ostringstream os;
   os << std::setprecision(9) << bad << " of " << expected.size()
      << " elements differ (atol " << tol.atol << ", rtol " << tol.rtol
-     << "); first at index " << first << ": actual " << a << ", expected "
-     << e << " (|diff| " << std::fabs(a - e) << " > allowed "
+     << "); first at index " << first << ": actual " << a << ", expected " << e
+     << " (|diff| " << std::fabs(a - e) << " > allowed "
      << tol.atol + tol.rtol * std::fabs(e) << "); max abs error " << maxAbs;
   return ::testing::AssertionFailure() << os.str();
 }

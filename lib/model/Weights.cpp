@@ -1,0 +1,74 @@
+//===- Weights.cpp - the weights a model runs with ------------------------===//
+
+#include "lib/model/Weights.h"
+
+#include <map>
+
+namespace tlm::model {
+
+namespace {
+/// The canonical spelling of a checkpoint key.
+std::string canonicalName(llvm::StringRef name) {
+  name.consume_front("_orig_mod.");
+  std::string s = name.str();
+  if (size_t p = s.find(".attn.o_proj."); p != std::string::npos)
+    s.replace(p, 13, ".attn.output_proj.");
+  return s;
+}
+} // namespace
+
+llvm::Expected<Weights> Weights::load(const Config &config,
+                                      const std::string &path) {
+  auto file = io::SafeTensors::open(path);
+  if (!file)
+    return llvm::createStringError("weights: " +
+                                   llvm::toString(file.takeError()));
+  Weights w;
+  w.file_ = std::move(*file);
+  std::map<std::string, std::pair<std::string, const io::Tensor *>> byName;
+  for (const auto &[name, tensor] : w.file_->tensors()) {
+    std::string canon = canonicalName(name);
+    auto [it, inserted] = byName.try_emplace(canon, name, &tensor);
+    if (!inserted)
+      return llvm::createStringError("weights: tensors '" + it->second.first +
+                                     "' and '" + name + "' both name '" +
+                                     canon + "'");
+  }
+  for (const WeightSpec &spec : weightSpecs(config)) {
+    auto it = byName.find(spec.name);
+    if (it == byName.end())
+      return llvm::createStringError(
+          "weights: missing tensor '" + spec.name + "' (expected shape " +
+          io::shapeString(spec.shape) + ") in " + path);
+    const io::Tensor &t = *it->second.second;
+    if (t.dtype != io::DType::F32)
+      return llvm::createStringError(
+          "weights: tensor '" + it->second.first + "' has dtype " +
+          io::dtypeName(t.dtype).str() + ", expected F32");
+    if (t.shape != spec.shape)
+      return llvm::createStringError(
+          "weights: tensor '" + it->second.first + "' has shape " +
+          io::shapeString(t.shape) + ", expected " +
+          io::shapeString(spec.shape));
+    w.pointers_.push_back(t.f32());
+    w.bytes_ += t.bytes;
+    byName.erase(it);
+  }
+  if (!byName.empty())
+    return llvm::createStringError(
+        "weights: unexpected tensor '" + byName.begin()->second.first +
+        "' in " + path + " (not used by this config)");
+  return w;
+}
+
+Weights Weights::init(const Config &config, uint64_t seed, InitScheme scheme) {
+  Weights w;
+  w.owned_ = initWeights(config, seed, scheme);
+  for (const std::vector<float> &t : w.owned_) {
+    w.pointers_.push_back(t.data());
+    w.bytes_ += t.size() * sizeof(float);
+  }
+  return w;
+}
+
+} // namespace tlm::model

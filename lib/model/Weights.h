@@ -1,0 +1,42 @@
+//===- Weights.h - the weights a model runs with ----------------*- C++ -*-===//
+//
+// Either a safetensors file (names per spec/model.md; the `o_proj` alias and
+// a `_orig_mod.` prefix are accepted) or seeded initialisation. Either way
+// exactly one copy of each tensor lives in memory and the session binds it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TLM_MODEL_WEIGHTS_H
+#define TLM_MODEL_WEIGHTS_H
+
+#include "lib/io/SafeTensors.h"
+#include "lib/model/Config.h"
+#include "lib/model/Init.h"
+
+#include <optional>
+
+namespace tlm::model {
+
+class Weights {
+public:
+  /// Loads `path` and checks every tensor against `config`: a missing,
+  /// extra, mis-shaped or non-F32 tensor is an error naming it.
+  static llvm::Expected<Weights> load(const Config &config,
+                                      const std::string &path);
+  /// Seeded initialisation (see Init.h).
+  static Weights init(const Config &config, uint64_t seed, InitScheme scheme);
+
+  /// One pointer per weightSpecs entry, in order.
+  const std::vector<const float *> &pointers() const { return pointers_; }
+  /// Bytes of weight data held.
+  size_t bytes() const { return bytes_; }
+
+private:
+  std::optional<io::SafeTensors> file_;
+  std::vector<std::vector<float>> owned_;
+  std::vector<const float *> pointers_;
+  size_t bytes_ = 0;
+};
+
+} // namespace tlm::model
+
+#endif // TLM_MODEL_WEIGHTS_H

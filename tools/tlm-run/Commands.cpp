@@ -1,0 +1,485 @@
+//===- Commands.cpp - the tlm-run subcommands -----------------------------===//
+
+#include "tools/tlm-run/Options.h"
+
+#include "lib/io/SafeTensors.h"
+#include "lib/model/Builder.h"
+#include "lib/model/ConfigJson.h"
+#include "lib/model/Weights.h"
+#include "lib/runtime/Sampler.h"
+#include "lib/runtime/Session.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <sys/resource.h>
+
+namespace tlm::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+double peakRssMb() {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024.0; // Linux reports KiB
+}
+
+llvm::Expected<model::Config> loadConfig(const Options &o) {
+  if (o.config.empty())
+    return userError("--config is required");
+  auto config = model::loadConfig(o.config);
+  if (!config)
+    return asUserError(config.takeError());
+  return config;
+}
+
+/// Checks the flags every model-running command shares.
+llvm::Error checkRunFlags(const Options &o) {
+  if (o.threads < 1)
+    return userError("--threads must be >= 1, found " +
+                     llvm::Twine(o.threads));
+  if (o.target != "cpu" && o.target != "cuda")
+    return userError("--target must be cpu or cuda, found '" + o.target + "'");
+  if (o.target == "cuda")
+    return llvm::make_error<ExitError>(
+        3, "target cuda is not available: this build has no GPU backend yet");
+  if (o.init != "module" && o.init != "gpt2")
+    return userError("--init must be module or gpt2, found '" + o.init + "'");
+  return llvm::Error::success();
+}
+
+llvm::Expected<model::Weights> loadWeights(const Options &o,
+                                           const model::Config &c) {
+  if (o.weights.empty())
+    return model::Weights::init(c, o.seed,
+                                o.init == "gpt2" ? model::InitScheme::GPT2
+                                                 : model::InitScheme::Module);
+  auto w = model::Weights::load(c, o.weights);
+  if (!w)
+    return asUserError(w.takeError());
+  return w;
+}
+
+runtime::JitOptions jitOptions() {
+  runtime::JitOptions j;
+  j.configurePassManager = [](mlir::PassManager &pm) {
+    return mlir::applyPassManagerCLOptions(pm);
+  };
+  return j;
+}
+
+llvm::Expected<std::unique_ptr<runtime::Session>>
+makeSession(const model::Config &c, const model::Weights &w, int64_t batch) {
+  auto s = runtime::Session::create(c, w.pointers(), {batch, jitOptions()});
+  if (!s)
+    return llvm::make_error<ExitError>(2, "compilation failed: " +
+                                              llvm::toString(s.takeError()));
+  return s;
+}
+
+/// "1 2 3" or "1,2,3".
+llvm::Expected<std::vector<int64_t>> parseIds(llvm::StringRef flag,
+                                              llvm::StringRef text) {
+  std::vector<int64_t> ids;
+  std::string normalized = text.str();
+  std::replace(normalized.begin(), normalized.end(), ',', ' ');
+  llvm::SmallVector<llvm::StringRef> parts;
+  llvm::StringRef(normalized).split(parts, ' ', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef s : parts) {
+    s = s.trim();
+    if (s.empty())
+      continue;
+    long long v;
+    if (s.getAsInteger(10, v))
+      return userError("--" + flag + ": '" + s + "' is not an integer");
+    ids.push_back(v);
+  }
+  if (ids.empty())
+    return userError("--" + flag + " holds no token ids");
+  return ids;
+}
+
+/// A (batch, seq) token matrix.
+struct Tokens {
+  std::vector<int64_t> ids;
+  int64_t batch = 0, seq = 0;
+};
+
+/// Reads the integer `tokens` tensor (or the file's only integer tensor).
+llvm::Expected<Tokens> readTokenFile(const std::string &path) {
+  auto file = io::SafeTensors::open(path);
+  if (!file)
+    return asUserError(file.takeError());
+  const io::Tensor *t = file->find("tokens");
+  if (!t) {
+    for (const auto &[name, tensor] : file->tensors())
+      if (tensor.dtype == io::DType::I64 || tensor.dtype == io::DType::I32) {
+        if (t)
+          return userError("token file " + path +
+                           " has no 'tokens' tensor and several integer ones");
+        t = &tensor;
+      }
+  }
+  if (!t)
+    return userError("token file " + path + " has no 'tokens' tensor");
+  if (t->dtype != io::DType::I64 && t->dtype != io::DType::I32)
+    return userError("token file " + path + ": tokens must be I64 or I32, found " +
+                     io::dtypeName(t->dtype));
+  if (t->shape.size() != 2 || t->shape[0] < 1 || t->shape[1] < 1)
+    return userError("token file " + path +
+                     ": tokens must have shape (batch, seq), found " +
+                     io::shapeString(t->shape));
+  Tokens out{{}, t->shape[0], t->shape[1]};
+  for (int64_t i = 0; i < t->numElements(); ++i)
+    out.ids.push_back(t->dtype == io::DType::I64
+                          ? static_cast<const int64_t *>(t->data)[i]
+                          : static_cast<const int32_t *>(t->data)[i]);
+  return out;
+}
+
+/// Rejects ids outside the vocabulary and sequences past the context.
+llvm::Error checkTokens(const Tokens &t, const model::Config &c) {
+  if (t.seq > c.contextLength)
+    return userError("sequence of " + llvm::Twine(t.seq) +
+                     " tokens exceeds context_length (" +
+                     llvm::Twine(c.contextLength) + ")");
+  for (size_t i = 0; i < t.ids.size(); ++i)
+    if (t.ids[i] < 0 || t.ids[i] >= c.vocabSize)
+      return userError("token id " + llvm::Twine(t.ids[i]) + " at index " +
+                       llvm::Twine(i) + " is out of range [0, " +
+                       llvm::Twine(c.vocabSize) + ")");
+  return llvm::Error::success();
+}
+
+llvm::Expected<Tokens> forwardTokens(const Options &o) {
+  if (!o.tokens.empty() == !o.tokensFile.empty())
+    return userError("give exactly one of --tokens and --tokens-file");
+  if (!o.tokensFile.empty())
+    return readTokenFile(o.tokensFile);
+  auto ids = parseIds("tokens", o.tokens);
+  if (!ids)
+    return ids.takeError();
+  Tokens t;
+  t.seq = ids->size();
+  t.batch = 1;
+  t.ids = std::move(*ids);
+  return t;
+}
+
+/// Everything a model-running command needs, set up in order.
+struct Run {
+  model::Config config;
+  model::Weights weights;
+  std::unique_ptr<runtime::Session> session;
+  double compileMs = 0;
+};
+
+llvm::Expected<Run> setUp(const Options &o, int64_t batch) {
+  if (llvm::Error err = checkRunFlags(o))
+    return std::move(err);
+  auto config = loadConfig(o);
+  if (!config)
+    return config.takeError();
+  auto weights = loadWeights(o, *config);
+  if (!weights)
+    return weights.takeError();
+  Run run{*config, std::move(*weights), nullptr, 0};
+  auto start = Clock::now();
+  auto session = makeSession(run.config, run.weights, batch);
+  if (!session)
+    return session.takeError();
+  run.compileMs = msSince(start);
+  run.session = std::move(*session);
+  return run;
+}
+
+} // namespace
+
+llvm::Error runForward(const Options &o) {
+  if (llvm::Error err = checkRunFlags(o))
+    return err;
+  auto config = loadConfig(o);
+  if (!config)
+    return config.takeError();
+  auto tokens = forwardTokens(o);
+  if (!tokens)
+    return tokens.takeError();
+  if (llvm::Error err = checkTokens(*tokens, *config))
+    return err;
+  auto run = setUp(o, tokens->batch);
+  if (!run)
+    return run.takeError();
+  int64_t vocab = run->config.vocabSize;
+  std::vector<float> logits(tokens->batch * tokens->seq * vocab);
+  if (llvm::Error err =
+          run->session->step(tokens->ids.data(), tokens->seq, logits.data()))
+    return asUserError(std::move(err));
+  if (!o.output.empty())
+    return asUserError(io::writeSafeTensors(
+        o.output, {{"logits",
+                    io::DType::F32,
+                    {tokens->batch, tokens->seq, vocab},
+                    logits.data()}}));
+  double checksum = 0;
+  for (float v : logits)
+    checksum += v;
+  llvm::outs() << "logits: (" << tokens->batch << ", " << tokens->seq << ", "
+               << vocab << ")\nargmax at the last position:";
+  for (int64_t b = 0; b < tokens->batch; ++b) {
+    const float *row = logits.data() + ((b + 1) * tokens->seq - 1) * vocab;
+    llvm::outs() << " " << (std::max_element(row, row + vocab) - row);
+  }
+  llvm::outs() << "\nchecksum: " << llvm::format("%.6e", checksum) << "\n";
+  return llvm::Error::success();
+}
+
+llvm::Error runGenerate(const Options &o) {
+  if (!o.prompt.empty() || !o.tokenizer.empty())
+    return userError("--prompt/--tokenizer need tokenizer support, which is "
+                     "not built yet; give --prompt-tokens");
+  if (o.promptTokens.empty())
+    return userError("--prompt-tokens is required");
+  if (o.maxNewTokens < 0)
+    return userError("--max-new-tokens must be >= 0");
+  if (o.temperature < 0)
+    return userError("--temperature must be >= 0");
+  if (!(o.topP > 0 && o.topP <= 1))
+    return userError("--top-p must be in (0, 1]");
+  auto config = loadConfig(o);
+  if (!config)
+    return config.takeError();
+  auto ids = parseIds("prompt-tokens", o.promptTokens);
+  if (!ids)
+    return ids.takeError();
+  Tokens prompt{*ids, 1, static_cast<int64_t>(ids->size())};
+  if (llvm::Error err = checkTokens(prompt, *config))
+    return err;
+  auto run = setUp(o, 1);
+  if (!run)
+    return run.takeError();
+  runtime::Session &s = *run->session;
+  int64_t vocab = run->config.vocabSize;
+  runtime::Sampler sampler(o.temperature, o.topP, o.seed);
+
+  std::vector<float> logits(prompt.seq * vocab);
+  auto start = Clock::now();
+  if (llvm::Error err = s.step(prompt.ids.data(), prompt.seq, logits.data()))
+    return asUserError(std::move(err));
+  int64_t next = sampler.sample(logits.data() + (prompt.seq - 1) * vocab, vocab);
+  int generated = 0;
+  auto decodeStart = Clock::now();
+  for (; generated < o.maxNewTokens; ++generated) {
+    llvm::outs() << (generated ? " " : "") << next;
+    llvm::outs().flush();
+    if (generated + 1 == o.maxNewTokens)
+      break;
+    if (s.position() >= run->config.contextLength) {
+      llvm::outs() << "\n";
+      llvm::errs() << "note: stopped at context_length ("
+                   << run->config.contextLength << ") after "
+                   << generated + 1 << " new tokens\n";
+      return llvm::Error::success();
+    }
+    if (llvm::Error err = s.step(&next, 1, logits.data()))
+      return asUserError(std::move(err));
+    next = sampler.sample(logits.data(), vocab);
+  }
+  llvm::outs() << "\n";
+  double decodeMs = msSince(decodeStart), totalMs = msSince(start);
+  llvm::errs() << llvm::format(
+      "generated %d tokens in %.1f ms (%.1f tok/s decode)\n",
+      generated + (o.maxNewTokens > 0), totalMs,
+      generated > 0 ? generated / (decodeMs / 1000.0) : 0.0);
+  return llvm::Error::success();
+}
+
+llvm::Error runBench(const Options &o) {
+  if (o.promptLen < 1 || o.gen < 0 || o.batch < 1)
+    return userError("--prompt-len and --batch must be >= 1, --gen >= 0");
+  auto config = loadConfig(o);
+  if (!config)
+    return config.takeError();
+  if (o.promptLen + o.gen > config->contextLength)
+    return userError("--prompt-len + --gen (" +
+                     llvm::Twine(o.promptLen + o.gen) +
+                     ") exceeds context_length (" +
+                     llvm::Twine(config->contextLength) + ")");
+  auto run = setUp(o, o.batch);
+  if (!run)
+    return run.takeError();
+  runtime::Session &s = *run->session;
+  int64_t vocab = run->config.vocabSize, batch = o.batch;
+  std::vector<int64_t> prompt(batch * o.promptLen);
+  for (size_t i = 0; i < prompt.size(); ++i)
+    prompt[i] = (i * 7919) % vocab;
+  std::vector<float> logits(batch * o.promptLen * vocab);
+
+  // Warm-up: one short prefill and one decode step, then start over.
+  if (llvm::Error err = s.step(prompt.data(), 1, logits.data()))
+    return asUserError(std::move(err));
+  if (llvm::Error err = s.step(prompt.data(), 1, logits.data()))
+    return asUserError(std::move(err));
+  s.reset();
+
+  auto start = Clock::now();
+  if (llvm::Error err = s.step(prompt.data(), o.promptLen, logits.data()))
+    return asUserError(std::move(err));
+  double prefillMs = msSince(start);
+  std::vector<int64_t> next(batch, 1);
+  start = Clock::now();
+  for (int i = 0; i < o.gen; ++i)
+    if (llvm::Error err = s.step(next.data(), 1, logits.data()))
+      return asUserError(std::move(err));
+  double decodeMs = msSince(start);
+  double prefillTokS = batch * o.promptLen / (prefillMs / 1000.0);
+  double decodeTokS = o.gen ? batch * o.gen / (decodeMs / 1000.0) : 0.0;
+  int64_t params = model::parameterCount(run->config);
+  // The generated code is single-threaded for now (the CPU performance work
+  // adds threads); report what ran.
+  int threads = 1;
+
+  llvm::outs() << llvm::format(
+      "config        %s\nparams        %lld\ntarget        cpu\nthreads       %d\n"
+      "compile       %.1f ms\nprefill       %.1f ms for %d x %d tokens "
+      "(%.1f tok/s)\ndecode        %.2f tok/s over %d steps\npeak RSS      "
+      "%.1f MB\n",
+      o.config.c_str(), (long long)params, threads, run->compileMs, prefillMs,
+      (int)batch, o.promptLen.getValue(), prefillTokS, decodeTokS,
+      o.gen.getValue(), peakRssMb());
+  if (o.json)
+    llvm::outs() << llvm::format(
+        "{\"compile_ms\": %.3f, \"prefill_ms\": %.3f, \"prefill_tok_s\": %.3f, "
+        "\"decode_tok_s\": %.3f, \"peak_rss_mb\": %.1f, \"params\": %lld, "
+        "\"threads\": %d, \"target\": \"cpu\"}\n",
+        run->compileMs, prefillMs, prefillTokS, decodeTokS, peakRssMb(),
+        (long long)params, threads);
+  return llvm::Error::success();
+}
+
+llvm::Error runEval(const Options &o) {
+  if (o.tokensFile.empty())
+    return userError("--tokens-file is required");
+  auto config = loadConfig(o);
+  if (!config)
+    return config.takeError();
+  auto tokens = readTokenFile(o.tokensFile);
+  if (!tokens)
+    return tokens.takeError();
+  if (tokens->seq < 2)
+    return userError("eval needs sequences of at least 2 tokens, found " +
+                     llvm::Twine(tokens->seq));
+  if (llvm::Error err = checkTokens(*tokens, *config))
+    return err;
+  auto run = setUp(o, tokens->batch);
+  if (!run)
+    return run.takeError();
+  int64_t vocab = run->config.vocabSize, seq = tokens->seq;
+  std::vector<float> logits(tokens->batch * seq * vocab);
+  if (llvm::Error err =
+          run->session->step(tokens->ids.data(), seq, logits.data()))
+    return asUserError(std::move(err));
+  // Mean over every (sequence, position) of -log softmax(logits)[next id].
+  double total = 0;
+  int64_t count = 0;
+  for (int64_t b = 0; b < tokens->batch; ++b)
+    for (int64_t i = 0; i + 1 < seq; ++i) {
+      const float *row = logits.data() + (b * seq + i) * vocab;
+      double mx = *std::max_element(row, row + vocab), sum = 0;
+      for (int64_t v = 0; v < vocab; ++v)
+        sum += std::exp(double(row[v]) - mx);
+      total += mx + std::log(sum) - row[tokens->ids[b * seq + i + 1]];
+      ++count;
+    }
+  double mean = total / count;
+  llvm::outs() << llvm::format("tokens %lld\ncross-entropy %.6f nats\n"
+                               "perplexity %.4f\n",
+                               (long long)count, mean, std::exp(mean));
+  if (o.json)
+    llvm::outs() << llvm::format(
+        "{\"tokens\": %lld, \"cross_entropy\": %.9g, \"perplexity\": %.9g}\n",
+        (long long)count, mean, std::exp(mean));
+  return llvm::Error::success();
+}
+
+llvm::Error runEmit(const Options &o) {
+  auto config = loadConfig(o);
+  if (!config)
+    return config.takeError();
+  if (o.stage != "tlm" && o.stage != "linalg" && o.stage != "llvm")
+    return userError("--stage must be tlm, linalg or llvm, found '" + o.stage +
+                     "'");
+  mlir::DialectRegistry registry;
+  runtime::registerAll(registry);
+  mlir::MLIRContext ctx(registry);
+  ctx.loadAllAvailableDialects();
+  auto module = mlir::OwningOpRef<mlir::ModuleOp>(
+      mlir::ModuleOp::create(mlir::UnknownLoc::get(&ctx)));
+  model::addGenerationFunctions(*module, *config);
+  if (o.stage != "tlm") {
+    mlir::PassManager pm(&ctx);
+    if (o.stage == "linalg")
+      mlir::tlm::buildLinalgPipeline(pm);
+    else
+      mlir::tlm::buildCpuPipeline(pm);
+    if (failed(mlir::applyPassManagerCLOptions(pm)) ||
+        failed(pm.run(*module)))
+      return llvm::make_error<ExitError>(2, "the " + o.stage +
+                                                " pipeline failed");
+  }
+  module->print(llvm::outs());
+  llvm::outs() << "\n";
+  return llvm::Error::success();
+}
+
+llvm::Error runCompare(const Options &o) {
+  if (o.positional.size() != 2)
+    return userError("compare takes two FILE:TENSOR arguments");
+  std::vector<io::SafeTensors> files;
+  std::vector<const io::Tensor *> tensors;
+  for (const std::string &arg : o.positional) {
+    auto [path, name] = llvm::StringRef(arg).rsplit(':');
+    auto file = io::SafeTensors::open(path.str());
+    if (!file)
+      return asUserError(file.takeError());
+    files.push_back(std::move(*file));
+  }
+  for (size_t i = 0; i < 2; ++i) {
+    llvm::StringRef name = llvm::StringRef(o.positional[i]).rsplit(':').second;
+    const io::Tensor *t = files[i].find(name);
+    if (!t || t->dtype != io::DType::F32)
+      return userError("no F32 tensor '" + name + "' in " + o.positional[i]);
+    tensors.push_back(t);
+  }
+  if (tensors[0]->shape != tensors[1]->shape)
+    return userError("shapes differ: " + io::shapeString(tensors[0]->shape) +
+                     " vs " + io::shapeString(tensors[1]->shape));
+  double maxErr = 0;
+  int64_t bad = 0, n = tensors[0]->numElements();
+  for (int64_t i = 0; i < n; ++i) {
+    double a = tensors[0]->f32()[i], e = tensors[1]->f32()[i];
+    double err = std::fabs(a - e);
+    maxErr = std::max(maxErr, err);
+    if (!(err <= o.atol + o.rtol * std::fabs(e)))
+      ++bad;
+  }
+  llvm::outs() << llvm::format("max abs error %.3g over %lld elements; %lld "
+                               "outside atol %g + rtol %g\n",
+                               maxErr, (long long)n, (long long)bad,
+                               o.atol.getValue(), o.rtol.getValue());
+  if (bad)
+    return userError(llvm::Twine(bad) + " elements differ");
+  return llvm::Error::success();
+}
+
+} // namespace tlm::cli

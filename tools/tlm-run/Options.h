@@ -1,0 +1,94 @@
+//===- Options.h - tlm-run's command line -----------------------*- C++ -*-===//
+#ifndef TLM_TOOLS_TLMRUN_OPTIONS_H
+#define TLM_TOOLS_TLMRUN_OPTIONS_H
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace tlm::cli {
+
+namespace cl = llvm::cl;
+
+/// Every flag of every subcommand; main() rejects the ones a subcommand does
+/// not take.
+struct Options {
+  cl::opt<std::string> config{"config", cl::desc("model config (JSON)"),
+                              cl::value_desc("C.json")};
+  cl::opt<std::string> weights{"weights",
+                               cl::desc("weights (safetensors); default: "
+                                        "seeded initialisation"),
+                               cl::value_desc("W.safetensors")};
+  cl::opt<std::string> tokens{"tokens",
+                              cl::desc("one sequence of token ids"),
+                              cl::value_desc("\"1 2 3\"")};
+  cl::opt<std::string> tokensFile{
+      "tokens-file", cl::desc("safetensors with an integer 'tokens' (batch, seq)"),
+      cl::value_desc("T.safetensors")};
+  cl::opt<std::string> output{"output",
+                              cl::desc("write the F32 'logits' tensor here"),
+                              cl::value_desc("logits.safetensors")};
+  cl::opt<std::string> target{"target", cl::desc("cpu | cuda"),
+                              cl::init("cpu")};
+  cl::opt<uint64_t> seed{"seed", cl::desc("seed for init and sampling"),
+                         cl::init(0)};
+  cl::opt<std::string> init{"init", cl::desc("module | gpt2"),
+                            cl::init("module")};
+  cl::opt<std::string> promptTokens{"prompt-tokens",
+                                    cl::desc("prompt as token ids")};
+  cl::opt<std::string> prompt{"prompt", cl::desc("prompt text")};
+  cl::opt<std::string> tokenizer{"tokenizer", cl::desc("tokenizer path")};
+  cl::opt<int> maxNewTokens{"max-new-tokens", cl::init(32),
+                            cl::desc("tokens to generate")};
+  cl::opt<double> temperature{"temperature", cl::init(0.0),
+                              cl::desc("0 = greedy")};
+  cl::opt<double> topP{"top-p", cl::init(1.0), cl::desc("nucleus mass")};
+  cl::opt<int> promptLen{"prompt-len", cl::init(128),
+                         cl::desc("bench: prompt tokens")};
+  cl::opt<int> gen{"gen", cl::init(32), cl::desc("bench: decode steps")};
+  cl::opt<int> batch{"batch", cl::init(1), cl::desc("bench: batch size")};
+  cl::opt<bool> json{"json", cl::desc("one JSON object on the last line")};
+  cl::opt<std::string> stage{"stage", cl::desc("emit: tlm | linalg | llvm"),
+                             cl::init("tlm")};
+  cl::opt<double> atol{"atol", cl::init(1e-5), cl::desc("compare: abs tol")};
+  cl::opt<double> rtol{"rtol", cl::init(1e-5), cl::desc("compare: rel tol")};
+  cl::list<std::string> positional{cl::Positional, cl::desc("<args>")};
+  /// --threads N: parsed by main() itself, because libLLVM already registers
+  /// a global `threads` option of its own.
+  int threads = 1;
+  bool threadsGiven = false;
+};
+
+/// A failure with the exit code of spec/design.md §3: 1 user error, 2
+/// internal compiler failure, 3 target unavailable.
+class ExitError : public llvm::ErrorInfo<ExitError> {
+public:
+  static char ID;
+  ExitError(int code, std::string message)
+      : code(code), message(std::move(message)) {}
+  void log(llvm::raw_ostream &os) const override { os << message; }
+  std::error_code convertToErrorCode() const override {
+    return llvm::inconvertibleErrorCode();
+  }
+  int code;
+  std::string message;
+};
+
+inline llvm::Error userError(const llvm::Twine &message) {
+  return llvm::make_error<ExitError>(1, message.str());
+}
+/// Wraps a library error as a user error (code 1) unless it already has one.
+llvm::Error asUserError(llvm::Error err);
+
+// The subcommands (Commands.cpp).
+llvm::Error runForward(const Options &o);
+llvm::Error runGenerate(const Options &o);
+llvm::Error runBench(const Options &o);
+llvm::Error runEval(const Options &o);
+llvm::Error runEmit(const Options &o);
+llvm::Error runCompare(const Options &o);
+
+} // namespace tlm::cli
+
+#endif // TLM_TOOLS_TLMRUN_OPTIONS_H

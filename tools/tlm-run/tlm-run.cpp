@@ -1,0 +1,167 @@
+//===- tlm-run.cpp - the tlm JIT driver -----------------------------------===//
+//
+//   tlm-run <forward|generate|bench|eval|emit|compare> [flags]
+//
+// Every failure ends in one `error:` line on stderr and the exit code of
+// spec/design.md §3. The standard MLIR flags (--mlir-timing,
+// --mlir-print-ir-after-all, ...) apply to the compile pipeline.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/tlm-run/Options.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <set>
+
+using namespace tlm::cli;
+
+char ExitError::ID = 0;
+
+llvm::Error tlm::cli::asUserError(llvm::Error err) {
+  if (!err)
+    return err;
+  std::string message;
+  int code = 1;
+  llvm::handleAllErrors(
+      std::move(err), [&](const ExitError &e) { code = e.code, message = e.message; },
+      [&](const llvm::ErrorInfoBase &e) { message = e.message(); });
+  return llvm::make_error<ExitError>(code, message);
+}
+
+namespace {
+
+struct Command {
+  llvm::Error (*run)(const Options &);
+  std::set<std::string> flags;
+  const char *help;
+};
+
+const std::map<std::string, Command> &commands() {
+  static const std::map<std::string, Command> table = {
+      {"forward",
+       {runForward,
+        {"config", "weights", "tokens", "tokens-file", "output", "target",
+         "threads", "seed", "init"},
+        "logits for one sequence or a token file"}},
+      {"generate",
+       {runGenerate,
+        {"config", "weights", "prompt-tokens", "prompt", "tokenizer",
+         "max-new-tokens", "temperature", "top-p", "seed", "target", "threads",
+         "init"},
+        "generate tokens with a KV cache"}},
+      {"bench",
+       {runBench,
+        {"config", "weights", "prompt-len", "gen", "batch", "threads", "target",
+         "json", "seed", "init"},
+        "compile time, prefill and decode speed, peak memory"}},
+      {"eval",
+       {runEval,
+        {"config", "weights", "tokens-file", "json", "threads", "target",
+         "seed", "init"},
+        "mean next-token cross-entropy and perplexity of a token file"}},
+      {"emit", {runEmit, {"config", "stage"}, "print the IR of a stage"}},
+      {"compare",
+       {runCompare,
+        {"atol", "rtol"},
+        "compare two safetensors tensors: A.st:name B.st:name"}},
+  };
+  return table;
+}
+
+int usage(llvm::raw_ostream &os) {
+  os << "usage: tlm-run <command> [flags]   (tlm-run <command> --help)\n"
+        "commands:\n";
+  for (const auto &[name, cmd] : commands())
+    os << "  " << name << std::string(10 - name.size(), ' ') << cmd.help
+       << "\n";
+  return 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  if (argc < 2)
+    return usage(llvm::errs());
+  std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    usage(llvm::outs());
+    return 0;
+  }
+  auto it = commands().find(name);
+  if (it == commands().end()) {
+    llvm::errs() << "error: unknown command '" << name << "'\n";
+    return usage(llvm::errs());
+  }
+
+  Options options;
+  mlir::registerPassManagerCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerAsmPrinterCLOptions();
+  std::vector<const char *> args = {argv[0]};
+  for (int i = 2; i < argc; ++i) {
+    llvm::StringRef arg = argv[i];
+    if (arg != "--threads" && arg != "-threads" &&
+        !arg.starts_with("--threads=") && !arg.starts_with("-threads=")) {
+      args.push_back(argv[i]);
+      continue;
+    }
+    llvm::StringRef value;
+    if (arg.contains('='))
+      value = arg.split('=').second;
+    else if (i + 1 < argc)
+      value = argv[++i];
+    if (value.getAsInteger(10, options.threads)) {
+      llvm::errs() << "error: --threads expects an integer, found '" << value
+                   << "'\n";
+      return 1;
+    }
+    options.threadsGiven = true;
+  }
+  std::string parseErrors;
+  llvm::raw_string_ostream errs(parseErrors);
+  std::string overview = "tlm-run " + name + ": " + it->second.help + "\n";
+  if (!llvm::cl::ParseCommandLineOptions(args.size(), args.data(), overview,
+                                         &errs)) {
+    llvm::StringRef msg = llvm::StringRef(parseErrors).trim();
+    msg.consume_front(argv[0]);
+    msg = msg.ltrim(": ");
+    llvm::errs() << "error: " << msg.split('\n').first << "\n";
+    return 1;
+  }
+  // Flags of other subcommands are mistakes, not silently ignored.
+  if (options.threadsGiven && !it->second.flags.count("threads")) {
+    llvm::errs() << "error: --threads is not an option of '" << name << "'\n";
+    return 1;
+  }
+  for (auto &[flag, opt] : llvm::cl::getRegisteredOptions()) {
+    if (opt->getNumOccurrences() == 0 || it->second.flags.count(flag.str()))
+      continue;
+    if (flag.starts_with("mlir-"))
+      continue; // MLIR's own flags apply to the compile pipeline
+    llvm::errs() << "error: --" << flag << " is not an option of '" << name
+                 << "'\n";
+    return 1;
+  }
+
+  if (llvm::Error err = it->second.run(options)) {
+    int code = 1;
+    llvm::handleAllErrors(
+        std::move(err),
+        [&](const ExitError &e) {
+          code = e.code;
+          llvm::errs() << "error: " << e.message << "\n";
+        },
+        [&](const llvm::ErrorInfoBase &e) {
+          llvm::errs() << "error: " << e.message() << "\n";
+        });
+    return code;
+  }
+  return 0;
+}
