@@ -526,3 +526,75 @@ func.func @case65(%x: tensor<8x5xf32>, %t: tensor<7xi64>) {
   %y = tlm.cross_entropy %x, %t : (tensor<8x5xf32>, tensor<7xi64>) -> tensor<f32>
   return
 }
+
+// -----
+
+func.func @cached0(%q: tensor<1x2x8xf32>, %p: tensor<3x1x8xf32>) {
+  // expected-error @+1 {{expected num_heads (4) to be divisible by num_kv_heads (3)}}
+  %o:3 = tlm.cached_attention %q, %q, %q, %p, %p {num_heads = 4 : i64, num_kv_heads = 3 : i64} : (tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<3x1x8xf32>, tensor<3x1x8xf32>) -> (tensor<1x2x8xf32>, tensor<2x1x8xf32>, tensor<2x1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @cached1(%q: tensor<1x2x8xf32>, %p: tensor<3x1x8xf32>) {
+  // expected-error @+1 {{expected q's feature dim (8) to be static and divisible by num_heads (3)}}
+  %o:3 = tlm.cached_attention %q, %q, %q, %p, %p {num_heads = 3 : i64, num_kv_heads = 3 : i64} : (tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<3x1x8xf32>, tensor<3x1x8xf32>) -> (tensor<1x2x8xf32>, tensor<2x1x8xf32>, tensor<2x1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @cached2(%q: tensor<2x8xf32>, %p: tensor<3x1x8xf32>) {
+  // expected-error @+1 {{expected q of rank 3, found rank 2 (2, 8)}}
+  %o:3 = tlm.cached_attention %q, %q, %q, %p, %p {num_heads = 2 : i64, num_kv_heads = 2 : i64} : (tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>, tensor<3x1x8xf32>, tensor<3x1x8xf32>) -> (tensor<2x8xf32>, tensor<2x1x8xf32>, tensor<2x1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @cached3(%q: tensor<1x2x8xf32>, %p: tensor<3x2x8xf32>) {
+  // expected-error @+1 {{expected k_past dim 1 (batch) to be 1, found 2}}
+  %o:3 = tlm.cached_attention %q, %q, %q, %p, %p {num_heads = 2 : i64, num_kv_heads = 2 : i64} : (tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<3x2x8xf32>, tensor<3x2x8xf32>) -> (tensor<1x2x8xf32>, tensor<2x1x8xf32>, tensor<2x1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @cached4(%q: tensor<1x2x8xf32>, %p: tensor<3x1x8xf32>, %v: tensor<4x1x8xf32>) {
+  // expected-error @+1 {{expected v_past dim 0 (past length, as in k_past) to be 3, found 4}}
+  %o:3 = tlm.cached_attention %q, %q, %q, %p, %v {num_heads = 2 : i64, num_kv_heads = 2 : i64} : (tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<3x1x8xf32>, tensor<4x1x8xf32>) -> (tensor<1x2x8xf32>, tensor<2x1x8xf32>, tensor<2x1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @cached5(%q: tensor<1x2x8xf32>, %p: tensor<3x1x4xf32>) {
+  // expected-error @+1 {{expected k_past dim 2 (num_kv_heads * d_k) to be 8, found 4}}
+  %o:3 = tlm.cached_attention %q, %q, %q, %p, %p {num_heads = 2 : i64, num_kv_heads = 2 : i64} : (tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<3x1x4xf32>, tensor<3x1x4xf32>) -> (tensor<1x2x8xf32>, tensor<2x1x8xf32>, tensor<2x1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @cached6(%q: tensor<1x2x8xf32>, %p: tensor<3x1x8xf32>) {
+  // expected-error @+1 {{expected k_new dim 0 (seq) to be 2, found 1}}
+  %o:3 = tlm.cached_attention %q, %q, %q, %p, %p {num_heads = 2 : i64, num_kv_heads = 2 : i64} : (tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<3x1x8xf32>, tensor<3x1x8xf32>) -> (tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<2x1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @cached7(%q: tensor<1x2x8xf32>, %p: tensor<3x1x8xf32>) {
+  // expected-error @+1 {{expected the result to have the type of q}}
+  %o:3 = tlm.cached_attention %q, %q, %q, %p, %p {num_heads = 2 : i64, num_kv_heads = 2 : i64} : (tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<3x1x8xf32>, tensor<3x1x8xf32>) -> (tensor<1x2x4xf32>, tensor<2x1x8xf32>, tensor<2x1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @cached8(%q: tensor<1x2x12xf32>, %p: tensor<3x1x12xf32>) {
+  // expected-error @+1 {{expected an even head dim with RoPE, found d_k 3}}
+  %o:3 = tlm.cached_attention %q, %q, %q, %p, %p {num_heads = 4 : i64, num_kv_heads = 4 : i64, rope_theta = 1.0e+04 : f64} : (tensor<1x2x12xf32>, tensor<1x2x12xf32>, tensor<1x2x12xf32>, tensor<3x1x12xf32>, tensor<3x1x12xf32>) -> (tensor<1x2x12xf32>, tensor<2x1x12xf32>, tensor<2x1x12xf32>)
+  return
+}

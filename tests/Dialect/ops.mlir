@@ -81,3 +81,10 @@ func.func @helpers(%x: tensor<8x5xf32>, %t: tensor<8xi64>) -> tensor<f32> {
   %l = tlm.cross_entropy %p, %t : (tensor<8x5xf32>, tensor<8xi64>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// CHECK-LABEL: func @cached_attention
+// CHECK: %{{.*}}, %{{.*}}, %{{.*}} = tlm.cached_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.000000e+04 : f64} : (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)
+func.func @cached_attention(%q: tensor<?x?x64xf32>, %kv: tensor<?x?x32xf32>, %past: tensor<?x?x32xf32>) -> tensor<?x?x64xf32> {
+  %o, %kn, %vn = tlm.cached_attention %q, %kv, %kv, %past, %past {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.0e+04 : f64} : (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)
+  return %o : tensor<?x?x64xf32>
+}

@@ -187,3 +187,22 @@ func.func @silu(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
   %y = tlm.silu %x : tensor<2x5xf32>
   return %y : tensor<2x5xf32>
 }
+
+// The incremental form: new keys rotated at positions T + i (T = rows of the
+// past), one softmax over [past | new] scores (only the new part causal),
+// two P·V sums, and this step's K/V transposed into the cache layout.
+// CHECK-LABEL: func @cached_attention
+// CHECK-SAME: (%[[Q:[^:]*]]: tensor<?x?x64xf32>, %[[KV:[^:]*]]: tensor<?x?x32xf32>, %[[PAST:[^:]*]]: tensor<?x?x32xf32>)
+// CHECK: %[[T:.*]] = tensor.dim %[[PAST]], %c0
+// CHECK: linalg.index 0
+// CHECK-NEXT: arith.addi %{{.*}}, %[[T]]
+// CHECK: arith.cmpi sle
+// CHECK: tensor.concat dim(3)
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 0]
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, %[[T]]]
+// CHECK: linalg.transpose {{.*}} permutation = [1, 0, 2, 3]
+// CHECK: return %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>
+func.func @cached_attention(%q: tensor<?x?x64xf32>, %kv: tensor<?x?x32xf32>, %past: tensor<?x?x32xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>) {
+  %o, %kn, %vn = tlm.cached_attention %q, %kv, %kv, %past, %past {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.0e+04 : f64} : (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)
+  return %o, %kn, %vn : tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>
+}
