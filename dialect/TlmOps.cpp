@@ -85,10 +85,10 @@ LogicalResult LinearOp::verify() {
                    out = ty(getResult());
   if (in.getRank() < 1)
     return emitOpError("expected input of rank >= 1, found a 0-d tensor");
-  if (failed(sameElementType(*this, "input", getInput(), "weight",
-                             getWeight())) ||
-      failed(sameElementType(*this, "input", getInput(), "result",
-                             getResult())))
+  if (failed(
+          sameElementType(*this, "input", getInput(), "weight", getWeight())) ||
+      failed(
+          sameElementType(*this, "input", getInput(), "result", getResult())))
     return failure();
   int64_t rank = in.getRank();
   if (failed(expectRank(*this, "weight", w, 2)) ||
@@ -112,8 +112,8 @@ LogicalResult EmbeddingOp::verify() {
   RankedTensorType ids = ty(getIds()), table = ty(getTable()),
                    out = ty(getResult());
   if (failed(expectRank(*this, "table", table, 2)) ||
-      failed(sameElementType(*this, "table", getTable(), "result",
-                             getResult())) ||
+      failed(
+          sameElementType(*this, "table", getTable(), "result", getResult())) ||
       failed(expectRank(*this, "result", out, ids.getRank() + 1)))
     return failure();
   for (int64_t i = 0; i < ids.getRank(); ++i)
@@ -135,8 +135,8 @@ LogicalResult RMSNormOp::verify() {
   if (!(getEps().convertToDouble() > 0.0))
     return emitOpError() << "expected eps > 0, found "
                          << getEps().convertToDouble();
-  if (failed(sameElementType(*this, "input", getInput(), "weight",
-                             getWeight())) ||
+  if (failed(
+          sameElementType(*this, "input", getInput(), "weight", getWeight())) ||
       failed(expectRank(*this, "weight", g, 1)))
     return failure();
   return expectDim(*this, "weight", g, 0, in.getDimSize(in.getRank() - 1),
@@ -147,7 +147,8 @@ LogicalResult RMSNormOp::verify() {
 // Feed-forward ops
 //===----------------------------------------------------------------------===//
 
-/// Shared by SwiGLU and FFN-SiLU: w1/w3 `(d_ff, d_model)`, w2 `(d_model, d_ff)`.
+/// Shared by SwiGLU and FFN-SiLU: w1/w3 `(d_ff, d_model)`, w2 `(d_model,
+/// d_ff)`.
 static LogicalResult verifyFFN(Operation *op, Value input, Value w1, Value w2,
                                Value w3) {
   RankedTensorType in = ty(input);
@@ -164,8 +165,8 @@ static LogicalResult verifyFFN(Operation *op, Value input, Value w1, Value w2,
   if (failed(verifyProjection(op, "w1", w1, dModel, dFF, "d_ff")) ||
       failed(verifyProjection(op, "w2", w2, dFF, dModel, "d_model")))
     return failure();
-  if (w3 && failed(verifyProjection(op, "w3", w3, dModel, dFF,
-                                    "d_ff, as in w1")))
+  if (w3 &&
+      failed(verifyProjection(op, "w3", w3, dModel, dFF, "d_ff, as in w1")))
     return failure();
   return success();
 }
@@ -237,9 +238,8 @@ std::optional<double> AttentionOp::getRopeThetaValue() {
 
 LogicalResult AttentionOp::verify() {
   RankedTensorType q = ty(getQ()), k = ty(getK()), v = ty(getV());
-  for (auto [name, t] : {std::pair<StringRef, RankedTensorType>{"q", q},
-                         {"k", k},
-                         {"v", v}})
+  for (auto [name, t] :
+       {std::pair<StringRef, RankedTensorType>{"q", q}, {"k", k}, {"v", v}})
     if (failed(expectRank(*this, name, t, 3)))
       return failure();
   if (failed(sameElementType(*this, "q", getQ(), "k", getK())) ||
@@ -261,8 +261,8 @@ LogicalResult AttentionOp::verify() {
        {std::pair<StringRef, RankedTensorType>{"k", k}, {"v", v}}) {
     if (failed(expectDim(*this, name, t, 0, q.getDimSize(0), "batch")) ||
         failed(expectDim(*this, name, t, 1, q.getDimSize(1), "seq")) ||
-        failed(expectDim(*this, name, t, 2, kvHeads * dk,
-                         "num_kv_heads * d_k")))
+        failed(
+            expectDim(*this, name, t, 2, kvHeads * dk, "num_kv_heads * d_k")))
       return failure();
   }
   if (std::optional<double> theta = getRopeThetaValue()) {
@@ -325,8 +325,8 @@ LogicalResult CachedAttentionOp::verify() {
         failed(expectDim(*this, name, ty(v), 2, kvDim, "num_kv_heads * d_k")))
       return failure();
   RankedTensorType kp = ty(getKPast());
-  for (auto [name, v] :
-       {std::pair<StringRef, Value>{"k_past", getKPast()}, {"v_past", getVPast()}})
+  for (auto [name, v] : {std::pair<StringRef, Value>{"k_past", getKPast()},
+                         {"v_past", getVPast()}})
     if (failed(expectDim(*this, name, ty(v), 0, kp.getDimSize(0),
                          "past length, as in k_past")) ||
         failed(expectDim(*this, name, ty(v), 1, q.getDimSize(0), "batch")) ||
@@ -387,8 +387,8 @@ LogicalResult SDPAOp::verify() {
                        "d_k, as in q")) ||
       failed(expectDim(*this, "v", v, rank - 2, sk, "keys, as in k")) ||
       failed(expectDim(*this, "result", out, rank - 2, sq, "queries")) ||
-      failed(expectDim(*this, "result", out, rank - 1,
-                       v.getDimSize(rank - 1), "d_v, as in v")))
+      failed(expectDim(*this, "result", out, rank - 1, v.getDimSize(rank - 1),
+                       "d_v, as in v")))
     return failure();
   if (!getMask())
     return success();
@@ -424,8 +424,8 @@ LogicalResult CrossEntropyOp::verify() {
                        "0-d tensor");
   if (failed(expectRank(*this, "targets", targets, logits.getRank() - 1)) ||
       failed(expectRank(*this, "result", out, 0)) ||
-      failed(sameElementType(*this, "logits", getLogits(), "result",
-                             getResult())))
+      failed(
+          sameElementType(*this, "logits", getLogits(), "result", getResult())))
     return failure();
   for (int64_t i = 0; i < targets.getRank(); ++i)
     if (failed(expectDim(*this, "targets", targets, i, logits.getDimSize(i),

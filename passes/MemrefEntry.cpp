@@ -59,8 +59,8 @@ LogicalResult rewriteEntry(func::FuncOp func) {
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   b.setInsertionPoint(ret);
   for (auto [value, out] : llvm::zip(ret.getOperands(), outs)) {
-    auto m = bufferization::MaterializeInDestinationOp::create(b, loc, value,
-                                                                out);
+    auto m =
+        bufferization::MaterializeInDestinationOp::create(b, loc, value, out);
     m.setRestrict(true);
     m.setWritable(true);
   }
@@ -75,8 +75,7 @@ struct TlmMemrefEntry : public tlm::impl::TlmMemrefEntryBase<TlmMemrefEntry> {
   using Base::Base;
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())
-      if (func.isPublic() && !func.isExternal() &&
-          failed(rewriteEntry(func)))
+      if (func.isPublic() && !func.isExternal() && failed(rewriteEntry(func)))
         return signalPassFailure();
   }
 };

@@ -20,6 +20,14 @@ llvm_config.add_tool_substitutions(
     [config.tlm_tools_dir, config.llvm_tools_dir])
 
 config.substitutions.append(("%examples", os.path.join(config.tlm_src_root, "examples")))
+config.substitutions.append(("%tools", os.path.join(config.tlm_src_root, "tools")))
+import subprocess
+import sys
+config.substitutions.append(("%python", sys.executable))
+# The converter test needs PyTorch (Debian's python3-torch).
+if subprocess.run([sys.executable, "-c", "import torch"],
+                  capture_output=True).returncode == 0:
+    config.available_features.add("torch")
 shared = os.path.normpath(os.path.join(config.tlm_src_root, "..", "shared"))
 config.substitutions.append(("%shared", shared))
 if os.path.isdir(os.path.join(shared, "conformance")):

@@ -25,9 +25,9 @@ struct DTypeName {
   size_t size;
 };
 constexpr DTypeName kDTypes[] = {
-    {"F64", DType::F64, 8},  {"F32", DType::F32, 4}, {"F16", DType::F16, 2},
+    {"F64", DType::F64, 8},   {"F32", DType::F32, 4}, {"F16", DType::F16, 2},
     {"BF16", DType::BF16, 2}, {"I64", DType::I64, 8}, {"I32", DType::I32, 4},
-    {"I16", DType::I16, 2},  {"I8", DType::I8, 1},   {"U8", DType::U8, 1},
+    {"I16", DType::I16, 2},   {"I8", DType::I8, 1},   {"U8", DType::U8, 1},
     {"BOOL", DType::Bool, 1}};
 
 /// Closes a file descriptor on scope exit.
@@ -133,7 +133,9 @@ llvm::Expected<SafeTensors> SafeTensors::open(const std::string &path) {
   SafeTensors result;
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
   std::vector<std::pair<std::string, std::pair<uint64_t, uint64_t>>> where;
-  for (auto &[name, entry] : json.items()) {
+  for (auto &item : json.items()) {
+    const std::string name = item.key();
+    const nlohmann::json &entry = item.value();
     if (name == "__metadata__")
       continue;
     auto bad = [&](const std::string &what) {

@@ -73,8 +73,7 @@ Value attention(OpBuilder &b, Location loc, const Config &c, Value x,
     cache->vNew = op.getVNew();
   } else {
     o = tlmd::AttentionOp::create(b, loc, q.getType(), q, k, v,
-                                  /*positions=*/Value(), heads, kvHeads,
-                                  theta);
+                                  /*positions=*/Value(), heads, kvHeads, theta);
   }
   return linear(b, loc, o, w.wo);
 }
@@ -197,16 +196,15 @@ static SmallVector<Type> weightTypes(OpBuilder &b,
   return types;
 }
 
-void addBlockFunction(ModuleOp module, const Config &c,
-                                  llvm::StringRef name) {
+void addBlockFunction(ModuleOp module, const Config &c, llvm::StringRef name) {
   OpBuilder b(module.getBodyRegion());
   b.setInsertionPointToEnd(module.getBody());
   Location loc = b.getUnknownLoc();
   auto act = tensorOf(b, {kDyn, kDyn, c.dModel});
   SmallVector<Type> inputs{act};
   llvm::append_range(inputs, weightTypes(b, blockWeightSpecs(c)));
-  auto func = func::FuncOp::create(b, loc, name,
-                                   b.getFunctionType(inputs, {act}));
+  auto func =
+      func::FuncOp::create(b, loc, name, b.getFunctionType(inputs, {act}));
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
   Value y = emitBlock(b, loc, c, entry->getArgument(0),
@@ -215,7 +213,7 @@ void addBlockFunction(ModuleOp module, const Config &c,
 }
 
 void addForwardFunction(ModuleOp module, const Config &c,
-                                    llvm::StringRef name) {
+                        llvm::StringRef name) {
   OpBuilder b(module.getBodyRegion());
   b.setInsertionPointToEnd(module.getBody());
   Location loc = b.getUnknownLoc();

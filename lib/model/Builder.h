@@ -29,7 +29,8 @@ mlir::Value emitBlock(mlir::OpBuilder &b, mlir::Location loc,
                       const Config &config, mlir::Value x,
                       mlir::ValueRange weights, BlockCache *cache = nullptr);
 
-/// Adds `func.func @name(%x: tensor<?x?xd>, block weights...) -> tensor<?x?xd>`.
+/// Adds `func.func @name(%x: tensor<?x?xd>, block weights...) ->
+/// tensor<?x?xd>`.
 void addBlockFunction(mlir::ModuleOp module, const Config &config,
                       llvm::StringRef name);
 

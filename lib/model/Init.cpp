@@ -57,8 +57,8 @@ void fill(std::vector<float> &out, Normal &normal, double sigma, double cut) {
 }
 } // namespace
 
-std::vector<std::vector<float>> initWeights(const Config &config,
-                                            uint64_t seed, InitScheme scheme) {
+std::vector<std::vector<float>> initWeights(const Config &config, uint64_t seed,
+                                            InitScheme scheme) {
   std::vector<WeightSpec> specs = weightSpecs(config);
   std::vector<std::vector<float>> weights;
   weights.reserve(specs.size());

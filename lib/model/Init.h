@@ -26,8 +26,8 @@ namespace tlm::model {
 enum class InitScheme { Module, GPT2 };
 
 /// One dense f32 tensor per weightSpecs(config) entry, in that order.
-std::vector<std::vector<float>> initWeights(const Config &config,
-                                            uint64_t seed, InitScheme scheme);
+std::vector<std::vector<float>> initWeights(const Config &config, uint64_t seed,
+                                            InitScheme scheme);
 
 } // namespace tlm::model
 

@@ -46,18 +46,18 @@ llvm::Expected<Weights> Weights::load(const Config &config,
           "weights: tensor '" + it->second.first + "' has dtype " +
           io::dtypeName(t.dtype).str() + ", expected F32");
     if (t.shape != spec.shape)
-      return llvm::createStringError(
-          "weights: tensor '" + it->second.first + "' has shape " +
-          io::shapeString(t.shape) + ", expected " +
-          io::shapeString(spec.shape));
+      return llvm::createStringError("weights: tensor '" + it->second.first +
+                                     "' has shape " + io::shapeString(t.shape) +
+                                     ", expected " +
+                                     io::shapeString(spec.shape));
     w.pointers_.push_back(t.f32());
     w.bytes_ += t.bytes;
     byName.erase(it);
   }
   if (!byName.empty())
-    return llvm::createStringError(
-        "weights: unexpected tensor '" + byName.begin()->second.first +
-        "' in " + path + " (not used by this config)");
+    return llvm::createStringError("weights: unexpected tensor '" +
+                                   byName.begin()->second.first + "' in " +
+                                   path + " (not used by this config)");
   return w;
 }
 

@@ -46,8 +46,8 @@ void registerAll(DialectRegistry &registry) {
   registerAllToLLVMIRTranslations(registry);
 }
 
-llvm::Expected<std::unique_ptr<Jit>>
-Jit::compile(OwningOpRef<ModuleOp> module, const JitOptions &options) {
+llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
+                                                  const JitOptions &options) {
   static std::once_flag initTarget;
   std::call_once(initTarget, [] {
     llvm::InitializeNativeTarget();
@@ -123,9 +123,9 @@ Jit::compile(OwningOpRef<ModuleOp> module, const JitOptions &options) {
   for (auto &[name, sig] : jit->signatures_) {
     auto fn = jit->engine_->lookupPacked("_mlir_ciface_" + name);
     if (!fn)
-      return llvm::createStringError("JIT compilation of '" + name +
-                                     "' failed: " +
-                                     llvm::toString(fn.takeError()));
+      return llvm::createStringError(
+          "JIT compilation of '" + name +
+          "' failed: " + llvm::toString(fn.takeError()));
     sig.packed = *fn;
   }
   jit->codegenMs_ = msSince(start);

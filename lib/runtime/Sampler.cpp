@@ -23,10 +23,9 @@ int64_t Sampler::sample(const float *logits, int64_t vocab) {
     probs_[i] = {p, i};
     sum += p;
   }
-  std::sort(probs_.begin(), probs_.end(),
-            [](const auto &a, const auto &b) {
-              return a.first > b.first || (a.first == b.first && a.second < b.second);
-            });
+  std::sort(probs_.begin(), probs_.end(), [](const auto &a, const auto &b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  });
   // Keep the nucleus: the smallest prefix whose mass reaches top_p.
   double kept = 0;
   size_t n = 0;

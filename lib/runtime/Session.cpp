@@ -39,16 +39,16 @@ llvm::Error Session::step(const int64_t *ids, int64_t seq, float *logits) {
   if (seq < 1)
     return llvm::createStringError("a step needs at least one token");
   if (position_ + seq > c.contextLength)
-    return llvm::createStringError(
-        "sequence of " + std::to_string(position_ + seq) +
-        " tokens exceeds context_length (" + std::to_string(c.contextLength) +
-        ")");
+    return llvm::createStringError("sequence of " +
+                                   std::to_string(position_ + seq) +
+                                   " tokens exceeds context_length (" +
+                                   std::to_string(c.contextLength) + ")");
   for (int64_t i = 0; i < batch_ * seq; ++i)
     if (ids[i] < 0 || ids[i] >= c.vocabSize)
-      return llvm::createStringError(
-          "token id " + std::to_string(ids[i]) + " at position " +
-          std::to_string(i % seq) + " is out of range [0, " +
-          std::to_string(c.vocabSize) + ")");
+      return llvm::createStringError("token id " + std::to_string(ids[i]) +
+                                     " at position " + std::to_string(i % seq) +
+                                     " is out of range [0, " +
+                                     std::to_string(c.vocabSize) + ")");
 
   int64_t rowFloats = batch_ * c.kvDim();
   std::vector<TensorRef> args;
@@ -60,8 +60,8 @@ llvm::Error Session::step(const int64_t *ids, int64_t seq, float *logits) {
   args.push_back({logits, {batch_, seq, c.vocabSize}});
   // This step's rows land right after the past ones: no copy.
   for (std::vector<float> &buf : cache_)
-    args.push_back({buf.data() + position_ * rowFloats,
-                    {seq, batch_, c.kvDim()}});
+    args.push_back(
+        {buf.data() + position_ * rowFloats, {seq, batch_, c.kvDim()}});
   bool decode = seq == 1 && position_ > 0;
   if (llvm::Error err = jit_->call(decode ? "decode" : "prefill", args))
     return err;

@@ -1,4 +1,5 @@
-//===- Session.h - a compiled model with bound weights and a KV cache -*- C++ -*-===//
+//===- Session.h - a compiled model with bound weights and a KV cache -*- C++
+//-*-===//
 //
 // Compiles a config's prefill and decode entries once, binds the weights
 // (never copied: the caller keeps them alive), and owns the KV cache: one

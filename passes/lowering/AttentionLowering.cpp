@@ -69,8 +69,8 @@ std::pair<Value, Value> ropeTables(OpBuilder &b, Location loc, Value x,
             idx = arith::AddIOp::create(nb, nl, idx, offset);
           pos = castFloat(nb, nl, idx, f64);
         }
-        Value i = castFloat(nb, nl, linalg::IndexOp::create(nb, nl, rank - 1),
-                            f64);
+        Value i =
+            castFloat(nb, nl, linalg::IndexOp::create(nb, nl, rank - 1), f64);
         // theta^(-2i/d) = exp(i · (-2 ln(theta) / d))
         Value k = floatConst(nb, nl, f64, -2.0 * std::log(theta) / d);
         Value freq =
@@ -216,9 +216,9 @@ Value scoresOf(OpBuilder &b, Location loc, Value q, Value k, AffineMap qMap,
              ValueRange{init}, ArrayRef<AffineMap>{qMap, kMap, sMap},
              contractionIters(loops),
              [&](OpBuilder &nb, Location nl, ValueRange a) {
-               Value p = arith::MulFOp::create(
-                   nb, nl, castFloat(nb, nl, a[0], f32),
-                   castFloat(nb, nl, a[1], f32));
+               Value p =
+                   arith::MulFOp::create(nb, nl, castFloat(nb, nl, a[0], f32),
+                                         castFloat(nb, nl, a[1], f32));
                linalg::YieldOp::create(
                    nb, nl, ValueRange{arith::AddFOp::create(nb, nl, p, a[2])});
              })
@@ -248,23 +248,22 @@ Value scaleAndMask(OpBuilder &b, Location loc, Value scores, int64_t headDim,
         Value s = arith::MulFOp::create(nb, nl, a[0], scale);
         Value visible;
         if (mask) {
-          Value zero = arith::ConstantOp::create(
-              nb, nl, nb.getZeroAttr(a[1].getType()));
+          Value zero =
+              arith::ConstantOp::create(nb, nl, nb.getZeroAttr(a[1].getType()));
           visible = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ne,
                                           a[1], zero);
         } else if (causal) {
           Value i = linalg::IndexOp::create(nb, nl, iDim);
           Value j = linalg::IndexOp::create(nb, nl, iDim + 1);
           Value last = arith::AddIOp::create(nb, nl, i, offset);
-          visible = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sle,
-                                          j, last);
+          visible =
+              arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sle, j, last);
         } else {
           return s;
         }
         Value hidden =
             floatConst(nb, nl, f32, -std::numeric_limits<double>::infinity());
-        return arith::SelectOp::create(nb, nl, visible, s, hidden)
-            .getResult();
+        return arith::SelectOp::create(nb, nl, visible, s, hidden).getResult();
       });
 }
 
@@ -302,8 +301,7 @@ Value toElementType(OpBuilder &b, Location loc, Value x, Type elem) {
 Value attentionCore(OpBuilder &b, Location loc, Value q, Value k, Value v,
                     const AttentionLayout &layout, Value mask, bool causal) {
   Type elem = cast<RankedTensorType>(q.getType()).getElementType();
-  Value scores =
-      scoresOf(b, loc, q, k, layout.q, layout.k, layout.scoreSizes);
+  Value scores = scoresOf(b, loc, q, k, layout.q, layout.k, layout.scoreSizes);
   Value probs = softmaxLastDim(
       b, loc, scaleAndMask(b, loc, scores, layout.headDim, mask, causal));
   Value acc = filledTensor(b, loc, layout.outSizes, b.getF32Type(), 0.0);
@@ -353,9 +351,9 @@ Value splitHeads(OpBuilder &b, Location loc, Value x, int64_t heads,
   SmallVector<OpFoldResult> sizes = sizesOf(b, loc, x);
   sizes.back() = b.getIndexAttr(heads);
   sizes.push_back(b.getIndexAttr(dk));
-  auto outType = RankedTensorType::get(
-      {type.getDimSize(0), type.getDimSize(1), heads, dk},
-      type.getElementType());
+  auto outType =
+      RankedTensorType::get({type.getDimSize(0), type.getDimSize(1), heads, dk},
+                            type.getElementType());
   return tensor::ExpandShapeOp::create(
       b, loc, outType, x, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}},
       sizes);
@@ -451,18 +449,17 @@ struct LowerCachedAttention : OpRewritePattern<CachedAttentionOp> {
     Value sPast = scoresOf(b, loc, q, kPast, qMap,
                            AffineMap::get(5, 0, {j, bb, kvh, d}, ctx),
                            {qSizes[0], headsAttr, qSizes[1], past});
-    Value sNew = scoresOf(b, loc, q, k, qMap,
-                          AffineMap::get(5, 0, {bb, j, kvh, d}, ctx),
-                          {qSizes[0], headsAttr, qSizes[1], qSizes[1]});
+    Value sNew =
+        scoresOf(b, loc, q, k, qMap, AffineMap::get(5, 0, {bb, j, kvh, d}, ctx),
+                 {qSizes[0], headsAttr, qSizes[1], qSizes[1]});
     sPast = scaleAndMask(b, loc, sPast, dk, Value(), /*causal=*/false);
     sNew = scaleAndMask(b, loc, sNew, dk, Value(), /*causal=*/true);
     Value probs = softmaxLastDim(
         b, loc, tensor::ConcatOp::create(b, loc, 3, ValueRange{sPast, sNew}));
 
     // Split P back into its past and new columns.
-    SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)), strides(
-                                                                4,
-                                                                b.getIndexAttr(1));
+    SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)),
+        strides(4, b.getIndexAttr(1));
     SmallVector<OpFoldResult> pastSizes{qSizes[0], headsAttr, qSizes[1], past};
     Value pPast = tensor::ExtractSliceOp::create(b, loc, probs, offsets,
                                                  pastSizes, strides);
@@ -477,20 +474,17 @@ struct LowerCachedAttention : OpRewritePattern<CachedAttentionOp> {
     AffineMap outMap = AffineMap::get(5, 0, {bb, i, h, e}, ctx);
     Value acc = filledTensor(b, loc, qSizes, b.getF32Type(), 0.0);
     acc = weightedSum(b, loc, pPast, vPast,
-                      AffineMap::get(5, 0, {jj, bb, kvh, e}, ctx), outMap,
-                      acc);
+                      AffineMap::get(5, 0, {jj, bb, kvh, e}, ctx), outMap, acc);
     acc = weightedSum(b, loc, pNew, v,
-                      AffineMap::get(5, 0, {bb, jj, kvh, e}, ctx), outMap,
-                      acc);
+                      AffineMap::get(5, 0, {bb, jj, kvh, e}, ctx), outMap, acc);
     Value out = tensor::CollapseShapeOp::create(
         b, loc, toElementType(b, loc, acc, elem),
         SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
     Value kNew = toCacheLayout(b, loc, k);
     Value vNew = toCacheLayout(b, loc, v);
-    rewriter.replaceOp(
-        op, {castTo(b, loc, out, op.getResult().getType()),
-             castTo(b, loc, kNew, op.getKNew().getType()),
-             castTo(b, loc, vNew, op.getVNew().getType())});
+    rewriter.replaceOp(op, {castTo(b, loc, out, op.getResult().getType()),
+                            castTo(b, loc, kNew, op.getKNew().getType()),
+                            castTo(b, loc, vNew, op.getVNew().getType())});
     return success();
   }
 };

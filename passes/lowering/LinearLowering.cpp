@@ -34,12 +34,12 @@ Value lowerFFN(OpBuilder &b, Location loc, Value x, Value w1, Value w2,
   Value act;
   if (w3) {
     Value h3 = projection(b, loc, x, w3);
-    act = elementwise(b, loc, ValueRange{h1, h3}, elem,
-                      [](OpBuilder &nb, Location nl, ValueRange a) {
-                        Value s = siluScalar(nb, nl, a[0]);
-                        return arith::MulFOp::create(nb, nl, s, a[1])
-                            .getResult();
-                      });
+    act =
+        elementwise(b, loc, ValueRange{h1, h3}, elem,
+                    [](OpBuilder &nb, Location nl, ValueRange a) {
+                      Value s = siluScalar(nb, nl, a[0]);
+                      return arith::MulFOp::create(nb, nl, s, a[1]).getResult();
+                    });
   } else {
     act = elementwise(b, loc, ValueRange{h1}, elem,
                       [](OpBuilder &nb, Location nl, ValueRange a) {
@@ -80,14 +80,12 @@ struct LowerEmbedding : OpRewritePattern<EmbeddingOp> {
     auto resultType = op.getResult().getType();
     int64_t rank = resultType.getRank();
     SmallVector<OpFoldResult> sizes = sizesOf(rewriter, loc, op.getIds());
-    sizes.push_back(rewriter.getIndexAttr(
-        op.getTable().getType().getDimSize(1)));
-    Value init =
-        emptyTensor(rewriter, loc, sizes, resultType.getElementType());
+    sizes.push_back(
+        rewriter.getIndexAttr(op.getTable().getType().getDimSize(1)));
+    Value init = emptyTensor(rewriter, loc, sizes, resultType.getElementType());
     AffineMap out = rewriter.getMultiDimIdentityMap(rank);
     AffineMap ids = out.dropResult(rank - 1);
-    SmallVector<utils::IteratorType> iters(rank,
-                                           utils::IteratorType::parallel);
+    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
     Value table = op.getTable();
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{init.getType()}, ValueRange{op.getIds()},
@@ -95,11 +93,12 @@ struct LowerEmbedding : OpRewritePattern<EmbeddingOp> {
         [&](OpBuilder &b, Location l, ValueRange args) {
           Value row = castFloat(b, l, args[0], b.getIndexType());
           Value col = linalg::IndexOp::create(b, l, rank - 1);
-          Value v = tensor::ExtractOp::create(b, l, table, ValueRange{row, col});
+          Value v =
+              tensor::ExtractOp::create(b, l, table, ValueRange{row, col});
           linalg::YieldOp::create(b, l, v);
         });
-    rewriter.replaceOp(op, castTo(rewriter, loc, generic.getResult(0),
-                                  resultType));
+    rewriter.replaceOp(op,
+                       castTo(rewriter, loc, generic.getResult(0), resultType));
     return success();
   }
 };

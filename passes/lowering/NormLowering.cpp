@@ -41,10 +41,10 @@ struct LowerRMSNorm : OpRewritePattern<RMSNormOp> {
 
     AffineMap id = rewriter.getMultiDimIdentityMap(rank);
     AffineMap row = id.dropResult(rank - 1);
-    AffineMap last = AffineMap::get(rank, 0, rewriter.getAffineDimExpr(rank - 1));
+    AffineMap last =
+        AffineMap::get(rank, 0, rewriter.getAffineDimExpr(rank - 1));
     Value init = emptyTensor(rewriter, loc, sizesOf(rewriter, loc, x), elem);
-    SmallVector<utils::IteratorType> iters(rank,
-                                           utils::IteratorType::parallel);
+    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{init.getType()},
         ValueRange{x, sumSq, op.getWeight()}, ValueRange{init},
@@ -53,14 +53,13 @@ struct LowerRMSNorm : OpRewritePattern<RMSNormOp> {
           Value mean = arith::DivFOp::create(b, l, a[1], d);
           Value rms = math::SqrtOp::create(
               b, l, arith::AddFOp::create(b, l, mean, eps));
-          Value n = arith::DivFOp::create(b, l, castFloat(b, l, a[0], f32),
-                                          rms);
-          Value y = arith::MulFOp::create(b, l, n,
-                                          castFloat(b, l, a[2], f32));
+          Value n =
+              arith::DivFOp::create(b, l, castFloat(b, l, a[0], f32), rms);
+          Value y = arith::MulFOp::create(b, l, n, castFloat(b, l, a[2], f32));
           linalg::YieldOp::create(b, l, castFloat(b, l, y, elem));
         });
-    rewriter.replaceOp(op, castTo(rewriter, loc, generic.getResult(0),
-                                  op.getType()));
+    rewriter.replaceOp(
+        op, castTo(rewriter, loc, generic.getResult(0), op.getType()));
     return success();
   }
 };
@@ -103,13 +102,13 @@ struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {
     Type f32 = rewriter.getF32Type();
     double negInf = -std::numeric_limits<double>::infinity();
 
-    Value rowMax = reduceLastDim(
-        rewriter, loc, logits, f32, negInf,
-        [&](OpBuilder &b, Location l, ValueRange a) {
-          return arith::MaximumFOp::create(b, l, castFloat(b, l, a[0], f32),
-                                           a[1])
-              .getResult();
-        });
+    Value rowMax =
+        reduceLastDim(rewriter, loc, logits, f32, negInf,
+                      [&](OpBuilder &b, Location l, ValueRange a) {
+                        return arith::MaximumFOp::create(
+                                   b, l, castFloat(b, l, a[0], f32), a[1])
+                            .getResult();
+                      });
     AffineMap id = rewriter.getMultiDimIdentityMap(rank);
     AffineMap row = id.dropResult(rank - 1);
     SmallVector<OpFoldResult> rowSizes = sizesOf(rewriter, loc, logits);
@@ -124,8 +123,8 @@ struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {
             ValueRange{logits, rowMax}, ValueRange{sum0},
             ArrayRef<AffineMap>{id, row, row}, redIters,
             [&](OpBuilder &b, Location l, ValueRange a) {
-              Value d = arith::SubFOp::create(b, l, castFloat(b, l, a[0], f32),
-                                              a[1]);
+              Value d =
+                  arith::SubFOp::create(b, l, castFloat(b, l, a[0], f32), a[1]);
               Value e = math::ExpOp::create(b, l, d);
               linalg::YieldOp::create(
                   b, l, ValueRange{arith::AddFOp::create(b, l, e, a[2])});
@@ -166,8 +165,8 @@ struct LowerCrossEntropy : OpRewritePattern<CrossEntropyOp> {
                                     dimAsFloat(rewriter, loc, logits, i, f32));
     Value mean = elementwise(rewriter, loc, ValueRange{total}, elem,
                              [&](OpBuilder &b, Location l, ValueRange a) {
-                               Value m = arith::DivFOp::create(b, l, a[0],
-                                                               count);
+                               Value m =
+                                   arith::DivFOp::create(b, l, a[0], count);
                                return castFloat(b, l, m, elem);
                              });
     rewriter.replaceOp(op, castTo(rewriter, loc, mean, op.getType()));

@@ -11,8 +11,8 @@
 using namespace mlir;
 using namespace mlir::tlm;
 
-Value tlm::emptyTensor(OpBuilder &b, Location loc,
-                       ArrayRef<OpFoldResult> sizes, Type elementType) {
+Value tlm::emptyTensor(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                       Type elementType) {
   return tensor::EmptyOp::create(b, loc, sizes, elementType);
 }
 
@@ -57,7 +57,8 @@ Value tlm::castFloat(OpBuilder &b, Location loc, Value v, Type to) {
     return arith::IndexCastOp::create(b, loc, to, v);
   }
   if (isa<IndexType>(from))
-    v = arith::IndexCastOp::create(b, loc, b.getI64Type(), v), from = v.getType();
+    v = arith::IndexCastOp::create(b, loc, b.getI64Type(), v),
+    from = v.getType();
   if (isa<IntegerType>(from))
     return arith::SIToFPOp::create(b, loc, to, v);
   auto ff = cast<FloatType>(from), tf = cast<FloatType>(to);
@@ -84,8 +85,8 @@ Value tlm::elementwise(OpBuilder &b, Location loc, ValueRange inputs,
       .getResult(0);
 }
 
-Value tlm::reduceLastDim(OpBuilder &b, Location loc, Value input,
-                         Type accType, double init, BodyBuilder body) {
+Value tlm::reduceLastDim(OpBuilder &b, Location loc, Value input, Type accType,
+                         double init, BodyBuilder body) {
   int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
   SmallVector<OpFoldResult> sizes = sizesOf(b, loc, input);
   sizes.pop_back();
@@ -114,8 +115,7 @@ Value tlm::projection(OpBuilder &b, Location loc, Value x, Value w) {
   Value acc = filledTensor(b, loc, outSizes, elem, 0.0);
   if (rank == 2)
     return linalg::MatmulTransposeBOp::create(b, loc, TypeRange{acc.getType()},
-                                              ValueRange{x, w},
-                                              ValueRange{acc})
+                                              ValueRange{x, w}, ValueRange{acc})
         .getResult(0);
 
   // Batched rows: one contraction generic over (rows..., n, k). Collapsing
@@ -184,9 +184,8 @@ Value tlm::softmaxLastDim(OpBuilder &b, Location loc, Value x) {
           [&](OpBuilder &nb, Location nl, ValueRange a) {
             Value d = arith::SubFOp::create(nb, nl, a[0], a[1]);
             Value e = math::ExpOp::create(nb, nl, castFloat(nb, nl, d, f32));
-            linalg::YieldOp::create(nb, nl,
-                                    ValueRange{arith::AddFOp::create(
-                                        nb, nl, e, a[2])});
+            linalg::YieldOp::create(
+                nb, nl, ValueRange{arith::AddFOp::create(nb, nl, e, a[2])});
           })
           .getResult(0);
   // Pass 3: normalise.
@@ -196,8 +195,7 @@ Value tlm::softmaxLastDim(OpBuilder &b, Location loc, Value x) {
              ValueRange{init}, ArrayRef<AffineMap>{id, row, row, id}, iters,
              [&](OpBuilder &nb, Location nl, ValueRange a) {
                Value d = arith::SubFOp::create(nb, nl, a[0], a[1]);
-               Value e =
-                   math::ExpOp::create(nb, nl, castFloat(nb, nl, d, f32));
+               Value e = math::ExpOp::create(nb, nl, castFloat(nb, nl, d, f32));
                Value p = arith::DivFOp::create(nb, nl, e, a[2]);
                linalg::YieldOp::create(nb, nl, castFloat(nb, nl, p, elem));
              })

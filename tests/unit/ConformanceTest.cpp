@@ -64,8 +64,8 @@ std::string oneOpFunc(const std::vector<const io::Tensor *> &args,
   os << "func.func @f(";
   for (size_t i = 0; i < args.size(); ++i)
     os << (i ? ", " : "") << "%a" << i << ": " << typeOf(*args[i]);
-  os << ") -> " << typeOf(expected) << " {\n" << body << "\n  return %y : "
-     << typeOf(expected) << "\n}\n";
+  os << ") -> " << typeOf(expected) << " {\n"
+     << body << "\n  return %y : " << typeOf(expected) << "\n}\n";
   return os.str();
 }
 
@@ -123,8 +123,8 @@ Prepared prepare(mlir::MLIRContext &ctx, const json &c,
     parse("  %y = tlm.sdpa %a0, %a1, %a2 mask %a3 : " + sig);
   else if (op == "rope")
     parse("  %y = tlm.rope %a0 positions %a1 {theta = " +
-          f64(hp["theta"].get<double>()) + " : f64} : " +
-          typeOf(*p.inputs[0]) + ", " + typeOf(*p.inputs[1]) + " -> " + out);
+          f64(hp["theta"].get<double>()) + " : f64} : " + typeOf(*p.inputs[0]) +
+          ", " + typeOf(*p.inputs[1]) + " -> " + out);
   else if (op == "rmsnorm")
     parse("  %y = tlm.rmsnorm %a0, %a1 {eps = " + f64(hp["eps"].get<double>()) +
           " : f64} : " + typeOf(*p.inputs[0]) + ", " + typeOf(*p.inputs[1]) +
@@ -148,10 +148,10 @@ Prepared prepare(mlir::MLIRContext &ctx, const json &c,
     for (size_t i = 0; i < 3; ++i)
       os << "  " << names[i] << " = tlm.linear %a0, %a" << w + i << " : " << x
          << ", " << typeOf(*p.inputs[w + i]) << " -> " << x << "\n";
-    os << "  %o = tlm.attention %q, %k, %v"
-       << (rope ? " positions %a1" : "") << " {num_heads = "
-       << hp["num_heads"].get<int64_t>() << " : i64, num_kv_heads = "
-       << hp["num_heads"].get<int64_t>() << " : i64"
+    os << "  %o = tlm.attention %q, %k, %v" << (rope ? " positions %a1" : "")
+       << " {num_heads = " << hp["num_heads"].get<int64_t>()
+       << " : i64, num_kv_heads = " << hp["num_heads"].get<int64_t>()
+       << " : i64"
        << (rope ? ", rope_theta = " + f64(hp["theta"].get<double>()) + " : f64"
                 : "")
        << "} : (" << x << ", " << x << ", " << x
@@ -196,8 +196,7 @@ TEST(Conformance, EveryCasePassesWithinItsTolerance) {
     auto jit = runtime::Jit::compile(std::move(p.module));
     ASSERT_TRUE(bool(jit)) << llvm::toString(jit.takeError());
 
-    const io::Tensor &expected =
-        *file->find(c["expected"].get<std::string>());
+    const io::Tensor &expected = *file->find(c["expected"].get<std::string>());
     std::vector<float> actual(expected.numElements());
     std::vector<runtime::TensorRef> args;
     for (const io::Tensor *t : p.inputs)
@@ -214,8 +213,9 @@ TEST(Conformance, EveryCasePassesWithinItsTolerance) {
     for (size_t i = 0; i < want.size(); ++i)
       if (!std::isnan(want[i]))
         maxErr = std::max(maxErr, std::fabs(double(actual[i]) - want[i]));
-    std::printf("[conformance] %-40s max abs error %.3g (atol %.0e rtol %.0e)\n",
-                name.c_str(), maxErr, tol.atol, tol.rtol);
+    std::printf(
+        "[conformance] %-40s max abs error %.3g (atol %.0e rtol %.0e)\n",
+        name.c_str(), maxErr, tol.atol, tol.rtol);
     ++ran;
   }
   EXPECT_EQ(ran, static_cast<int>(cases["cases"].size()));

@@ -59,24 +59,24 @@ protected:
 
 TEST_F(DialectTest, BuildsEveryOpAndVerifies) {
   Location loc = builder.getUnknownLoc();
-  ValueRange a = makeFunc({f32({dyn, dyn, 64}), f32({128, 64}),
-                           f32({64, 128}), f32({64}), i64({dyn, dyn}),
-                           f32({100, 64}), f32({dyn, dyn, 32})});
+  ValueRange a =
+      makeFunc({f32({dyn, dyn, 64}), f32({128, 64}), f32({64, 128}), f32({64}),
+                i64({dyn, dyn}), f32({100, 64}), f32({dyn, dyn, 32})});
   Value x = a[0], w1 = a[1], w2 = a[2], g = a[3], ids = a[4], table = a[5],
         kv = a[6];
   auto lin = tlm::LinearOp::create(builder, loc, f32({dyn, dyn, 128}), x, w1);
-  auto emb = tlm::EmbeddingOp::create(builder, loc, f32({dyn, dyn, 64}), ids,
-                                      table);
+  auto emb =
+      tlm::EmbeddingOp::create(builder, loc, f32({dyn, dyn, 64}), ids, table);
   auto norm = tlm::RMSNormOp::create(builder, loc, x.getType(), x, g,
                                      builder.getF64FloatAttr(1e-5));
   auto swi = tlm::SwiGLUOp::create(builder, loc, x.getType(), x, w1, w2, w1);
   auto ffn = tlm::SiLUFFNOp::create(builder, loc, x.getType(), x, w1, w2);
   auto rope = tlm::RoPEOp::create(builder, loc, x.getType(), x, Value(),
                                   builder.getF64FloatAttr(10000.0));
-  auto attn = tlm::AttentionOp::create(
-      builder, loc, x.getType(), x, kv, kv, Value(),
-      builder.getI64IntegerAttr(4), builder.getI64IntegerAttr(2),
-      builder.getF64FloatAttr(10000.0));
+  auto attn = tlm::AttentionOp::create(builder, loc, x.getType(), x, kv, kv,
+                                       Value(), builder.getI64IntegerAttr(4),
+                                       builder.getI64IntegerAttr(2),
+                                       builder.getF64FloatAttr(10000.0));
   auto sdpa = tlm::SDPAOp::create(builder, loc, x.getType(), x, x, x, Value(),
                                   builder.getUnitAttr());
   auto silu = tlm::SiLUOp::create(builder, loc, x.getType(), x);

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/model/Init.h"
+#include "lib/runtime/Metrics.h"
 #include "lib/runtime/Session.h"
 #include "tests/unit/Reference.h"
 #include "tests/unit/Tolerances.h"
@@ -43,14 +44,13 @@ ref::LMWeights refWeights(const model::Config &c,
       size_t dot = n.find('.', 7);
       ref::BlockWeights &b = r.layers[std::stoi(n.substr(7, dot - 7))];
       std::string key = n.substr(dot + 1);
-      ref::Tensor *fields[] = {&b.qProj, &b.kProj, &b.vProj, &b.outputProj,
-                               &b.ln1,   &b.ln2,   &b.w1,    &b.w2,
-                               &b.w3};
-      const char *keys[] = {"attn.q_proj.weight", "attn.k_proj.weight",
-                            "attn.v_proj.weight", "attn.output_proj.weight",
-                            "ln1.weight",         "ln2.weight",
-                            "ffn.w1.weight",      "ffn.w2.weight",
-                            "ffn.w3.weight"};
+      ref::Tensor *fields[] = {&b.qProj,      &b.kProj, &b.vProj,
+                               &b.outputProj, &b.ln1,   &b.ln2,
+                               &b.w1,         &b.w2,    &b.w3};
+      const char *keys[] = {
+          "attn.q_proj.weight",      "attn.k_proj.weight", "attn.v_proj.weight",
+          "attn.output_proj.weight", "ln1.weight",         "ln2.weight",
+          "ffn.w1.weight",           "ffn.w2.weight",      "ffn.w3.weight"};
       for (size_t f = 0; f < 9; ++f)
         if (key == keys[f])
           *fields[f] = w[i];
@@ -70,7 +70,8 @@ ref::ModelConfig refConfig(const model::Config &c) {
   r.ropeTheta = c.ropeTheta;
   r.eps = c.rmsNormEps;
   r.useRmsnorm = c.useRMSNorm;
-  r.normPosition = c.postNorm ? ref::NormPosition::Post : ref::NormPosition::Pre;
+  r.normPosition =
+      c.postNorm ? ref::NormPosition::Post : ref::NormPosition::Pre;
   r.useRope = c.useRope;
   r.useSwiglu = c.useSwiGLU;
   r.tieEmbeddings = c.tieEmbeddings;
@@ -94,9 +95,8 @@ std::vector<Case> cases() {
     c.dFF = 24;
     return c;
   };
-  std::vector<Case> out = {{"mha", base(2, 2)},
-                           {"gqa2", base(4, 2)},
-                           {"gqa4", base(4, 1)}};
+  std::vector<Case> out = {
+      {"mha", base(2, 2)}, {"gqa2", base(4, 2)}, {"gqa4", base(4, 1)}};
   Case post{"post_norm", base(2, 1)};
   post.config.postNorm = true;
   Case noNorm{"no_rmsnorm", base(2, 2)};
@@ -138,6 +138,20 @@ TEST_P(KvCache, PrefillThenDecodeMatchesForwardAndReference) {
   ref::Tensor expected =
       ref::lm(ids, batch, seq, refConfig(c), refWeights(c, w));
   EXPECT_TRUE(allClose(full, expected, tlm::test::tol::kBlock));
+
+  // What `eval` reports equals the reference cross-entropy of these logits.
+  ref::Index next;
+  ref::Tensor rows;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i + 1 < seq; ++i) {
+      next.push_back(ids[b * seq + i + 1]);
+      rows.insert(rows.end(), full.begin() + (b * seq + i) * vocab,
+                  full.begin() + (b * seq + i + 1) * vocab);
+    }
+  double eval = runtime::meanNextTokenCrossEntropy(full.data(), ids.data(),
+                                                   batch, seq, vocab);
+  double want = ref::crossEntropy(rows, next, vocab);
+  EXPECT_NEAR(eval, want, 1e-5 * std::fabs(want));
 
   // Prefill `prompt` tokens, then decode one at a time.
   s.reset();
@@ -207,9 +221,10 @@ TEST(Init, SeededAndDeterministic) {
         EXPECT_EQ(v, 1.0f) << specs[i].name;
       continue;
     }
-    double sigma = specs[i].name == "token_embeddings.weight"
-                       ? 1.0
-                       : std::sqrt(2.0 / (specs[i].shape[0] + specs[i].shape[1]));
+    double sigma =
+        specs[i].name == "token_embeddings.weight"
+            ? 1.0
+            : std::sqrt(2.0 / (specs[i].shape[0] + specs[i].shape[1]));
     for (float v : a[i])
       EXPECT_LE(std::fabs(v), 3 * sigma + 1e-6) << specs[i].name;
   }

@@ -44,9 +44,9 @@ TEST(SafeTensors, WriteThenReadRoundTrips) {
   std::vector<float> a = {1, 2, 3, 4, 5, 6};
   std::vector<int64_t> ids = {7, -1};
   std::string path = tempPath("roundtrip");
-  ASSERT_FALSE(bool(writeSafeTensors(
-      path, {{"a", DType::F32, {2, 3}, a.data()},
-             {"ids", DType::I64, {2}, ids.data()}})));
+  ASSERT_FALSE(
+      bool(writeSafeTensors(path, {{"a", DType::F32, {2, 3}, a.data()},
+                                   {"ids", DType::I64, {2}, ids.data()}})));
   auto st = SafeTensors::open(path);
   std::remove(path.c_str());
   ASSERT_TRUE(bool(st)) << llvm::toString(st.takeError());
@@ -75,8 +75,9 @@ TEST(SafeTensors, RejectsHeaderPastEnd) {
 }
 
 TEST(SafeTensors, RejectsHugeHeader) {
-  EXPECT_NE(errorOf(writeRaw("huge", "{}", "", 1ull << 40)).find("exceeds the cap"),
-            std::string::npos);
+  EXPECT_NE(
+      errorOf(writeRaw("huge", "{}", "", 1ull << 40)).find("exceeds the cap"),
+      std::string::npos);
 }
 
 TEST(SafeTensors, RejectsNonJSONHeader) {
@@ -86,8 +87,9 @@ TEST(SafeTensors, RejectsNonJSONHeader) {
 
 TEST(SafeTensors, RejectsOffsetsOutsideData) {
   std::string h = R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
-  EXPECT_NE(errorOf(writeRaw("outside", h, "1234")).find("lie outside the 4 data"),
-            std::string::npos);
+  EXPECT_NE(
+      errorOf(writeRaw("outside", h, "1234")).find("lie outside the 4 data"),
+      std::string::npos);
 }
 
 TEST(SafeTensors, RejectsByteCountMismatch) {

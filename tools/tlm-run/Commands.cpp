@@ -2,10 +2,13 @@
 
 #include "tools/tlm-run/Options.h"
 
+#include "lib/io/Llama2c.h"
 #include "lib/io/SafeTensors.h"
+#include "lib/io/Tokenizer.h"
 #include "lib/model/Builder.h"
 #include "lib/model/ConfigJson.h"
 #include "lib/model/Weights.h"
+#include "lib/runtime/Metrics.h"
 #include "lib/runtime/Sampler.h"
 #include "lib/runtime/Session.h"
 #include "passes/Passes.h"
@@ -17,6 +20,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <sstream>
 #include <cmath>
 #include <sys/resource.h>
 
@@ -47,8 +52,7 @@ llvm::Expected<model::Config> loadConfig(const Options &o) {
 /// Checks the flags every model-running command shares.
 llvm::Error checkRunFlags(const Options &o) {
   if (o.threads < 1)
-    return userError("--threads must be >= 1, found " +
-                     llvm::Twine(o.threads));
+    return userError("--threads must be >= 1, found " + llvm::Twine(o.threads));
   if (o.target != "cpu" && o.target != "cuda")
     return userError("--target must be cpu or cuda, found '" + o.target + "'");
   if (o.target == "cuda")
@@ -134,7 +138,8 @@ llvm::Expected<Tokens> readTokenFile(const std::string &path) {
   if (!t)
     return userError("token file " + path + " has no 'tokens' tensor");
   if (t->dtype != io::DType::I64 && t->dtype != io::DType::I32)
-    return userError("token file " + path + ": tokens must be I64 or I32, found " +
+    return userError("token file " + path +
+                     ": tokens must be I64 or I32, found " +
                      io::dtypeName(t->dtype));
   if (t->shape.size() != 2 || t->shape[0] < 1 || t->shape[1] < 1)
     return userError("token file " + path +
@@ -226,11 +231,11 @@ llvm::Error runForward(const Options &o) {
           run->session->step(tokens->ids.data(), tokens->seq, logits.data()))
     return asUserError(std::move(err));
   if (!o.output.empty())
-    return asUserError(io::writeSafeTensors(
-        o.output, {{"logits",
-                    io::DType::F32,
-                    {tokens->batch, tokens->seq, vocab},
-                    logits.data()}}));
+    return asUserError(
+        io::writeSafeTensors(o.output, {{"logits",
+                                         io::DType::F32,
+                                         {tokens->batch, tokens->seq, vocab},
+                                         logits.data()}}));
   double checksum = 0;
   for (float v : logits)
     checksum += v;
@@ -245,11 +250,10 @@ llvm::Error runForward(const Options &o) {
 }
 
 llvm::Error runGenerate(const Options &o) {
-  if (!o.prompt.empty() || !o.tokenizer.empty())
-    return userError("--prompt/--tokenizer need tokenizer support, which is "
-                     "not built yet; give --prompt-tokens");
-  if (o.promptTokens.empty())
-    return userError("--prompt-tokens is required");
+  if (o.promptTokens.empty() == o.prompt.empty())
+    return userError("give exactly one of --prompt-tokens and --prompt");
+  if (!o.prompt.empty() && o.tokenizer.empty())
+    return userError("--prompt needs --tokenizer");
   if (o.maxNewTokens < 0)
     return userError("--max-new-tokens must be >= 0");
   if (o.temperature < 0)
@@ -259,10 +263,30 @@ llvm::Error runGenerate(const Options &o) {
   auto config = loadConfig(o);
   if (!config)
     return config.takeError();
-  auto ids = parseIds("prompt-tokens", o.promptTokens);
-  if (!ids)
-    return ids.takeError();
-  Tokens prompt{*ids, 1, static_cast<int64_t>(ids->size())};
+  std::unique_ptr<io::Tokenizer> tokenizer;
+  if (!o.tokenizer.empty()) {
+    auto t = io::Tokenizer::load(o.tokenizer);
+    if (!t)
+      return asUserError(t.takeError());
+    tokenizer = std::move(*t);
+    if (tokenizer->vocabSize() > config->vocabSize)
+      return userError("the tokenizer has " +
+                       llvm::Twine(tokenizer->vocabSize()) +
+                       " tokens but the model's vocab_size is " +
+                       llvm::Twine(config->vocabSize));
+  }
+  std::vector<int64_t> promptIds;
+  if (!o.prompt.empty()) {
+    promptIds = tokenizer->encode(o.prompt, tokenizer->bos() >= 0);
+  } else {
+    auto ids = parseIds("prompt-tokens", o.promptTokens);
+    if (!ids)
+      return ids.takeError();
+    promptIds = std::move(*ids);
+  }
+  if (promptIds.empty())
+    return userError("the prompt encodes to no tokens");
+  Tokens prompt{promptIds, 1, static_cast<int64_t>(promptIds.size())};
   if (llvm::Error err = checkTokens(prompt, *config))
     return err;
   auto run = setUp(o, 1);
@@ -276,26 +300,43 @@ llvm::Error runGenerate(const Options &o) {
   auto start = Clock::now();
   if (llvm::Error err = s.step(prompt.ids.data(), prompt.seq, logits.data()))
     return asUserError(std::move(err));
-  int64_t next = sampler.sample(logits.data() + (prompt.seq - 1) * vocab, vocab);
+  int64_t next =
+      sampler.sample(logits.data() + (prompt.seq - 1) * vocab, vocab);
   int generated = 0;
   auto decodeStart = Clock::now();
+  // With a tokenizer the text streams as it is produced; otherwise the ids.
+  std::optional<io::StreamDecoder> stream;
+  if (tokenizer)
+    stream.emplace(*tokenizer, prompt.ids.back());
   for (; generated < o.maxNewTokens; ++generated) {
-    llvm::outs() << (generated ? " " : "") << next;
+    if (stream) {
+      if (next == tokenizer->eos())
+        break;
+      auto text = stream->feed(next);
+      if (!text)
+        return asUserError(text.takeError());
+      llvm::outs() << *text;
+    } else {
+      llvm::outs() << (generated ? " " : "") << next;
+    }
     llvm::outs().flush();
     if (generated + 1 == o.maxNewTokens)
       break;
     if (s.position() >= run->config.contextLength) {
       llvm::outs() << "\n";
       llvm::errs() << "note: stopped at context_length ("
-                   << run->config.contextLength << ") after "
-                   << generated + 1 << " new tokens\n";
+                   << run->config.contextLength << ") after " << generated + 1
+                   << " new tokens\n";
       return llvm::Error::success();
     }
     if (llvm::Error err = s.step(&next, 1, logits.data()))
       return asUserError(std::move(err));
     next = sampler.sample(logits.data(), vocab);
   }
+  if (stream)
+    llvm::outs() << stream->finish();
   llvm::outs() << "\n";
+  llvm::outs().flush();
   double decodeMs = msSince(decodeStart), totalMs = msSince(start);
   llvm::errs() << llvm::format(
       "generated %d tokens in %.1f ms (%.1f tok/s decode)\n",
@@ -350,7 +391,8 @@ llvm::Error runBench(const Options &o) {
   int threads = 1;
 
   llvm::outs() << llvm::format(
-      "config        %s\nparams        %lld\ntarget        cpu\nthreads       %d\n"
+      "config        %s\nparams        %lld\ntarget        cpu\nthreads       "
+      "%d\n"
       "compile       %.1f ms\nprefill       %.1f ms for %d x %d tokens "
       "(%.1f tok/s)\ndecode        %.2f tok/s over %d steps\npeak RSS      "
       "%.1f MB\n",
@@ -389,19 +431,9 @@ llvm::Error runEval(const Options &o) {
   if (llvm::Error err =
           run->session->step(tokens->ids.data(), seq, logits.data()))
     return asUserError(std::move(err));
-  // Mean over every (sequence, position) of -log softmax(logits)[next id].
-  double total = 0;
-  int64_t count = 0;
-  for (int64_t b = 0; b < tokens->batch; ++b)
-    for (int64_t i = 0; i + 1 < seq; ++i) {
-      const float *row = logits.data() + (b * seq + i) * vocab;
-      double mx = *std::max_element(row, row + vocab), sum = 0;
-      for (int64_t v = 0; v < vocab; ++v)
-        sum += std::exp(double(row[v]) - mx);
-      total += mx + std::log(sum) - row[tokens->ids[b * seq + i + 1]];
-      ++count;
-    }
-  double mean = total / count;
+  double mean = runtime::meanNextTokenCrossEntropy(
+      logits.data(), tokens->ids.data(), tokens->batch, seq, vocab);
+  int64_t count = tokens->batch * (seq - 1);
   llvm::outs() << llvm::format("tokens %lld\ncross-entropy %.6f nats\n"
                                "perplexity %.4f\n",
                                (long long)count, mean, std::exp(mean));
@@ -432,10 +464,9 @@ llvm::Error runEmit(const Options &o) {
       mlir::tlm::buildLinalgPipeline(pm);
     else
       mlir::tlm::buildCpuPipeline(pm);
-    if (failed(mlir::applyPassManagerCLOptions(pm)) ||
-        failed(pm.run(*module)))
-      return llvm::make_error<ExitError>(2, "the " + o.stage +
-                                                " pipeline failed");
+    if (failed(mlir::applyPassManagerCLOptions(pm)) || failed(pm.run(*module)))
+      return llvm::make_error<ExitError>(2,
+                                         "the " + o.stage + " pipeline failed");
   }
   module->print(llvm::outs());
   llvm::outs() << "\n";
@@ -479,6 +510,67 @@ llvm::Error runCompare(const Options &o) {
                                o.atol.getValue(), o.rtol.getValue());
   if (bad)
     return userError(llvm::Twine(bad) + " elements differ");
+  return llvm::Error::success();
+}
+
+llvm::Error runImportLlama2c(const Options &o) {
+  if (o.positional.size() != 2)
+    return userError("import-llama2c takes MODEL.bin OUTDIR");
+  auto config = io::importLlama2c(o.positional[0], o.positional[1]);
+  if (!config)
+    return asUserError(config.takeError());
+  llvm::outs() << "wrote " << o.positional[1] << "/config.json and "
+               << o.positional[1] << "/weights.safetensors ("
+               << model::parameterCount(*config) << " parameters)\n";
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::unique_ptr<io::Tokenizer>> loadTokenizer(const Options &o) {
+  if (o.tokenizer.empty())
+    return userError("--tokenizer is required");
+  auto t = io::Tokenizer::load(o.tokenizer);
+  if (!t)
+    return asUserError(t.takeError());
+  return t;
+}
+
+llvm::Error runTokenize(const Options &o) {
+  auto tokenizer = loadTokenizer(o);
+  if (!tokenizer)
+    return tokenizer.takeError();
+  if (o.text.getNumOccurrences() == !o.textFile.empty())
+    return userError("give exactly one of --text and --text-file");
+  std::string text = o.text;
+  if (!o.textFile.empty()) {
+    std::ifstream in(o.textFile, std::ios::binary);
+    if (!in)
+      return userError("cannot read '" + o.textFile + "'");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  std::vector<int64_t> ids = (*tokenizer)->encode(text, o.bos);
+  for (size_t i = 0; i < ids.size(); ++i)
+    llvm::outs() << (i ? " " : "") << ids[i];
+  llvm::outs() << "\n";
+  return llvm::Error::success();
+}
+
+llvm::Error runDetokenize(const Options &o) {
+  auto tokenizer = loadTokenizer(o);
+  if (!tokenizer)
+    return tokenizer.takeError();
+  std::vector<int64_t> ids;
+  if (!llvm::StringRef(o.ids).trim().empty()) {
+    auto parsed = parseIds("ids", o.ids);
+    if (!parsed)
+      return parsed.takeError();
+    ids = std::move(*parsed);
+  }
+  auto text = (*tokenizer)->decode(ids);
+  if (!text)
+    return asUserError(text.takeError());
+  llvm::outs() << *text;
   return llvm::Error::success();
 }
 

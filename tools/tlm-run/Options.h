@@ -20,11 +20,11 @@ struct Options {
                                cl::desc("weights (safetensors); default: "
                                         "seeded initialisation"),
                                cl::value_desc("W.safetensors")};
-  cl::opt<std::string> tokens{"tokens",
-                              cl::desc("one sequence of token ids"),
+  cl::opt<std::string> tokens{"tokens", cl::desc("one sequence of token ids"),
                               cl::value_desc("\"1 2 3\"")};
   cl::opt<std::string> tokensFile{
-      "tokens-file", cl::desc("safetensors with an integer 'tokens' (batch, seq)"),
+      "tokens-file",
+      cl::desc("safetensors with an integer 'tokens' (batch, seq)"),
       cl::value_desc("T.safetensors")};
   cl::opt<std::string> output{"output",
                               cl::desc("write the F32 'logits' tensor here"),
@@ -53,6 +53,10 @@ struct Options {
                              cl::init("tlm")};
   cl::opt<double> atol{"atol", cl::init(1e-5), cl::desc("compare: abs tol")};
   cl::opt<double> rtol{"rtol", cl::init(1e-5), cl::desc("compare: rel tol")};
+  cl::opt<std::string> text{"text", cl::desc("tokenize: the text")};
+  cl::opt<std::string> textFile{"text-file", cl::desc("tokenize: a file")};
+  cl::opt<bool> bos{"bos", cl::desc("tokenize: start with BOS")};
+  cl::opt<std::string> ids{"ids", cl::desc("detokenize: token ids")};
   cl::list<std::string> positional{cl::Positional, cl::desc("<args>")};
   /// --threads N: parsed by main() itself, because libLLVM already registers
   /// a global `threads` option of its own.
@@ -88,6 +92,9 @@ llvm::Error runBench(const Options &o);
 llvm::Error runEval(const Options &o);
 llvm::Error runEmit(const Options &o);
 llvm::Error runCompare(const Options &o);
+llvm::Error runImportLlama2c(const Options &o);
+llvm::Error runTokenize(const Options &o);
+llvm::Error runDetokenize(const Options &o);
 
 } // namespace tlm::cli
 

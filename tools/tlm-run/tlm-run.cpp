@@ -10,9 +10,10 @@
 
 #include "tools/tlm-run/Options.h"
 
-#include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -29,7 +30,8 @@ llvm::Error tlm::cli::asUserError(llvm::Error err) {
   std::string message;
   int code = 1;
   llvm::handleAllErrors(
-      std::move(err), [&](const ExitError &e) { code = e.code, message = e.message; },
+      std::move(err),
+      [&](const ExitError &e) { code = e.code, message = e.message; },
       [&](const llvm::ErrorInfoBase &e) { message = e.message(); });
   return llvm::make_error<ExitError>(code, message);
 }
@@ -66,6 +68,16 @@ const std::map<std::string, Command> &commands() {
          "seed", "init"},
         "mean next-token cross-entropy and perplexity of a token file"}},
       {"emit", {runEmit, {"config", "stage"}, "print the IR of a stage"}},
+      {"tokenize",
+       {runTokenize,
+        {"tokenizer", "text", "text-file", "bos"},
+        "print the token ids of a text"}},
+      {"detokenize",
+       {runDetokenize, {"tokenizer", "ids"}, "print the text of token ids"}},
+      {"import-llama2c",
+       {runImportLlama2c,
+        {},
+        "convert a llama2.c model.bin: MODEL.bin OUTDIR"}},
       {"compare",
        {runCompare,
         {"atol", "rtol"},
@@ -78,7 +90,7 @@ int usage(llvm::raw_ostream &os) {
   os << "usage: tlm-run <command> [flags]   (tlm-run <command> --help)\n"
         "commands:\n";
   for (const auto &[name, cmd] : commands())
-    os << "  " << name << std::string(10 - name.size(), ' ') << cmd.help
+    os << "  " << llvm::left_justify(name, 16) << cmd.help
        << "\n";
   return 1;
 }

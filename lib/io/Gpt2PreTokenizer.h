@@ -1,0 +1,37 @@
+//===- Gpt2PreTokenizer.h - GPT-2's split of text into pieces ---*- C++ -*-===//
+//
+// GPT-2 applies its BPE merges inside the pieces of this regular expression:
+//
+//   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+//
+// matched by hand here, so no Unicode-aware regex library is needed. The
+// classes \s, \p{L} and \p{N} come from a table that is exact for ASCII and
+// Latin-1 and covers the common non-letter blocks beyond (punctuation,
+// symbols, combining diacritics, CJK punctuation, fullwidth forms, emoji, a
+// few scripts' digits and marks); any other codepoint counts as a letter.
+// The approximation shows only in scripts whose combining marks or digits
+// the table lacks, where pieces may split differently from GPT-2.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TLM_IO_GPT2PRETOKENIZER_H
+#define TLM_IO_GPT2PRETOKENIZER_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace tlm::io {
+
+enum class CharClass : uint8_t { Letter, Number, Space, Other };
+
+/// The class of Unicode codepoint `cp` (\p{L}, \p{N}, \s, or none of them).
+CharClass classifyCodepoint(uint32_t cp);
+
+/// `text` cut into GPT-2's pieces; their concatenation is `text`. Bytes that
+/// are not valid UTF-8 count as single "other" characters.
+std::vector<llvm::StringRef> splitGpt2(llvm::StringRef text);
+
+} // namespace tlm::io
+
+#endif // TLM_IO_GPT2PRETOKENIZER_H

@@ -1,0 +1,300 @@
+//===- Gpt2Tokenizer.cpp - GPT-2 byte-level BPE ---------------------------===//
+//
+// vocab.json and merges.txt spell tokens in GPT-2's byte alphabet: every
+// byte is shown as one printable character (printable Latin-1 bytes as
+// themselves, the other 68 bytes as U+0100 onwards, e.g. space as `Ġ`).
+// Loading translates both files back to raw bytes, so encoding and decoding
+// work on bytes only.
+//
+// Encoding cuts the text with GPT-2's pre-tokenisation (Gpt2PreTokenizer.h)
+// and applies BPE inside each piece: start from single bytes, and while any
+// adjacent pair has a merge, take the pair with the lowest rank and merge
+// all its occurrences left to right, exactly as GPT-2's encoder does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/io/Gpt2PreTokenizer.h"
+#include "lib/io/Tokenizer.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <queue>
+
+namespace tlm::io {
+namespace {
+
+/// GPT-2's byte alphabet: the character that stands for each byte.
+std::array<uint16_t, 256> byteAlphabet() {
+  std::array<uint16_t, 256> alphabet;
+  uint16_t nextSubstitute = 256;
+  for (int b = 0; b < 256; ++b) {
+    bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) ||
+                     (b >= 0xAE && b <= 0xFF);
+    alphabet[b] = printable ? b : nextSubstitute++;
+  }
+  return alphabet;
+}
+
+class Gpt2Tokenizer final : public Tokenizer {
+public:
+  static llvm::Expected<std::unique_ptr<Tokenizer>>
+  load(const std::string &dir);
+
+  std::vector<int64_t> encode(llvm::StringRef text, bool addBos) const override;
+  llvm::Expected<llvm::StringRef> piece(int64_t prev,
+                                        int64_t id) const override;
+  int64_t vocabSize() const override { return tokens.size(); }
+  int64_t bos() const override { return -1; }
+  int64_t eos() const override { return eosId; }
+
+private:
+  struct Merge {
+    int32_t rank, merged;
+  };
+  static uint64_t pairKey(int32_t a, int32_t b) {
+    return static_cast<uint64_t>(a) << 32 | static_cast<uint32_t>(b);
+  }
+
+  /// Each id's raw bytes.
+  std::vector<std::string> tokens;
+  llvm::StringMap<int32_t> ids;
+  std::array<int32_t, 256> byteIds;
+  llvm::DenseMap<uint64_t, Merge> merges;
+  int32_t eosId = -1;
+
+  void applyMerges(llvm::StringRef piece, std::vector<int64_t> &out) const;
+};
+
+/// `spelled` (UTF-8 text in GPT-2's byte alphabet) as raw bytes; false when
+/// it is not UTF-8 or has a character outside the alphabet.
+bool unspell(llvm::StringRef spelled,
+             const llvm::DenseMap<uint32_t, char> &toByte, std::string &bytes) {
+  bytes.clear();
+  for (size_t i = 0; i < spelled.size();) {
+    // The alphabet lies below U+0800: one or two UTF-8 bytes.
+    auto c = static_cast<uint8_t>(spelled[i]);
+    uint32_t cp;
+    if (c < 0x80) {
+      cp = c;
+      i += 1;
+    } else if ((c & 0xE0) == 0xC0 && i + 1 < spelled.size() &&
+               (static_cast<uint8_t>(spelled[i + 1]) & 0xC0) == 0x80) {
+      cp = (c & 0x1F) << 6 | (static_cast<uint8_t>(spelled[i + 1]) & 0x3F);
+      i += 2;
+    } else {
+      return false;
+    }
+    auto it = toByte.find(cp);
+    if (it == toByte.end())
+      return false;
+    bytes += it->second;
+  }
+  return true;
+}
+
+llvm::Expected<std::unique_ptr<Tokenizer>>
+Gpt2Tokenizer::load(const std::string &dir) {
+  llvm::SmallString<256> vocabPath(dir), mergesPath(dir);
+  llvm::sys::path::append(vocabPath, "vocab.json");
+  llvm::sys::path::append(mergesPath, "merges.txt");
+  auto fail = [](llvm::StringRef file, const llvm::Twine &what) {
+    return llvm::createStringError("tokenizer: " + file.str() + ": " +
+                                   what.str());
+  };
+  auto vocabBuf = llvm::MemoryBuffer::getFile(vocabPath, /*IsText=*/true);
+  if (!vocabBuf)
+    return fail(vocabPath, "cannot read: " + vocabBuf.getError().message() +
+                               " (a GPT-2 tokenizer folder needs vocab.json "
+                               "and merges.txt)");
+  auto mergesBuf = llvm::MemoryBuffer::getFile(mergesPath, /*IsText=*/true);
+  if (!mergesBuf)
+    return fail(mergesPath, "cannot read: " + mergesBuf.getError().message() +
+                                " (a GPT-2 tokenizer folder needs vocab.json "
+                                "and merges.txt)");
+
+  llvm::DenseMap<uint32_t, char> toByte;
+  std::array<uint16_t, 256> alphabet = byteAlphabet();
+  for (int b = 0; b < 256; ++b)
+    toByte[alphabet[b]] = static_cast<char>(b);
+
+  // vocab.json: {"token": id, ...} with ids 0..n-1, each once.
+  llvm::StringRef vocabText = (*vocabBuf)->getBuffer();
+  nlohmann::json vocab =
+      nlohmann::json::parse(vocabText.begin(), vocabText.end(), nullptr,
+                            /*allow_exceptions=*/false);
+  if (vocab.is_discarded())
+    return fail(vocabPath, "is not valid JSON");
+  if (!vocab.is_object() || vocab.empty())
+    return fail(vocabPath, "must be a non-empty JSON object of token -> id");
+  auto tok = std::make_unique<Gpt2Tokenizer>();
+  size_t n = vocab.size();
+  tok->tokens.resize(n);
+  std::vector<bool> seen(n, false);
+  std::string bytes;
+  for (auto &[spelled, value] : vocab.items()) {
+    if (!value.is_number_integer() || value.get<int64_t>() < 0 ||
+        value.get<int64_t>() >= static_cast<int64_t>(n))
+      return fail(vocabPath, "token \"" + spelled + "\" has id " +
+                                 value.dump() + "; ids must be integers 0.." +
+                                 llvm::Twine(n - 1));
+    auto id = value.get<int32_t>();
+    if (seen[id])
+      return fail(vocabPath, "id " + llvm::Twine(id) + " is given twice");
+    seen[id] = true;
+    if (!unspell(spelled, toByte, bytes))
+      return fail(vocabPath, "token \"" + spelled +
+                                 "\" has a character outside GPT-2's byte "
+                                 "alphabet");
+    tok->tokens[id] = bytes;
+    // Several spellings cannot give the same bytes (the alphabet is a
+    // bijection), so this map is one-to-one.
+    tok->ids.try_emplace(bytes, id);
+  }
+  tok->byteIds.fill(-1);
+  for (int b = 0; b < 256; ++b) {
+    auto it = tok->ids.find(llvm::StringRef(std::string(1, char(b))));
+    if (it == tok->ids.end())
+      return fail(vocabPath, "has no token for byte " + llvm::Twine(b) +
+                                 ", so some text could not be encoded");
+    tok->byteIds[b] = it->second;
+  }
+  if (auto it = tok->ids.find("<|endoftext|>"); it != tok->ids.end())
+    tok->eosId = it->second;
+
+  // merges.txt: an optional "#version" line, then "left right" per line in
+  // priority order; both halves and their concatenation must be tokens.
+  llvm::StringRef rest = (*mergesBuf)->getBuffer();
+  std::string left, right;
+  for (int lineNo = 1; !rest.empty(); ++lineNo) {
+    llvm::StringRef line;
+    std::tie(line, rest) = rest.split('\n');
+    line = line.rtrim("\r");
+    if (line.empty() || (lineNo == 1 && line.starts_with("#version")))
+      continue;
+    auto bad = [&](const llvm::Twine &what) {
+      return fail(mergesPath, "line " + llvm::Twine(lineNo) + ": " + what);
+    };
+    auto [a, b] = line.split(' ');
+    if (a.empty() || b.empty() || b.contains(' '))
+      return bad("expected two tokens separated by one space, got \"" + line +
+                 "\"");
+    if (!unspell(a, toByte, left) || !unspell(b, toByte, right))
+      return bad("\"" + line +
+                 "\" has a character outside GPT-2's byte alphabet");
+    auto ia = tok->ids.find(left), ib = tok->ids.find(right);
+    auto im = tok->ids.find(left + right);
+    if (ia == tok->ids.end() || ib == tok->ids.end())
+      return bad("\"" + (ia == tok->ids.end() ? a : b) +
+                 "\" is not a token in vocab.json");
+    if (im == tok->ids.end())
+      return bad("the merge of \"" + a + "\" and \"" + b +
+                 "\" is not a token in vocab.json");
+    // A repeated merge keeps its first (best) rank.
+    tok->merges.try_emplace(pairKey(ia->second, ib->second),
+                            Merge{lineNo, im->second});
+  }
+  return std::unique_ptr<Tokenizer>(std::move(tok));
+}
+
+std::vector<int64_t> Gpt2Tokenizer::encode(llvm::StringRef text,
+                                           bool addBos) const {
+  // GPT-2 has no BOS: `addBos` has nothing to add.
+  (void)addBos;
+  std::vector<int64_t> out;
+  for (llvm::StringRef p : splitGpt2(text))
+    applyMerges(p, out);
+  return out;
+}
+
+void Gpt2Tokenizer::applyMerges(llvm::StringRef piece,
+                                std::vector<int64_t> &out) const {
+  // Symbols form a linked list. The heap holds a candidate for every
+  // adjacent pair that has a merge (plus stale ones, skipped when popped:
+  // a candidate records the two ids it saw). Each round pops every
+  // candidate of the lowest rank, which are all occurrences of one pair,
+  // in left-to-right order, and merges those still present.
+  struct Candidate {
+    int32_t rank, left, leftId, rightId, merged;
+  };
+  auto lower = [](const Candidate &a, const Candidate &b) {
+    return a.rank != b.rank ? a.rank > b.rank : a.left > b.left;
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>, decltype(lower)> heap(
+      lower);
+
+  int32_t n = piece.size();
+  std::vector<int32_t> symbols(n), next(n), prev(n);
+  std::vector<bool> alive(n, true);
+  for (int32_t i = 0; i < n; ++i) {
+    symbols[i] = byteIds[static_cast<uint8_t>(piece[i])];
+    prev[i] = i - 1;
+    next[i] = i + 1 < n ? i + 1 : -1;
+  }
+  auto consider = [&](int32_t left) {
+    if (left < 0 || next[left] < 0)
+      return;
+    int32_t a = symbols[left], b = symbols[next[left]];
+    auto it = merges.find(pairKey(a, b));
+    if (it != merges.end())
+      heap.push({it->second.rank, left, a, b, it->second.merged});
+  };
+  for (int32_t i = 0; i + 1 < n; ++i)
+    consider(i);
+
+  std::vector<int32_t> mergedAt;
+  while (!heap.empty()) {
+    int32_t rank = heap.top().rank;
+    mergedAt.clear();
+    // New pairs are only considered after the round, as GPT-2 finishes
+    // one pair everywhere before looking for the next best pair.
+    while (!heap.empty() && heap.top().rank == rank) {
+      Candidate c = heap.top();
+      heap.pop();
+      int32_t right = next[c.left];
+      if (!alive[c.left] || symbols[c.left] != c.leftId || right < 0 ||
+          symbols[right] != c.rightId)
+        continue;
+      symbols[c.left] = c.merged;
+      alive[right] = false;
+      next[c.left] = next[right];
+      if (next[right] >= 0)
+        prev[next[right]] = c.left;
+      mergedAt.push_back(c.left);
+    }
+    for (int32_t at : mergedAt) {
+      if (!alive[at])
+        continue;
+      consider(prev[at]);
+      consider(at);
+    }
+  }
+  for (int32_t i = 0; i < n; ++i)
+    if (alive[i])
+      out.push_back(symbols[i]);
+}
+
+llvm::Expected<llvm::StringRef> Gpt2Tokenizer::piece(int64_t prev,
+                                                     int64_t id) const {
+  (void)prev; // byte-level BPE: a token's bytes never depend on context
+  if (id < 0 || id >= vocabSize())
+    return llvm::createStringError("token id " + std::to_string(id) +
+                                   " is outside the vocabulary (0.." +
+                                   std::to_string(vocabSize() - 1) + ")");
+  return llvm::StringRef(tokens[id]);
+}
+
+} // namespace
+
+llvm::Expected<std::unique_ptr<Tokenizer>>
+loadGpt2Tokenizer(const std::string &dir) {
+  return Gpt2Tokenizer::load(dir);
+}
+
+} // namespace tlm::io

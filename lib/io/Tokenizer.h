@@ -1,0 +1,98 @@
+//===- Tokenizer.h - text <-> token ids -------------------------*- C++ -*-===//
+//
+// Two vocabularies, one interface:
+//  - llama2.c's tokenizer.bin (a SentencePiece vocabulary exported with its
+//    scores), encoded the way llama2.c's run.c does: greedy merges by score.
+//  - GPT-2 byte-level BPE from a folder with vocab.json + merges.txt: merges
+//    applied by rank inside each piece of GPT-2's pre-tokenisation.
+// Loading validates the whole file up front, so encode/decode never meet a
+// malformed table; every load error names the file and what is wrong.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TLM_IO_TOKENIZER_H
+#define TLM_IO_TOKENIZER_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tlm::io {
+
+class Tokenizer {
+public:
+  virtual ~Tokenizer();
+
+  /// `path` is a llama2.c tokenizer.bin file, or a folder with GPT-2-style
+  /// vocab.json + merges.txt. Errors name the file and what is wrong
+  /// (truncated file, bad JSON, a merge naming an unknown token, ...).
+  static llvm::Expected<std::unique_ptr<Tokenizer>>
+  load(const std::string &path);
+
+  /// The ids of `text`, any bytes (invalid UTF-8 goes through byte
+  /// fallback), with BOS first when `addBos` and the vocabulary has one.
+  /// decode(encode(text, true)) == text. For llama2.c only the piece after
+  /// BOS drops the dummy-prefix space, so without BOS it decodes as
+  /// " " + text (non-empty text), as in llama2.c.
+  virtual std::vector<int64_t> encode(llvm::StringRef text,
+                                      bool addBos) const = 0;
+
+  /// The exact text of `ids` (no added newline); invalid ids are an error.
+  /// The concatenation of piece() over `ids`.
+  virtual llvm::Expected<std::string> decode(llvm::ArrayRef<int64_t> ids) const;
+
+  /// The bytes that `id` contributes when it follows `prev` (-1: `id` starts
+  /// the sequence). The context matters for llama2.c, where the piece after
+  /// BOS loses its leading space. The bytes live as long as the tokenizer;
+  /// they may end inside a UTF-8 sequence that later pieces complete.
+  virtual llvm::Expected<llvm::StringRef> piece(int64_t prev,
+                                                int64_t id) const = 0;
+
+  virtual int64_t vocabSize() const = 0;
+  /// BOS id if the vocabulary has one (llama2.c: 1), else -1.
+  virtual int64_t bos() const = 0;
+  /// End-of-text id if the vocabulary has one (llama2.c: 2, GPT-2:
+  /// `<|endoftext|>`), else -1: generation stops there.
+  virtual int64_t eos() const = 0;
+};
+
+/// llama2.c's tokenizer.bin: int32 max_token_length, then per entry float32
+/// score, int32 length and the bytes.
+llvm::Expected<std::unique_ptr<Tokenizer>>
+loadLlama2cTokenizer(const std::string &file);
+
+/// GPT-2 byte-level BPE from `dir`/vocab.json and `dir`/merges.txt.
+llvm::Expected<std::unique_ptr<Tokenizer>>
+loadGpt2Tokenizer(const std::string &dir);
+
+/// Streams text while ids arrive: feed() returns the newly complete UTF-8
+/// text, holding back the bytes of a multi-byte sequence that is not complete
+/// yet; finish() returns whatever is held back (raw, possibly invalid UTF-8),
+/// so the concatenation of all outputs equals Tokenizer::decode of the ids.
+class StreamDecoder {
+public:
+  /// `prev` is the id before the first one fed (e.g. the last prompt id when
+  /// only generated ids are fed); -1 when the stream starts the sequence.
+  explicit StreamDecoder(const Tokenizer &t, int64_t prev = -1);
+
+  /// An invalid id is an error and leaves the stream unchanged.
+  llvm::Expected<std::string> feed(int64_t id);
+  std::string finish();
+
+private:
+  const Tokenizer &tokenizer;
+  int64_t prev;
+  std::string pending;
+};
+
+/// The length of the longest prefix of `bytes` that does not end inside a
+/// UTF-8 multi-byte sequence which more bytes could still complete.
+size_t completeUtf8Prefix(llvm::StringRef bytes);
+
+} // namespace tlm::io
+
+#endif // TLM_IO_TOKENIZER_H
