@@ -23,11 +23,16 @@ config.substitutions.append(("%examples", os.path.join(config.tlm_src_root, "exa
 config.substitutions.append(("%tools", os.path.join(config.tlm_src_root, "tools")))
 import subprocess
 import sys
-config.substitutions.append(("%python", sys.executable))
-# The converter test needs PyTorch (Debian's python3-torch).
-if subprocess.run([sys.executable, "-c", "import torch"],
-                  capture_output=True).returncode == 0:
-    config.available_features.add("torch")
+# The converter test needs PyTorch (Debian's python3-torch), which only the
+# system interpreter may have.
+python = sys.executable
+for candidate in [sys.executable, "/usr/bin/python3"]:
+    if os.path.exists(candidate) and subprocess.run(
+            [candidate, "-c", "import torch"], capture_output=True).returncode == 0:
+        python = candidate
+        config.available_features.add("torch")
+        break
+config.substitutions.append(("%torch_python", python))
 shared = os.path.normpath(os.path.join(config.tlm_src_root, "..", "shared"))
 config.substitutions.append(("%shared", shared))
 if os.path.isdir(os.path.join(shared, "conformance")):
