@@ -21,8 +21,17 @@ namespace mlir::tlm {
 
 /// tlm ops → linalg on tensors, canonicalized.
 void buildLinalgPipeline(OpPassManager &pm);
+struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
+  PassOptions::Option<bool> parallel{
+      *this, "parallel",
+      llvm::cl::desc("Run the parallel dims of every loop nest as OpenMP "
+                     "worksharing loops (needs libomp at run time)"),
+      llvm::cl::init(false)};
+};
+
 /// tlm ops → LLVM dialect, with the JIT's destination-passing entry ABI.
-void buildCpuPipeline(OpPassManager &pm);
+void buildCpuPipeline(OpPassManager &pm,
+                      const CpuPipelineOptions &options = {});
 
 /// Registers `tlm-linalg-pipeline` and `tlm-cpu-pipeline`.
 void registerTlmPipelines();

@@ -26,7 +26,8 @@ void tlm::buildLinalgPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-void tlm::buildCpuPipeline(OpPassManager &pm) {
+void tlm::buildCpuPipeline(OpPassManager &pm,
+                           const CpuPipelineOptions &options) {
   // 1. tlm → linalg on tensors, entry points on caller-owned memrefs.
   buildLinalgPipeline(pm);
   pm.addPass(createTlmMemrefEntry());
@@ -44,11 +45,22 @@ void tlm::buildCpuPipeline(OpPassManager &pm) {
   // ownership-based deallocation clones them, and clones become alloc+copy.
   pm.addPass(createConvertBufferizationToMemRefPass());
 
-  // 3. Loops, then LLVM.
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // 3. Loops (the parallel dims of each op as an OpenMP worksharing loop
+  //    when `parallel`), then LLVM.
+  if (options.parallel) {
+    pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+    pm.addPass(createConvertSCFToOpenMPPass());
+  } else {
+    pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  }
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  // Before scf-to-cf: OpenMP regions hold memref.alloca_scope ops, which
+  // must still have a single block when memrefs are lowered.
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createSCFToControlFlowPass());
+  if (options.parallel)
+    pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
@@ -59,8 +71,10 @@ void tlm::registerTlmPipelines() {
       "tlm-linalg-pipeline",
       "Lower tlm ops to linalg/tensor/arith/math on tensors",
       [](OpPassManager &pm) { buildLinalgPipeline(pm); });
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<CpuPipelineOptions>(
       "tlm-cpu-pipeline",
       "Lower tlm ops to the LLVM dialect for the CPU JIT (memref entry ABI)",
-      [](OpPassManager &pm) { buildCpuPipeline(pm); });
+      [](OpPassManager &pm, const CpuPipelineOptions &options) {
+        buildCpuPipeline(pm, options);
+      });
 }

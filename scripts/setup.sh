@@ -6,7 +6,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${TLM_BUILD_DIR:-$root/build}"
 
 packages=(cmake ninja-build libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
-          nlohmann-json3-dev googletest libgtest-dev lld ccache clang-22)
+          nlohmann-json3-dev googletest libgtest-dev lld ccache clang-22 libomp-22-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -114,6 +114,14 @@ Value emitBlock(OpBuilder &b, Location loc, const Config &c, Value x,
 static SmallVector<Type> weightTypes(OpBuilder &b,
                                      const std::vector<WeightSpec> &specs);
 
+/// Keeps `fn` out of line in MLIR (no_inline) and in LLVM (the passthrough
+/// attribute survives func-to-llvm as the `noinline` function attribute).
+static void setNoInline(func::FuncOp fn) {
+  fn.setNoInline(true);
+  Builder b(fn.getContext());
+  fn->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
+}
+
 /// `@block(x, [k_past, v_past,] weights...) -> (y [, k_new, v_new])`, made
 /// once per module.
 static func::FuncOp getOrCreateBlockFunction(ModuleOp module, const Config &c,
@@ -135,6 +143,9 @@ static func::FuncOp getOrCreateBlockFunction(ModuleOp module, const Config &c,
   auto fn =
       func::FuncOp::create(b, loc, name, b.getFunctionType(inputs, results));
   fn.setPrivate();
+  // Compiled once, not inlined into each caller: LLVM would otherwise copy
+  // the whole block into every entry and multiply the JIT time.
+  setNoInline(fn);
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToStart(entry);
   ValueRange args = entry->getArguments();
@@ -295,6 +306,7 @@ void addGenerationFunctions(ModuleOp module, const Config &c) {
   addStepFunction(module, c, "step", kDyn);
   auto step = module.lookupSymbol<func::FuncOp>("step");
   step.setPrivate();
+  setNoInline(step);
   addStepEntry(module, step, "prefill", kDyn);
   addStepEntry(module, step, "decode", 1);
 }

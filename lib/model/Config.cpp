@@ -2,6 +2,9 @@
 
 #include "lib/model/Config.h"
 
+#include <cstdio>
+#include <unistd.h>
+
 using namespace tlm::model;
 
 std::vector<WeightSpec> tlm::model::blockWeightSpecs(const Config &c) {
@@ -44,4 +47,15 @@ int64_t tlm::model::parameterCount(const Config &c) {
     n += e;
   }
   return n;
+}
+
+std::string tlm::model::memoryShortfall(double bytes, const std::string &what) {
+  double physical = double(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+  if (bytes <= physical)
+    return "";
+  char buf[160];
+  std::snprintf(buf, sizeof(buf),
+                "%s needs %.1f GB but this machine has %.1f GB", what.c_str(),
+                bytes / 1e9, physical / 1e9);
+  return buf;
 }

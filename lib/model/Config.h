@@ -47,6 +47,10 @@ std::vector<WeightSpec> blockWeightSpecs(const Config &config);
 /// Parameter count (spec/model.md formula).
 int64_t parameterCount(const Config &config);
 
+/// An empty string when `bytes` of `what` fit in this machine's physical
+/// memory, else a message saying how much is needed and available.
+std::string memoryShortfall(double bytes, const std::string &what);
+
 } // namespace tlm::model
 
 #endif // TLM_MODEL_CONFIG_H

@@ -67,7 +67,39 @@ llvm::Error syntaxError(llvm::StringRef text) {
                      ", column " + std::to_string(column) + ": " + why);
 }
 
+/// Finds the first top-level key that appears twice (nlohmann keeps the
+/// last one silently, and a config typo must not pass).
+struct DuplicateKeyFinder : nlohmann::json_sax<json> {
+  int depth = 0;
+  std::set<std::string> seen;
+  std::string duplicate;
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t &) override { return true; }
+  bool string(string_t &) override { return true; }
+  bool binary(binary_t &) override { return true; }
+  bool start_object(std::size_t) override { return ++depth, true; }
+  bool key(string_t &k) override {
+    if (depth == 1 && !seen.insert(k).second && duplicate.empty())
+      duplicate = k;
+    return true;
+  }
+  bool end_object() override { return --depth, true; }
+  bool start_array(std::size_t) override { return ++depth, true; }
+  bool end_array() override { return --depth, true; }
+  bool parse_error(std::size_t, const std::string &,
+                   const nlohmann::detail::exception &) override {
+    return false;
+  }
+};
+
 std::string show(const json &v) { return v.dump(); }
+
+/// Sizes above this are rejected up front: every tensor must stay far from
+/// int64 overflow and allocation sizes stay meaningful.
+constexpr int64_t kMaxSize = int64_t(1) << 24;
 
 } // namespace
 
@@ -79,6 +111,10 @@ llvm::Expected<Config> parseConfig(llvm::StringRef text) {
   if (!j.is_object())
     return configError("expected a JSON object, found " +
                        std::string(j.type_name()));
+  DuplicateKeyFinder dups;
+  json::sax_parse(text.str(), &dups);
+  if (!dups.duplicate.empty())
+    return configError("key '" + dups.duplicate + "' appears more than once");
 
   Config c;
   bool haveKvHeads = false;
@@ -88,8 +124,12 @@ llvm::Expected<Config> parseConfig(llvm::StringRef text) {
     return [&field](const json &v) -> std::string {
       if (!v.is_number_integer())
         return "must be an integer";
+      if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(kMaxSize))
+        return "exceeds the supported maximum " + std::to_string(kMaxSize);
       if (v.get<int64_t>() < 1)
         return "must be >= 1";
+      if (v.get<int64_t>() > kMaxSize)
+        return "exceeds the supported maximum " + std::to_string(kMaxSize);
       field = v.get<int64_t>();
       return "";
     };

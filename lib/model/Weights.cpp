@@ -61,7 +61,12 @@ llvm::Expected<Weights> Weights::load(const Config &config,
   return w;
 }
 
-Weights Weights::init(const Config &config, uint64_t seed, InitScheme scheme) {
+llvm::Expected<Weights> Weights::init(const Config &config, uint64_t seed,
+                                      InitScheme scheme) {
+  std::string shortfall = memoryShortfall(4.0 * double(parameterCount(config)),
+                                          "initialising the weights");
+  if (!shortfall.empty())
+    return llvm::createStringError("weights: " + shortfall);
   Weights w;
   w.owned_ = initWeights(config, seed, scheme);
   for (const std::vector<float> &t : w.owned_) {

@@ -22,8 +22,10 @@ public:
   /// extra, mis-shaped or non-F32 tensor is an error naming it.
   static llvm::Expected<Weights> load(const Config &config,
                                       const std::string &path);
-  /// Seeded initialisation (see Init.h).
-  static Weights init(const Config &config, uint64_t seed, InitScheme scheme);
+  /// Seeded initialisation (see Init.h); fails if the weights cannot fit in
+  /// memory.
+  static llvm::Expected<Weights> init(const Config &config, uint64_t seed,
+                                      InitScheme scheme);
 
   /// One pointer per weightSpecs entry, in order.
   const std::vector<const float *> &pointers() const { return pointers_; }

@@ -13,9 +13,11 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
 
 namespace tlm::runtime {
@@ -82,7 +84,9 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
     ctx->disableMultithreading();
     pm.enableIRPrinting();
   }
-  mlir::tlm::buildCpuPipeline(pm);
+  mlir::tlm::CpuPipelineOptions pipelineOptions;
+  pipelineOptions.parallel = options.threads > 1;
+  mlir::tlm::buildCpuPipeline(pm, pipelineOptions);
   if (options.configurePassManager && failed(options.configurePassManager(pm)))
     return llvm::createStringError("invalid pass manager options:\n" +
                                    diagnostics);
@@ -110,8 +114,15 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
   engineOptions.jitCodeGenOptLevel = level;
   // memref.copy of strided views calls memrefCopy from MLIR's C runner
   // utilities.
-  static const llvm::StringRef runnerUtils[] = {TLM_MLIR_C_RUNNER_UTILS};
-  engineOptions.sharedLibPaths = runnerUtils;
+  static const llvm::StringRef runnerUtils[] = {TLM_MLIR_C_RUNNER_UTILS,
+                                                TLM_LIBOMP};
+  engineOptions.sharedLibPaths =
+      llvm::ArrayRef(runnerUtils).take_front(options.threads > 1 ? 2 : 1);
+  if (options.threads > 1) {
+    // Spinning workers collapse when the host is busy: wait passively
+    // unless the user chose otherwise. Must be set before libomp starts.
+    ::setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0);
+  }
   auto engine = ExecutionEngine::create(*module, engineOptions, std::move(*tm));
   if (!engine)
     return llvm::createStringError(
@@ -129,6 +140,17 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
     sig.packed = *fn;
   }
   jit->codegenMs_ = msSince(start);
+  if (options.threads > 1) {
+    using SetThreads = void (*)(int);
+    auto set = reinterpret_cast<SetThreads>(
+        llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
+            "omp_set_num_threads"));
+    if (!set)
+      return llvm::createStringError(
+          "libomp (" TLM_LIBOMP ") did not load: cannot run on " +
+          std::to_string(options.threads) + " threads");
+    set(options.threads);
+  }
   return jit;
 }
 

@@ -37,6 +37,9 @@ void registerAll(mlir::DialectRegistry &registry);
 struct JitOptions {
   /// LLVM optimisation level for the generated code (0-3).
   unsigned optLevel = 3;
+  /// Worker threads: above 1, the parallel loops run as OpenMP worksharing
+  /// loops on that many threads (libomp, waiting passively between calls).
+  int threads = 1;
   /// Print the IR after each pass of the pipeline (debugging).
   bool printIR = false;
   /// Lets a tool apply its command-line options (--mlir-timing, IR

@@ -116,8 +116,8 @@ TEST(Llama2cImport, RejectsTruncatedFile) {
     GTEST_SKIP() << bin << " not found";
   std::string bytes(1000, '\0');
   in.read(bytes.data(), bytes.size());
-  std::string cut = ::testing::TempDir() + "tlm-cut-" +
-                    std::to_string(getpid()) + ".bin";
+  std::string cut =
+      ::testing::TempDir() + "tlm-cut-" + std::to_string(getpid()) + ".bin";
   std::ofstream(cut, std::ios::binary) << bytes;
   auto result = io::importLlama2c(cut, cut + ".out");
   ASSERT_FALSE(bool(result));

@@ -15,14 +15,15 @@
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <sstream>
-#include <cmath>
 #include <sys/resource.h>
 
 namespace tlm::cli {
@@ -65,30 +66,48 @@ llvm::Error checkRunFlags(const Options &o) {
 
 llvm::Expected<model::Weights> loadWeights(const Options &o,
                                            const model::Config &c) {
-  if (o.weights.empty())
-    return model::Weights::init(c, o.seed,
-                                o.init == "gpt2" ? model::InitScheme::GPT2
-                                                 : model::InitScheme::Module);
+  if (o.weights.empty()) {
+    auto w = model::Weights::init(c, o.seed,
+                                  o.init == "gpt2" ? model::InitScheme::GPT2
+                                                   : model::InitScheme::Module);
+    if (!w)
+      return asUserError(w.takeError());
+    return w;
+  }
   auto w = model::Weights::load(c, o.weights);
   if (!w)
     return asUserError(w.takeError());
   return w;
 }
 
-runtime::JitOptions jitOptions() {
+runtime::JitOptions jitOptions(const Options &o) {
   runtime::JitOptions j;
+  j.threads = o.threads;
   j.configurePassManager = [](mlir::PassManager &pm) {
-    return mlir::applyPassManagerCLOptions(pm);
+    if (failed(mlir::applyPassManagerCLOptions(pm)))
+      return mlir::failure();
+    // --mlir-timing: the pass manager owns the timer and prints the report
+    // when the pipeline is done. Enabled last, so it times only passes.
+    auto timing = std::make_unique<mlir::DefaultTimingManager>();
+    mlir::applyDefaultTimingManagerCLOptions(*timing);
+    if (timing->isEnabled())
+      pm.enableTiming(std::move(timing));
+    return mlir::success();
   };
   return j;
 }
 
 llvm::Expected<std::unique_ptr<runtime::Session>>
-makeSession(const model::Config &c, const model::Weights &w, int64_t batch) {
-  auto s = runtime::Session::create(c, w.pointers(), {batch, jitOptions()});
-  if (!s)
-    return llvm::make_error<ExitError>(2, "compilation failed: " +
-                                              llvm::toString(s.takeError()));
+makeSession(const Options &o, const model::Config &c, const model::Weights &w,
+            int64_t batch) {
+  auto s = runtime::Session::create(c, w.pointers(), {batch, jitOptions(o)});
+  if (!s) {
+    std::string message = llvm::toString(s.takeError());
+    // Not enough memory is the user's problem; anything else is ours.
+    if (message.find(" needs ") != std::string::npos)
+      return userError(message);
+    return llvm::make_error<ExitError>(2, "compilation failed: " + message);
+  }
   return s;
 }
 
@@ -201,7 +220,7 @@ llvm::Expected<Run> setUp(const Options &o, int64_t batch) {
     return weights.takeError();
   Run run{*config, std::move(*weights), nullptr, 0};
   auto start = Clock::now();
-  auto session = makeSession(run.config, run.weights, batch);
+  auto session = makeSession(o, run.config, run.weights, batch);
   if (!session)
     return session.takeError();
   run.compileMs = msSince(start);
@@ -351,9 +370,9 @@ llvm::Error runBench(const Options &o) {
   auto config = loadConfig(o);
   if (!config)
     return config.takeError();
-  if (o.promptLen + o.gen > config->contextLength)
+  if (int64_t(o.promptLen) + o.gen > config->contextLength)
     return userError("--prompt-len + --gen (" +
-                     llvm::Twine(o.promptLen + o.gen) +
+                     llvm::Twine(int64_t(o.promptLen) + o.gen) +
                      ") exceeds context_length (" +
                      llvm::Twine(config->contextLength) + ")");
   auto run = setUp(o, o.batch);
@@ -386,9 +405,7 @@ llvm::Error runBench(const Options &o) {
   double prefillTokS = batch * o.promptLen / (prefillMs / 1000.0);
   double decodeTokS = o.gen ? batch * o.gen / (decodeMs / 1000.0) : 0.0;
   int64_t params = model::parameterCount(run->config);
-  // The generated code is single-threaded for now (the CPU performance work
-  // adds threads); report what ran.
-  int threads = 1;
+  int threads = o.threads;
 
   llvm::outs() << llvm::format(
       "config        %s\nparams        %lld\ntarget        cpu\nthreads       "
@@ -397,8 +414,7 @@ llvm::Error runBench(const Options &o) {
       "(%.1f tok/s)\ndecode        %.2f tok/s over %d steps\npeak RSS      "
       "%.1f MB\n",
       o.config.c_str(), (long long)params, threads, run->compileMs, prefillMs,
-      (int)batch, o.promptLen.getValue(), prefillTokS, decodeTokS,
-      o.gen.getValue(), peakRssMb());
+      (int)batch, o.promptLen, prefillTokS, decodeTokS, o.gen, peakRssMb());
   if (o.json)
     llvm::outs() << llvm::format(
         "{\"compile_ms\": %.3f, \"prefill_ms\": %.3f, \"prefill_tok_s\": %.3f, "
@@ -506,8 +522,8 @@ llvm::Error runCompare(const Options &o) {
   }
   llvm::outs() << llvm::format("max abs error %.3g over %lld elements; %lld "
                                "outside atol %g + rtol %g\n",
-                               maxErr, (long long)n, (long long)bad,
-                               o.atol.getValue(), o.rtol.getValue());
+                               maxErr, (long long)n, (long long)bad, o.atol,
+                               o.rtol);
   if (bad)
     return userError(llvm::Twine(bad) + " elements differ");
   return llvm::Error::success();

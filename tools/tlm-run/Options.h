@@ -31,33 +31,45 @@ struct Options {
                               cl::value_desc("logits.safetensors")};
   cl::opt<std::string> target{"target", cl::desc("cpu | cuda"),
                               cl::init("cpu")};
-  cl::opt<uint64_t> seed{"seed", cl::desc("seed for init and sampling"),
-                         cl::init(0)};
+  cl::opt<std::string> seedText{"seed", cl::desc("seed for init and sampling"),
+                                cl::init("0")};
   cl::opt<std::string> init{"init", cl::desc("module | gpt2"),
                             cl::init("module")};
   cl::opt<std::string> promptTokens{"prompt-tokens",
                                     cl::desc("prompt as token ids")};
   cl::opt<std::string> prompt{"prompt", cl::desc("prompt text")};
   cl::opt<std::string> tokenizer{"tokenizer", cl::desc("tokenizer path")};
-  cl::opt<int> maxNewTokens{"max-new-tokens", cl::init(32),
-                            cl::desc("tokens to generate")};
-  cl::opt<double> temperature{"temperature", cl::init(0.0),
-                              cl::desc("0 = greedy")};
-  cl::opt<double> topP{"top-p", cl::init(1.0), cl::desc("nucleus mass")};
-  cl::opt<int> promptLen{"prompt-len", cl::init(128),
-                         cl::desc("bench: prompt tokens")};
-  cl::opt<int> gen{"gen", cl::init(32), cl::desc("bench: decode steps")};
-  cl::opt<int> batch{"batch", cl::init(1), cl::desc("bench: batch size")};
+  cl::opt<std::string> maxNewTokensText{"max-new-tokens", cl::init("32"),
+                                        cl::desc("tokens to generate")};
+  cl::opt<std::string> temperatureText{"temperature", cl::init("0.0"),
+                                       cl::desc("0 = greedy")};
+  cl::opt<std::string> topPText{"top-p", cl::init("1.0"),
+                                cl::desc("nucleus mass")};
+  cl::opt<std::string> promptLenText{"prompt-len", cl::init("128"),
+                                     cl::desc("bench: prompt tokens")};
+  cl::opt<std::string> genText{"gen", cl::init("32"),
+                               cl::desc("bench: decode steps")};
+  cl::opt<std::string> batchText{"batch", cl::init("1"),
+                                 cl::desc("bench: batch size")};
   cl::opt<bool> json{"json", cl::desc("one JSON object on the last line")};
   cl::opt<std::string> stage{"stage", cl::desc("emit: tlm | linalg | llvm"),
                              cl::init("tlm")};
-  cl::opt<double> atol{"atol", cl::init(1e-5), cl::desc("compare: abs tol")};
-  cl::opt<double> rtol{"rtol", cl::init(1e-5), cl::desc("compare: rel tol")};
+  cl::opt<std::string> atolText{"atol", cl::init("1e-5"),
+                                cl::desc("compare: abs tol")};
+  cl::opt<std::string> rtolText{"rtol", cl::init("1e-5"),
+                                cl::desc("compare: rel tol")};
   cl::opt<std::string> text{"text", cl::desc("tokenize: the text")};
   cl::opt<std::string> textFile{"text-file", cl::desc("tokenize: a file")};
   cl::opt<bool> bos{"bos", cl::desc("tokenize: start with BOS")};
   cl::opt<std::string> ids{"ids", cl::desc("detokenize: token ids")};
   cl::list<std::string> positional{cl::Positional, cl::desc("<args>")};
+  // Numbers are read as text and converted by resolveNumbers(), so a bad
+  // value gets one clear `error:` line (llvm::cl would print its own).
+  uint64_t seed = 0;
+  int maxNewTokens = 32, promptLen = 128, gen = 32, batch = 1;
+  double temperature = 0.0, topP = 1.0, atol = 1e-5, rtol = 1e-5;
+  llvm::Error resolveNumbers();
+
   /// --threads N: parsed by main() itself, because libLLVM already registers
   /// a global `threads` option of its own.
   int threads = 1;

@@ -13,16 +13,58 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
 #include <set>
+#include <type_traits>
 
 using namespace tlm::cli;
 
 char ExitError::ID = 0;
+
+namespace {
+template <typename T>
+llvm::Error readNumber(const cl::opt<std::string> &text, T &out) {
+  llvm::StringRef arg = llvm::StringRef(text.getValue()).trim();
+  bool bad;
+  if constexpr (std::is_floating_point_v<T>)
+    bad = arg.getAsDouble(out);
+  else
+    bad = arg.getAsInteger(10, out);
+  if (!bad)
+    return llvm::Error::success();
+  const char *what = std::is_floating_point_v<T> ? "a number"
+                     : std::is_unsigned_v<T>     ? "a non-negative integer"
+                                                 : "an integer";
+  return userError("--" + text.ArgStr + " expects " + what + ", found '" +
+                   text.getValue() + "'");
+}
+} // namespace
+
+llvm::Error Options::resolveNumbers() {
+  if (llvm::Error err = readNumber(seedText, seed))
+    return err;
+  if (llvm::Error err = readNumber(maxNewTokensText, maxNewTokens))
+    return err;
+  if (llvm::Error err = readNumber(promptLenText, promptLen))
+    return err;
+  if (llvm::Error err = readNumber(genText, gen))
+    return err;
+  if (llvm::Error err = readNumber(batchText, batch))
+    return err;
+  if (llvm::Error err = readNumber(temperatureText, temperature))
+    return err;
+  if (llvm::Error err = readNumber(topPText, topP))
+    return err;
+  if (llvm::Error err = readNumber(atolText, atol))
+    return err;
+  return readNumber(rtolText, rtol);
+}
 
 llvm::Error tlm::cli::asUserError(llvm::Error err) {
   if (!err)
@@ -90,8 +132,7 @@ int usage(llvm::raw_ostream &os) {
   os << "usage: tlm-run <command> [flags]   (tlm-run <command> --help)\n"
         "commands:\n";
   for (const auto &[name, cmd] : commands())
-    os << "  " << llvm::left_justify(name, 16) << cmd.help
-       << "\n";
+    os << "  " << llvm::left_justify(name, 16) << cmd.help << "\n";
   return 1;
 }
 
@@ -116,6 +157,7 @@ int main(int argc, char **argv) {
   mlir::registerPassManagerCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerAsmPrinterCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
   std::vector<const char *> args = {argv[0]};
   for (int i = 2; i < argc; ++i) {
     llvm::StringRef arg = argv[i];
@@ -142,9 +184,18 @@ int main(int argc, char **argv) {
   if (!llvm::cl::ParseCommandLineOptions(args.size(), args.data(), overview,
                                          &errs)) {
     llvm::StringRef msg = llvm::StringRef(parseErrors).trim();
+    // llvm::cl prefixes its messages with the program's file name.
     msg.consume_front(argv[0]);
+    msg.consume_front(llvm::sys::path::filename(argv[0]));
     msg = msg.ltrim(": ");
     llvm::errs() << "error: " << msg.split('\n').first << "\n";
+    return 1;
+  }
+  // Stray words (an unquoted `--tokens 1 2 3`) must not be dropped silently.
+  bool takesArgs = name == "compare" || name == "import-llama2c";
+  if (!takesArgs && !options.positional.empty()) {
+    llvm::errs() << "error: unexpected argument '" << options.positional[0]
+                 << "' (quote lists of ids: --tokens \"1 2 3\")\n";
     return 1;
   }
   // Flags of other subcommands are mistakes, not silently ignored.
@@ -162,7 +213,10 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  if (llvm::Error err = it->second.run(options)) {
+  llvm::Error err = options.resolveNumbers();
+  if (!err)
+    err = it->second.run(options);
+  if (err) {
     int code = 1;
     llvm::handleAllErrors(
         std::move(err),
