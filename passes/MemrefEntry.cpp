@@ -28,7 +28,7 @@ MemRefType memrefFor(RankedTensorType t) {
 
 /// Rewrites one function; fails (with a diagnostic) on non-tensor types so a
 /// caller never gets an entry it cannot call.
-LogicalResult rewriteEntry(func::FuncOp func) {
+LogicalResult rewriteEntry(func::FuncOp func, bool emitCInterface) {
   FunctionType type = func.getFunctionType();
   for (Type t : llvm::concat<const Type>(type.getInputs(), type.getResults()))
     if (!isa<RankedTensorType>(t))
@@ -66,8 +66,9 @@ LogicalResult rewriteEntry(func::FuncOp func) {
   }
   ret->setOperands({});
   func.setFunctionType(FunctionType::get(func.getContext(), newInputs, {}));
-  func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                UnitAttr::get(func.getContext()));
+  if (emitCInterface)
+    func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                  UnitAttr::get(func.getContext()));
   return success();
 }
 
@@ -75,7 +76,8 @@ struct TlmMemrefEntry : public tlm::impl::TlmMemrefEntryBase<TlmMemrefEntry> {
   using Base::Base;
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())
-      if (func.isPublic() && !func.isExternal() && failed(rewriteEntry(func)))
+      if (func.isPublic() && !func.isExternal() &&
+          failed(rewriteEntry(func, emitCInterface)))
         return signalPassFailure();
   }
 };

@@ -27,6 +27,10 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Run the parallel dims of every loop nest as OpenMP "
                      "worksharing loops (needs libomp at run time)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> cInterface{
+      *this, "c-interface",
+      llvm::cl::desc("Give entries the llvm.emit_c_interface wrappers"),
+      llvm::cl::init(true)};
 };
 
 /// tlm ops → LLVM dialect, with the JIT's destination-passing entry ABI.

@@ -54,8 +54,8 @@ def TlmMemrefEntry : Pass<"tlm-memref-entry", "::mlir::ModuleOp"> {
     identity-layout memref wrapped by `bufferization.to_tensor restrict`, and
     each tensor result becomes one more memref argument (appended after the
     inputs) filled by `bufferization.materialize_in_destination`. The
-    function then returns nothing and gets `llvm.emit_c_interface`, so no
-    allocation ever crosses the boundary.
+    function then returns nothing and (unless `emit-c-interface=false`) gets
+    `llvm.emit_c_interface`, so no allocation ever crosses the boundary.
 
     Before:
     ```mlir
@@ -71,6 +71,11 @@ def TlmMemrefEntry : Pass<"tlm-memref-entry", "::mlir::ModuleOp"> {
     }
     ```
   }];
+  let options = [
+    Option<"emitCInterface", "emit-c-interface", "bool", /*default=*/"true",
+           "Mark entries llvm.emit_c_interface (descriptor-pointer wrappers "
+           "for C callers); the JIT calls the packed form and turns it off">
+  ];
   let dependentDialects = [
     "::mlir::bufferization::BufferizationDialect", "::mlir::memref::MemRefDialect"
   ];

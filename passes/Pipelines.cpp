@@ -30,7 +30,9 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
                            const CpuPipelineOptions &options) {
   // 1. tlm → linalg on tensors, entry points on caller-owned memrefs.
   buildLinalgPipeline(pm);
-  pm.addPass(createTlmMemrefEntry());
+  TlmMemrefEntryOptions entryOptions;
+  entryOptions.emitCInterface = options.cInterface;
+  pm.addPass(createTlmMemrefEntry(entryOptions));
   pm.addPass(createCanonicalizerPass());
 
   // 2. Bufferize; temporaries are freed by the deallocation pipeline.

@@ -275,40 +275,11 @@ void addStepFunction(ModuleOp module, const Config &c, llvm::StringRef name,
   func::ReturnOp::create(b, loc, outs);
 }
 
-/// A public entry whose ids have `seq` columns, forwarding to `@step`. The
-/// two entries share one private body, so the model is compiled once.
-static void addStepEntry(ModuleOp module, func::FuncOp step,
-                         llvm::StringRef name, int64_t seq) {
-  OpBuilder b(module.getBodyRegion());
-  b.setInsertionPointToEnd(module.getBody());
-  Location loc = b.getUnknownLoc();
-  FunctionType stepType = step.getFunctionType();
-  SmallVector<Type> inputs(stepType.getInputs()),
-      results(stepType.getResults());
-  auto idsType = cast<RankedTensorType>(inputs[0]);
-  auto logitsType = cast<RankedTensorType>(results[0]);
-  inputs[0] = RankedTensorType::get({kDyn, seq}, idsType.getElementType());
-  results[0] = RankedTensorType::get({kDyn, seq, logitsType.getDimSize(2)},
-                                     logitsType.getElementType());
-  auto func =
-      func::FuncOp::create(b, loc, name, b.getFunctionType(inputs, results));
-  Block *entry = func.addEntryBlock();
-  b.setInsertionPointToStart(entry);
-  SmallVector<Value> args(entry->getArguments());
-  args[0] = castTo(b, loc, args[0], idsType);
-  auto call = func::CallOp::create(b, loc, step, args);
-  SmallVector<Value> outs(call.getResults());
-  outs[0] = castTo(b, loc, outs[0], results[0]);
-  func::ReturnOp::create(b, loc, outs);
-}
-
 void addGenerationFunctions(ModuleOp module, const Config &c) {
-  addStepFunction(module, c, "step", kDyn);
-  auto step = module.lookupSymbol<func::FuncOp>("step");
-  step.setPrivate();
-  setNoInline(step);
-  addStepEntry(module, step, "prefill", kDyn);
-  addStepEntry(module, step, "decode", 1);
+  // Both bodies are short (embedding, one call per layer to the shared
+  // block, head); the block itself is compiled once.
+  addStepFunction(module, c, "prefill", kDyn);
+  addStepFunction(module, c, "decode", 1);
 }
 
 } // namespace tlm::model

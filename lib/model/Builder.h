@@ -47,8 +47,7 @@ void addForwardFunction(mlir::ModuleOp module, const Config &config,
 void addStepFunction(mlir::ModuleOp module, const Config &config,
                      llvm::StringRef name, int64_t seq);
 
-/// The prefill (dynamic S) and decode (S = 1) entries, both calling one
-/// private `@step` built by addStepFunction.
+/// The prefill (dynamic S) and decode (S = 1) entries.
 void addGenerationFunctions(mlir::ModuleOp module, const Config &config);
 
 } // namespace tlm::model

@@ -86,6 +86,10 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
   }
   mlir::tlm::CpuPipelineOptions pipelineOptions;
   pipelineOptions.parallel = options.threads > 1;
+  // The JIT calls ExecutionEngine's packed wrapper of each entry directly:
+  // the C-interface wrappers would only add another call with every
+  // descriptor field as an argument, which LLVM is slow to compile.
+  pipelineOptions.cInterface = false;
   mlir::tlm::buildCpuPipeline(pm, pipelineOptions);
   if (options.configurePassManager && failed(options.configurePassManager(pm)))
     return llvm::createStringError("invalid pass manager options:\n" +
@@ -132,7 +136,7 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
   // ORC compiles lazily on lookup: resolve every entry now, so compile time
   // is paid (and measured) here rather than in the first call.
   for (auto &[name, sig] : jit->signatures_) {
-    auto fn = jit->engine_->lookupPacked("_mlir_ciface_" + name);
+    auto fn = jit->engine_->lookupPacked(name);
     if (!fn)
       return llvm::createStringError(
           "JIT compilation of '" + name +
@@ -194,13 +198,12 @@ llvm::Error Jit::call(llvm::StringRef entry, llvm::ArrayRef<TensorRef> args) {
       stride *= shape[d];
     }
   }
-  // The C interface takes a pointer to each descriptor; the packed wrapper
-  // takes a pointer to each of those pointers.
-  std::vector<void *> descPtrs(args.size()), packed(args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    descPtrs[i] = descriptors[i].data();
-    packed[i] = &descPtrs[i];
-  }
+  // The packed wrapper takes a pointer to each scalar argument of the
+  // lowered function: every field of every descriptor, in order.
+  std::vector<void *> packed;
+  for (std::vector<int64_t> &desc : descriptors)
+    for (int64_t &field : desc)
+      packed.push_back(&field);
   sig.packed(packed.data());
   return llvm::Error::success();
 }

@@ -69,7 +69,7 @@ private:
     /// Shapes (with mlir::ShapedType::kDynamic) of inputs then outputs.
     std::vector<std::vector<int64_t>> shapes;
     unsigned numInputs = 0;
-    /// The packed C-interface wrapper, resolved (and compiled) up front.
+    /// ExecutionEngine's packed wrapper, resolved (and compiled) up front.
     void (*packed)(void **) = nullptr;
   };
 
