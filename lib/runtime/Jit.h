@@ -38,7 +38,7 @@ struct JitOptions {
   /// LLVM optimisation level for the generated code (0-3).
   unsigned optLevel = 3;
   /// Worker threads: above 1, the parallel loops run as OpenMP worksharing
-  /// loops on that many threads (libomp, waiting passively between calls).
+  /// loops on that many threads (libomp; idle workers spin at most 1 ms).
   int threads = 1;
   /// Print the IR after each pass of the pipeline (debugging).
   bool printIR = false;
