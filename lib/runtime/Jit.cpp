@@ -103,9 +103,10 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb)
     return jtmb.takeError();
-  llvm::CodeGenOptLevel level = options.optLevel >= 3
-                                    ? llvm::CodeGenOptLevel::Aggressive
-                                    : llvm::CodeGenOptLevel::Default;
+  llvm::CodeGenOptLevel level =
+      options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+      : options.optLevel == 0 ? llvm::CodeGenOptLevel::None
+                              : llvm::CodeGenOptLevel::Default;
   jtmb->setCodeGenOptLevel(level);
   auto tm = jtmb->createTargetMachine();
   if (!tm)

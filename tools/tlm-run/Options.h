@@ -52,6 +52,11 @@ struct Options {
   cl::opt<std::string> batchText{"batch", cl::init("1"),
                                  cl::desc("bench: batch size")};
   cl::opt<bool> json{"json", cl::desc("one JSON object on the last line")};
+  cl::opt<std::string> optLevel{
+      "opt-level", cl::init("auto"),
+      cl::desc("LLVM optimisation of the JIT: 0-3, or auto (3, but 0 for "
+               "models under 1M parameters, whose compile time would "
+               "dominate their run time)")};
   cl::opt<std::string> stage{"stage", cl::desc("emit: tlm | linalg | llvm"),
                              cl::init("tlm")};
   cl::opt<std::string> atolText{"atol", cl::init("1e-5"),
