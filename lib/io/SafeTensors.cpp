@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -94,7 +95,8 @@ size_t SafeTensors::dataBytes() const {
   return n;
 }
 
-llvm::Expected<SafeTensors> SafeTensors::open(const std::string &path) {
+llvm::Expected<SafeTensors> SafeTensors::open(const std::string &path,
+                                              Load load) {
   auto fail = [&](const std::string &what) {
     return createStringError("safetensors: " + path + ": " + what);
   };
@@ -195,6 +197,23 @@ llvm::Expected<SafeTensors> SafeTensors::open(const std::string &path) {
       return fail("tensors '" + where[i - 1].first + "' and '" +
                   where[i].first + "' overlap");
 
+  if (load == Load::Map) {
+    void *base = ::mmap(nullptr, fileSize, PROT_READ, MAP_PRIVATE, file.fd, 0);
+    if (base == MAP_FAILED)
+      return fail(std::string("cannot map: ") + std::strerror(errno));
+    result.mapping_ = std::shared_ptr<void>(
+        base, [fileSize](void *p) { ::munmap(p, fileSize); });
+    for (auto &[name, range] : where) {
+      Tensor &t = result.tensors_.find(name)->second;
+      auto *data = static_cast<char *>(base) + dataStart + range.first;
+      if (reinterpret_cast<uintptr_t>(data) % dtypeSize(t.dtype) != 0)
+        return fail("tensor '" + name +
+                    "' is not aligned to its element "
+                    "size, so it cannot be used in place");
+      t.data = data;
+    }
+    return result;
+  }
   // Validated: now read each tensor into its own aligned buffer.
   for (auto &[name, range] : where) {
     Tensor &t = result.tensors_.find(name)->second;

@@ -42,8 +42,15 @@ struct Tensor {
 
 class SafeTensors {
 public:
+  /// How tensor data reaches memory. Read (the default) copies each tensor
+  /// once into 64-byte-aligned anonymous memory; Map points into a private
+  /// read-only mapping of the file (kept for measurements: streaming weights
+  /// from the page cache was measured slower, see the README).
+  enum class Load { Read, Map };
+
   /// Opens and validates `path`; errors name the file and the tensor.
-  static llvm::Expected<SafeTensors> open(const std::string &path);
+  static llvm::Expected<SafeTensors> open(const std::string &path,
+                                          Load load = Load::Read);
 
   /// The tensor called `name`, or nullptr.
   const Tensor *find(llvm::StringRef name) const;
@@ -59,6 +66,8 @@ private:
   };
   std::map<std::string, Tensor, std::less<>> tensors_;
   std::vector<std::unique_ptr<void, FreeDeleter>> buffers_;
+  /// The file mapping in Load::Map mode.
+  std::shared_ptr<void> mapping_;
 };
 
 /// A tensor to write: a view of caller memory.

@@ -18,8 +18,9 @@ std::string canonicalName(llvm::StringRef name) {
 } // namespace
 
 llvm::Expected<Weights> Weights::load(const Config &config,
-                                      const std::string &path) {
-  auto file = io::SafeTensors::open(path);
+                                      const std::string &path,
+                                      io::SafeTensors::Load mode) {
+  auto file = io::SafeTensors::open(path, mode);
   if (!file)
     return llvm::createStringError("weights: " +
                                    llvm::toString(file.takeError()));

@@ -20,8 +20,9 @@ class Weights {
 public:
   /// Loads `path` and checks every tensor against `config`: a missing,
   /// extra, mis-shaped or non-F32 tensor is an error naming it.
-  static llvm::Expected<Weights> load(const Config &config,
-                                      const std::string &path);
+  static llvm::Expected<Weights>
+  load(const Config &config, const std::string &path,
+       io::SafeTensors::Load mode = io::SafeTensors::Load::Read);
   /// Seeded initialisation (see Init.h); fails if the weights cannot fit in
   /// memory.
   static llvm::Expected<Weights> init(const Config &config, uint64_t seed,

@@ -74,7 +74,13 @@ llvm::Expected<model::Weights> loadWeights(const Options &o,
       return asUserError(w.takeError());
     return w;
   }
-  auto w = model::Weights::load(c, o.weights);
+  if (o.weightsLoad != "read" && o.weightsLoad != "mmap")
+    return userError("--weights-load must be read or mmap, found '" +
+                     o.weightsLoad + "'");
+  auto w = model::Weights::load(c, o.weights,
+                                o.weightsLoad == "mmap"
+                                    ? io::SafeTensors::Load::Map
+                                    : io::SafeTensors::Load::Read);
   if (!w)
     return asUserError(w.takeError());
   return w;
@@ -604,6 +610,25 @@ llvm::Error runDetokenize(const Options &o) {
     return asUserError(text.takeError());
   llvm::outs() << *text;
   return llvm::Error::success();
+}
+
+llvm::Error runInit(const Options &o) {
+  if (o.output.empty())
+    return userError("--output is required");
+  if (o.init != "module" && o.init != "gpt2")
+    return userError("--init must be module or gpt2, found '" + o.init + "'");
+  auto config = loadConfig(o);
+  if (!config)
+    return config.takeError();
+  auto weights = loadWeights(o, *config);
+  if (!weights)
+    return weights.takeError();
+  std::vector<io::TensorView> views;
+  std::vector<model::WeightSpec> specs = model::weightSpecs(*config);
+  for (size_t i = 0; i < specs.size(); ++i)
+    views.push_back({specs[i].name, io::DType::F32, specs[i].shape,
+                     weights->pointers()[i]});
+  return asUserError(io::writeSafeTensors(o.output, views));
 }
 
 } // namespace tlm::cli

@@ -57,6 +57,10 @@ struct Options {
       cl::desc("LLVM optimisation of the JIT: 0-3, or auto (3, but 0 for "
                "models under 1M parameters, whose compile time would "
                "dominate their run time)")};
+  cl::opt<std::string> weightsLoad{
+      "weights-load", cl::init("read"),
+      cl::desc("read: one copy in aligned memory (default); mmap: use the "
+               "file's pages in place")};
   cl::opt<std::string> stage{"stage", cl::desc("emit: tlm | linalg | llvm"),
                              cl::init("tlm")};
   cl::opt<std::string> atolText{"atol", cl::init("1e-5"),
@@ -111,6 +115,7 @@ llvm::Error runEmit(const Options &o);
 llvm::Error runCompare(const Options &o);
 llvm::Error runImportLlama2c(const Options &o);
 llvm::Error runTokenize(const Options &o);
+llvm::Error runInit(const Options &o);
 llvm::Error runDetokenize(const Options &o);
 
 } // namespace tlm::cli
