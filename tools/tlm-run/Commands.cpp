@@ -2,7 +2,6 @@
 
 #include "tools/tlm-run/Options.h"
 
-#include "lib/io/Llama2c.h"
 #include "lib/io/SafeTensors.h"
 #include "lib/io/Tokenizer.h"
 #include "lib/model/Builder.h"
@@ -41,6 +40,8 @@ double peakRssMb() {
   return usage.ru_maxrss / 1024.0; // Linux reports KiB
 }
 
+} // namespace
+
 llvm::Expected<model::Config> loadConfig(const Options &o) {
   if (o.config.empty())
     return userError("--config is required");
@@ -49,6 +50,8 @@ llvm::Expected<model::Config> loadConfig(const Options &o) {
     return asUserError(config.takeError());
   return config;
 }
+
+namespace {
 
 /// Checks the flags every model-running command shares.
 llvm::Error checkRunFlags(const Options &o) {
@@ -63,6 +66,8 @@ llvm::Error checkRunFlags(const Options &o) {
     return userError("--init must be module or gpt2, found '" + o.init + "'");
   return llvm::Error::success();
 }
+
+} // namespace
 
 llvm::Expected<model::Weights> loadWeights(const Options &o,
                                            const model::Config &c) {
@@ -85,6 +90,8 @@ llvm::Expected<model::Weights> loadWeights(const Options &o,
     return asUserError(w.takeError());
   return w;
 }
+
+namespace {
 
 llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
                                                const model::Config &c) {
@@ -133,6 +140,8 @@ makeSession(const Options &o, const model::Config &c, const model::Weights &w,
   return s;
 }
 
+} // namespace
+
 /// "1 2 3" or "1,2,3".
 llvm::Expected<std::vector<int64_t>> parseIds(llvm::StringRef flag,
                                               llvm::StringRef text) {
@@ -154,6 +163,8 @@ llvm::Expected<std::vector<int64_t>> parseIds(llvm::StringRef flag,
     return userError("--" + flag + " holds no token ids");
   return ids;
 }
+
+namespace {
 
 /// A (batch, seq) token matrix.
 struct Tokens {
@@ -509,126 +520,6 @@ llvm::Error runEmit(const Options &o) {
   module->print(llvm::outs());
   llvm::outs() << "\n";
   return llvm::Error::success();
-}
-
-llvm::Error runCompare(const Options &o) {
-  if (o.positional.size() != 2)
-    return userError("compare takes two FILE:TENSOR arguments");
-  std::vector<io::SafeTensors> files;
-  std::vector<const io::Tensor *> tensors;
-  for (const std::string &arg : o.positional) {
-    auto [path, name] = llvm::StringRef(arg).rsplit(':');
-    auto file = io::SafeTensors::open(path.str());
-    if (!file)
-      return asUserError(file.takeError());
-    files.push_back(std::move(*file));
-  }
-  for (size_t i = 0; i < 2; ++i) {
-    llvm::StringRef name = llvm::StringRef(o.positional[i]).rsplit(':').second;
-    const io::Tensor *t = files[i].find(name);
-    if (!t || t->dtype != io::DType::F32)
-      return userError("no F32 tensor '" + name + "' in " + o.positional[i]);
-    tensors.push_back(t);
-  }
-  if (tensors[0]->shape != tensors[1]->shape)
-    return userError("shapes differ: " + io::shapeString(tensors[0]->shape) +
-                     " vs " + io::shapeString(tensors[1]->shape));
-  double maxErr = 0;
-  int64_t bad = 0, n = tensors[0]->numElements();
-  for (int64_t i = 0; i < n; ++i) {
-    double a = tensors[0]->f32()[i], e = tensors[1]->f32()[i];
-    double err = std::fabs(a - e);
-    maxErr = std::max(maxErr, err);
-    if (!(err <= o.atol + o.rtol * std::fabs(e)))
-      ++bad;
-  }
-  llvm::outs() << llvm::format("max abs error %.3g over %lld elements; %lld "
-                               "outside atol %g + rtol %g\n",
-                               maxErr, (long long)n, (long long)bad, o.atol,
-                               o.rtol);
-  if (bad)
-    return userError(llvm::Twine(bad) + " elements differ");
-  return llvm::Error::success();
-}
-
-llvm::Error runImportLlama2c(const Options &o) {
-  if (o.positional.size() != 2)
-    return userError("import-llama2c takes MODEL.bin OUTDIR");
-  auto config = io::importLlama2c(o.positional[0], o.positional[1]);
-  if (!config)
-    return asUserError(config.takeError());
-  llvm::outs() << "wrote " << o.positional[1] << "/config.json and "
-               << o.positional[1] << "/weights.safetensors ("
-               << model::parameterCount(*config) << " parameters)\n";
-  return llvm::Error::success();
-}
-
-llvm::Expected<std::unique_ptr<io::Tokenizer>> loadTokenizer(const Options &o) {
-  if (o.tokenizer.empty())
-    return userError("--tokenizer is required");
-  auto t = io::Tokenizer::load(o.tokenizer);
-  if (!t)
-    return asUserError(t.takeError());
-  return t;
-}
-
-llvm::Error runTokenize(const Options &o) {
-  auto tokenizer = loadTokenizer(o);
-  if (!tokenizer)
-    return tokenizer.takeError();
-  if (o.text.getNumOccurrences() == !o.textFile.empty())
-    return userError("give exactly one of --text and --text-file");
-  std::string text = o.text;
-  if (!o.textFile.empty()) {
-    std::ifstream in(o.textFile, std::ios::binary);
-    if (!in)
-      return userError("cannot read '" + o.textFile + "'");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
-  }
-  std::vector<int64_t> ids = (*tokenizer)->encode(text, o.bos);
-  for (size_t i = 0; i < ids.size(); ++i)
-    llvm::outs() << (i ? " " : "") << ids[i];
-  llvm::outs() << "\n";
-  return llvm::Error::success();
-}
-
-llvm::Error runDetokenize(const Options &o) {
-  auto tokenizer = loadTokenizer(o);
-  if (!tokenizer)
-    return tokenizer.takeError();
-  std::vector<int64_t> ids;
-  if (!llvm::StringRef(o.ids).trim().empty()) {
-    auto parsed = parseIds("ids", o.ids);
-    if (!parsed)
-      return parsed.takeError();
-    ids = std::move(*parsed);
-  }
-  auto text = (*tokenizer)->decode(ids);
-  if (!text)
-    return asUserError(text.takeError());
-  llvm::outs() << *text;
-  return llvm::Error::success();
-}
-
-llvm::Error runInit(const Options &o) {
-  if (o.output.empty())
-    return userError("--output is required");
-  if (o.init != "module" && o.init != "gpt2")
-    return userError("--init must be module or gpt2, found '" + o.init + "'");
-  auto config = loadConfig(o);
-  if (!config)
-    return config.takeError();
-  auto weights = loadWeights(o, *config);
-  if (!weights)
-    return weights.takeError();
-  std::vector<io::TensorView> views;
-  std::vector<model::WeightSpec> specs = model::weightSpecs(*config);
-  for (size_t i = 0; i < specs.size(); ++i)
-    views.push_back({specs[i].name, io::DType::F32, specs[i].shape,
-                     weights->pointers()[i]});
-  return asUserError(io::writeSafeTensors(o.output, views));
 }
 
 } // namespace tlm::cli

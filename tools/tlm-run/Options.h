@@ -2,6 +2,8 @@
 #ifndef TLM_TOOLS_TLMRUN_OPTIONS_H
 #define TLM_TOOLS_TLMRUN_OPTIONS_H
 
+#include "lib/model/Weights.h"
+
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 
@@ -106,7 +108,16 @@ inline llvm::Error userError(const llvm::Twine &message) {
 /// Wraps a library error as a user error (code 1) unless it already has one.
 llvm::Error asUserError(llvm::Error err);
 
-// The subcommands (Commands.cpp).
+// Shared by the commands (Commands.cpp).
+llvm::Expected<model::Config> loadConfig(const Options &o);
+llvm::Expected<model::Weights> loadWeights(const Options &o,
+                                           const model::Config &c);
+/// "1 2 3" or "1,2,3" into ids; errors name `flag`.
+llvm::Expected<std::vector<int64_t>> parseIds(llvm::StringRef flag,
+                                              llvm::StringRef text);
+
+// The subcommands: model runs in Commands.cpp, the rest in
+// UtilityCommands.cpp.
 llvm::Error runForward(const Options &o);
 llvm::Error runGenerate(const Options &o);
 llvm::Error runBench(const Options &o);

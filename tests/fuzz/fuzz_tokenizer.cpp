@@ -1,0 +1,148 @@
+//===- fuzz_tokenizer.cpp - libFuzzer target for llama2.c tokenizer.bin ---===//
+//
+// Writes the input to a temporary file (one per process, rewritten for every
+// input, removed at exit) and loads it with tlm::io::loadLlama2cTokenizer.
+// When it loads, a few fixed strings (ASCII, multi-byte UTF-8, invalid
+// UTF-8, text that spells byte pieces) are encoded with and without BOS,
+// decoded in one go and through a StreamDecoder, and out-of-range ids are
+// fed to piece(). With TLM_FUZZ_INVARIANTS=1 the documented promises are
+// checked: ids inside the vocabulary, decode(encode(text, true)) == text,
+// the stream equals decode, out-of-range ids are errors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/io/Tokenizer.h"
+#include "tests/fuzz/FuzzUtil.h"
+
+#include "llvm/Support/Error.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fcntl.h>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+std::string &tempPath() {
+  static std::string path;
+  return path;
+}
+
+void removeTemp() {
+  if (!tempPath().empty())
+    ::unlink(tempPath().c_str());
+}
+
+bool writeInput(const uint8_t *data, size_t size) {
+  int fd = ::open(tempPath().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                  0600);
+  if (fd < 0)
+    return false;
+  bool ok = true;
+  while (size > 0) {
+    ssize_t w = ::write(fd, data, size);
+    if (w <= 0) {
+      ok = false;
+      break;
+    }
+    data += w, size -= static_cast<size_t>(w);
+  }
+  return ::close(fd) == 0 && ok;
+}
+
+const char *const kTexts[] = {
+    "",
+    "hello",
+    "Hello, world! hello hello",
+    " leading and  double  spaces ",
+    "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x99\x82",  // café 日本 🙂
+    "\xff\xfe\xc3 \x80\x80\xe6\x97 bad utf-8 \xf0\x9f",       // invalid UTF-8
+    "<0x41><0x20><s></s><unk>",
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+};
+
+void exercise(const tlm::io::Tokenizer &tok, llvm::StringRef text,
+              bool addBos) {
+  std::vector<int64_t> ids = tok.encode(text, addBos);
+  for (int64_t id : ids)
+    TLM_FUZZ_CHECK(id >= 0 && id < tok.vocabSize(),
+                   "encode produced an id outside the vocabulary");
+  llvm::Expected<std::string> decoded = tok.decode(ids);
+  if (!decoded) {
+    llvm::consumeError(decoded.takeError());
+    TLM_FUZZ_CHECK(false, "decode rejected the ids encode produced");
+    return;
+  }
+  if (addBos)
+    TLM_FUZZ_CHECK(*decoded == text, "decode(encode(text, true)) != text");
+  else if (!text.empty())
+    TLM_FUZZ_CHECK(*decoded == " " + text.str(),
+                   "decode(encode(text, false)) != \" \" + text");
+
+  tlm::io::StreamDecoder stream(tok);
+  std::string streamed;
+  for (int64_t id : ids) {
+    llvm::Expected<std::string> part = stream.feed(id);
+    if (!part) {
+      llvm::consumeError(part.takeError());
+      TLM_FUZZ_CHECK(false, "StreamDecoder rejected an encoded id");
+      return;
+    }
+    streamed += *part;
+  }
+  streamed += stream.finish();
+  TLM_FUZZ_CHECK(streamed == *decoded, "streamed text != decode");
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+  const char *dir = std::getenv("TMPDIR");
+  if (!dir || !*dir)
+    dir = "/tmp";
+  tempPath() = std::string(dir) + "/tlm-fuzz-tokenizer-" +
+               std::to_string(static_cast<long>(::getpid())) + ".bin";
+  std::atexit(removeTemp);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (!writeInput(data, size)) {
+    std::perror(tempPath().c_str());
+    std::abort(); // the harness cannot work; not a finding
+  }
+  llvm::Expected<std::unique_ptr<tlm::io::Tokenizer>> tok =
+      tlm::io::loadLlama2cTokenizer(tempPath());
+  if (!tok) {
+    llvm::consumeError(tok.takeError());
+    return 0;
+  }
+  const tlm::io::Tokenizer &t = **tok;
+  TLM_FUZZ_CHECK(t.vocabSize() > 2, "loaded a vocabulary without specials");
+  for (const char *text : kTexts)
+    for (bool addBos : {true, false})
+      exercise(t, text, addBos);
+  // Invalid ids must be errors, not reads outside the tables.
+  for (int64_t id : {int64_t(-1), t.vocabSize(), int64_t(INT64_MAX)}) {
+    llvm::Expected<llvm::StringRef> piece = t.piece(-1, id);
+    TLM_FUZZ_CHECK(!piece, "piece() accepted an id outside the vocabulary");
+    if (!piece)
+      llvm::consumeError(piece.takeError());
+  }
+  // Every id has a piece, in every context the decoder uses.
+  for (int64_t id = 0; id < t.vocabSize(); ++id)
+    for (int64_t prev : {int64_t(-1), t.bos()}) {
+      llvm::Expected<llvm::StringRef> piece = t.piece(prev, id);
+      if (!piece) {
+        llvm::consumeError(piece.takeError());
+        TLM_FUZZ_CHECK(false, "piece() rejected an id inside the vocabulary");
+        continue;
+      }
+      tlm::fuzz::keep(piece->size());
+    }
+  return 0;
+}
