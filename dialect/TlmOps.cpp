@@ -226,57 +226,74 @@ LogicalResult RoPEOp::verify() {
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
+/// `rope_theta` as a double, when set.
+static std::optional<double> thetaValue(std::optional<APFloat> theta) {
+  if (theta)
+    return theta->convertToDouble();
+  return std::nullopt;
+}
+
+/// The rules tlm.attention and tlm.cached_attention share for this step's
+/// `q (B, S, H·d_k)`, `k`, `v (B, S, KV·d_k)`: ranks, element types, head
+/// counts, and an even head dim with RoPE.
+static LogicalResult verifyQKV(Operation *op, Value qv, Value kv, Value vv,
+                               int64_t heads, int64_t kvHeads,
+                               std::optional<double> theta) {
+  RankedTensorType q = ty(qv), k = ty(kv), v = ty(vv);
+  for (auto [name, t] :
+       {std::pair<StringRef, RankedTensorType>{"q", q}, {"k", k}, {"v", v}})
+    if (failed(expectRank(op, name, t, 3)))
+      return failure();
+  if (failed(sameElementType(op, "q", qv, "k", kv)) ||
+      failed(sameElementType(op, "q", qv, "v", vv)))
+    return failure();
+  if (heads % kvHeads != 0)
+    return op->emitOpError()
+           << "expected num_heads (" << heads
+           << ") to be divisible by num_kv_heads (" << kvHeads << ")";
+  int64_t dModel = q.getDimSize(2);
+  if (ShapedType::isDynamic(dModel))
+    return op->emitOpError("expected a static feature dim in q");
+  if (dModel % heads != 0)
+    return op->emitOpError()
+           << "expected q's feature dim (" << dModel
+           << ") to be divisible by num_heads (" << heads << ")";
+  int64_t dk = dModel / heads;
+  for (auto [name, t] :
+       {std::pair<StringRef, RankedTensorType>{"k", k}, {"v", v}}) {
+    if (failed(expectDim(op, name, t, 0, q.getDimSize(0), "batch")) ||
+        failed(expectDim(op, name, t, 1, q.getDimSize(1), "seq")) ||
+        failed(expectDim(op, name, t, 2, kvHeads * dk, "num_kv_heads * d_k")))
+      return failure();
+  }
+  if (theta) {
+    if (!(*theta > 0.0))
+      return op->emitOpError() << "expected rope_theta > 0, found " << *theta;
+    if (dk % 2 != 0)
+      return op->emitOpError()
+             << "expected an even head dim with RoPE, found d_k " << dk << " ("
+             << dModel << " / " << heads << ")";
+  }
+  return success();
+}
+
 int64_t AttentionOp::getHeadDim() {
   return ty(getQ()).getDimSize(2) / getNumHeads();
 }
 
 std::optional<double> AttentionOp::getRopeThetaValue() {
-  if (std::optional<APFloat> theta = getRopeTheta())
-    return theta->convertToDouble();
-  return std::nullopt;
+  return thetaValue(getRopeTheta());
 }
 
 LogicalResult AttentionOp::verify() {
-  RankedTensorType q = ty(getQ()), k = ty(getK()), v = ty(getV());
-  for (auto [name, t] :
-       {std::pair<StringRef, RankedTensorType>{"q", q}, {"k", k}, {"v", v}})
-    if (failed(expectRank(*this, name, t, 3)))
-      return failure();
-  if (failed(sameElementType(*this, "q", getQ(), "k", getK())) ||
-      failed(sameElementType(*this, "q", getQ(), "v", getV())))
+  if (failed(verifyQKV(*this, getQ(), getK(), getV(), getNumHeads(),
+                       getNumKvHeads(), getRopeThetaValue())))
     return failure();
-  int64_t heads = getNumHeads(), kvHeads = getNumKvHeads();
-  if (heads % kvHeads != 0)
-    return emitOpError() << "expected num_heads (" << heads
-                         << ") to be divisible by num_kv_heads (" << kvHeads
-                         << ")";
-  int64_t dModel = q.getDimSize(2);
-  if (ShapedType::isDynamic(dModel))
-    return emitOpError("expected a static feature dim in q");
-  if (dModel % heads != 0)
-    return emitOpError() << "expected q's feature dim (" << dModel
-                         << ") to be divisible by num_heads (" << heads << ")";
-  int64_t dk = dModel / heads;
-  for (auto [name, t] :
-       {std::pair<StringRef, RankedTensorType>{"k", k}, {"v", v}}) {
-    if (failed(expectDim(*this, name, t, 0, q.getDimSize(0), "batch")) ||
-        failed(expectDim(*this, name, t, 1, q.getDimSize(1), "seq")) ||
-        failed(
-            expectDim(*this, name, t, 2, kvHeads * dk, "num_kv_heads * d_k")))
-      return failure();
-  }
-  if (std::optional<double> theta = getRopeThetaValue()) {
-    if (!(*theta > 0.0))
-      return emitOpError() << "expected rope_theta > 0, found " << *theta;
-    if (dk % 2 != 0)
-      return emitOpError() << "expected an even head dim with RoPE, found d_k "
-                           << dk << " (" << dModel << " / " << heads << ")";
-  }
   if (getPositions()) {
     if (!getRopeTheta())
       return emitOpError("has positions but no rope_theta: positions are "
                          "only used by RoPE");
-    return verifyPositions(*this, getPositions(), q, 2);
+    return verifyPositions(*this, getPositions(), ty(getQ()), 2);
   }
   return success();
 }
@@ -290,44 +307,21 @@ int64_t CachedAttentionOp::getHeadDim() {
 }
 
 std::optional<double> CachedAttentionOp::getRopeThetaValue() {
-  if (std::optional<APFloat> theta = getRopeTheta())
-    return theta->convertToDouble();
-  return std::nullopt;
+  return thetaValue(getRopeTheta());
 }
 
 LogicalResult CachedAttentionOp::verify() {
-  // The step's q/k/v follow the rules of tlm.attention.
+  if (failed(verifyQKV(*this, getQ(), getK(), getV(), getNumHeads(),
+                       getNumKvHeads(), getRopeThetaValue())))
+    return failure();
   RankedTensorType q = ty(getQ()), k = ty(getK());
-  for (auto [name, v] : {std::pair<StringRef, Value>{"q", getQ()},
-                         {"k", getK()},
-                         {"v", getV()},
-                         {"k_past", getKPast()},
-                         {"v_past", getVPast()}}) {
-    if (failed(expectRank(*this, name, ty(v), 3)) ||
-        failed(sameElementType(*this, "q", getQ(), name, v)))
-      return failure();
-  }
-  int64_t heads = getNumHeads(), kvHeads = getNumKvHeads();
-  if (heads % kvHeads != 0)
-    return emitOpError() << "expected num_heads (" << heads
-                         << ") to be divisible by num_kv_heads (" << kvHeads
-                         << ")";
-  int64_t dModel = q.getDimSize(2);
-  if (ShapedType::isDynamic(dModel) || dModel % heads != 0)
-    return emitOpError() << "expected q's feature dim (" << dimStr(dModel)
-                         << ") to be static and divisible by num_heads ("
-                         << heads << ")";
-  int64_t dk = dModel / heads, kvDim = kvHeads * dk;
-  for (auto [name, v] :
-       {std::pair<StringRef, Value>{"k", getK()}, {"v", getV()}})
-    if (failed(expectDim(*this, name, ty(v), 0, q.getDimSize(0), "batch")) ||
-        failed(expectDim(*this, name, ty(v), 1, q.getDimSize(1), "seq")) ||
-        failed(expectDim(*this, name, ty(v), 2, kvDim, "num_kv_heads * d_k")))
-      return failure();
+  int64_t kvDim = getNumKvHeads() * getHeadDim();
   RankedTensorType kp = ty(getKPast());
   for (auto [name, v] : {std::pair<StringRef, Value>{"k_past", getKPast()},
                          {"v_past", getVPast()}})
-    if (failed(expectDim(*this, name, ty(v), 0, kp.getDimSize(0),
+    if (failed(expectRank(*this, name, ty(v), 3)) ||
+        failed(sameElementType(*this, "q", getQ(), name, v)) ||
+        failed(expectDim(*this, name, ty(v), 0, kp.getDimSize(0),
                          "past length, as in k_past")) ||
         failed(expectDim(*this, name, ty(v), 1, q.getDimSize(0), "batch")) ||
         failed(expectDim(*this, name, ty(v), 2, kvDim, "num_kv_heads * d_k")))
@@ -343,13 +337,6 @@ LogicalResult CachedAttentionOp::verify() {
         failed(expectDim(*this, name, t, 1, k.getDimSize(0), "batch")) ||
         failed(expectDim(*this, name, t, 2, kvDim, "num_kv_heads * d_k")))
       return failure();
-  }
-  if (std::optional<double> theta = getRopeThetaValue()) {
-    if (!(*theta > 0.0))
-      return emitOpError() << "expected rope_theta > 0, found " << *theta;
-    if (dk % 2 != 0)
-      return emitOpError() << "expected an even head dim with RoPE, found d_k "
-                           << dk;
   }
   return success();
 }

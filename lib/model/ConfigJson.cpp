@@ -23,10 +23,9 @@ llvm::Error configError(const std::string &message) {
   return llvm::createStringError("config: " + message);
 }
 
-/// Records the first syntax error; accepts everything else.
-struct ErrorFinder : nlohmann::json_sax<json> {
-  size_t position = 0;
-  std::string message;
+/// A SAX handler that accepts every event; the finders below override the
+/// ones they watch.
+struct AcceptAll : nlohmann::json_sax<json> {
   bool null() override { return true; }
   bool boolean(bool) override { return true; }
   bool number_integer(number_integer_t) override { return true; }
@@ -39,6 +38,16 @@ struct ErrorFinder : nlohmann::json_sax<json> {
   bool end_object() override { return true; }
   bool start_array(std::size_t) override { return true; }
   bool end_array() override { return true; }
+  bool parse_error(std::size_t, const std::string &,
+                   const nlohmann::detail::exception &) override {
+    return false;
+  }
+};
+
+/// Records the first syntax error.
+struct ErrorFinder : AcceptAll {
+  size_t position = 0;
+  std::string message;
   bool parse_error(std::size_t pos, const std::string &,
                    const nlohmann::detail::exception &ex) override {
     position = pos;
@@ -69,17 +78,10 @@ llvm::Error syntaxError(llvm::StringRef text) {
 
 /// Finds the first top-level key that appears twice (nlohmann keeps the
 /// last one silently, and a config typo must not pass).
-struct DuplicateKeyFinder : nlohmann::json_sax<json> {
+struct DuplicateKeyFinder : AcceptAll {
   int depth = 0;
   std::set<std::string> seen;
   std::string duplicate;
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t &) override { return true; }
-  bool string(string_t &) override { return true; }
-  bool binary(binary_t &) override { return true; }
   bool start_object(std::size_t) override { return ++depth, true; }
   bool key(string_t &k) override {
     if (depth == 1 && !seen.insert(k).second && duplicate.empty())
@@ -89,10 +91,6 @@ struct DuplicateKeyFinder : nlohmann::json_sax<json> {
   bool end_object() override { return --depth, true; }
   bool start_array(std::size_t) override { return ++depth, true; }
   bool end_array() override { return --depth, true; }
-  bool parse_error(std::size_t, const std::string &,
-                   const nlohmann::detail::exception &) override {
-    return false;
-  }
 };
 
 std::string show(const json &v) { return v.dump(); }
