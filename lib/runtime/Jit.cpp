@@ -57,6 +57,7 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
   });
 
   std::unique_ptr<Jit> jit(new Jit());
+  jit->optLevel_ = options.optLevel;
   // Remember each entry's tensor signature before lowering erases it.
   for (auto func : module->getOps<func::FuncOp>()) {
     if (!func.isPublic() || func.isExternal())

@@ -63,6 +63,8 @@ public:
   /// Milliseconds spent in the pass pipeline and in LLVM code generation.
   double pipelineMs() const { return pipelineMs_; }
   double codegenMs() const { return codegenMs_; }
+  /// The LLVM optimisation level the code was compiled at.
+  unsigned optLevel() const { return optLevel_; }
 
 private:
   struct Signature {
@@ -77,6 +79,7 @@ private:
   std::unique_ptr<mlir::ExecutionEngine> engine_;
   std::map<std::string, Signature, std::less<>> signatures_;
   double pipelineMs_ = 0, codegenMs_ = 0;
+  unsigned optLevel_ = 3;
 };
 
 } // namespace tlm::runtime

@@ -443,11 +443,13 @@ llvm::Error runBench(const Options &o) {
   llvm::outs() << llvm::format(
       "config        %s\nparams        %lld\ntarget        cpu\nthreads       "
       "%d\n"
-      "compile       %.1f ms\nprefill       %.1f ms for %d x %d tokens "
+      "compile       %.1f ms (LLVM O%u)\nprefill       %.1f ms for %d x %d "
+      "tokens "
       "(%.1f tok/s)\ndecode        %.2f tok/s over %d steps\npeak RSS      "
       "%.1f MB\n",
-      o.config.c_str(), (long long)params, threads, run->compileMs, prefillMs,
-      (int)batch, o.promptLen, prefillTokS, decodeTokS, o.gen, peakRssMb());
+      o.config.c_str(), (long long)params, threads, run->compileMs,
+      run->session->jit().optLevel(), prefillMs, (int)batch, o.promptLen,
+      prefillTokS, decodeTokS, o.gen, peakRssMb());
   if (o.json)
     llvm::outs() << llvm::format(
         "{\"compile_ms\": %.3f, \"prefill_ms\": %.3f, \"prefill_tok_s\": %.3f, "
