@@ -28,6 +28,11 @@
 namespace tlm::io {
 namespace {
 
+/// "<0xXX>": the spelling of a byte-fallback token.
+bool isByteSpelling(llvm::StringRef piece) {
+  return piece.size() == 6 && piece.starts_with("<0x") && piece.ends_with(">");
+}
+
 class LlamaTokenizer final : public Tokenizer {
 public:
   static llvm::Expected<std::unique_ptr<Tokenizer>>
@@ -218,6 +223,10 @@ void LlamaTokenizer::mergePairs(std::vector<int32_t> &symbols) const {
     if (left < 0 || next[left] < 0)
       return;
     int32_t a = symbols[left], b = symbols[next[left]];
+    // A byte-fallback token stands for a raw byte, not for its "<0xXX>"
+    // spelling: merging that spelling would break decode(encode(text)).
+    if (isByteSpelling(pieces[a]) || isByteSpelling(pieces[b]))
+      return;
     joined = pieces[a];
     joined += pieces[b];
     auto it = normalIds.find(joined);

@@ -164,21 +164,31 @@ llvm::Expected<SafeTensors> SafeTensors::open(const std::string &path,
     if (!known)
       return bad("unsupported dtype '" + dtypeStr + "'");
     t.dtype = known->dtype;
-    uint64_t numel = 1;
+    // Dims must fit int64; the element count of a non-empty tensor must fit
+    // the file, which also keeps numel * element size from overflowing.
+    bool empty = false;
     for (const auto &d : *sh) {
-      if (!d.is_number_unsigned())
-        return bad("shape entries must be non-negative integers");
-      uint64_t v = d.get<uint64_t>();
-      if (v != 0 && numel > (uint64_t(1) << 62) / v)
-        return bad("shape is too large");
-      numel *= v;
-      t.shape.push_back(static_cast<int64_t>(v));
+      if (!d.is_number_unsigned() || d.get<uint64_t>() > (uint64_t(1) << 62))
+        return bad("shape entries must be integers in [0, 2^62]");
+      t.shape.push_back(static_cast<int64_t>(d.get<uint64_t>()));
+      empty |= t.shape.back() == 0;
+    }
+    uint64_t numel = empty ? 0 : 1;
+    for (int64_t v : t.shape) {
+      if (empty)
+        break;
+      if (numel > dataSize / uint64_t(v))
+        return bad("shape " + shapeString(t.shape) +
+                   " has more elements than the file has data bytes (" +
+                   std::to_string(dataSize) + ")");
+      numel *= uint64_t(v);
     }
     uint64_t begin = (*off)[0].get<uint64_t>(), end = (*off)[1].get<uint64_t>();
     if (begin > end || end > dataSize)
       return bad("data_offsets [" + std::to_string(begin) + ", " +
                  std::to_string(end) + ") lie outside the " +
                  std::to_string(dataSize) + " data bytes of the file");
+    // numel <= dataSize, so this product cannot overflow.
     uint64_t expected = numel * known->size;
     if (end - begin != expected)
       return bad("holds " + std::to_string(end - begin) + " bytes but " +
@@ -188,14 +198,22 @@ llvm::Expected<SafeTensors> SafeTensors::open(const std::string &path,
     where.push_back({name, {begin, end}});
     result.tensors_.emplace(name, std::move(t));
   }
-  // No two tensors may share bytes.
+  // No two tensors may share bytes: after sorting by start, each non-empty
+  // range must begin at or after the furthest end seen so far.
   std::sort(where.begin(), where.end(),
             [](const auto &a, const auto &b) { return a.second < b.second; });
-  for (size_t i = 1; i < where.size(); ++i)
-    if (where[i].second.first < where[i - 1].second.second &&
-        where[i].second.first != where[i].second.second)
-      return fail("tensors '" + where[i - 1].first + "' and '" +
-                  where[i].first + "' overlap");
+  uint64_t furthest = 0;
+  const std::string *owner = nullptr;
+  for (const auto &[name, range] : where) {
+    if (range.first == range.second)
+      continue;
+    if (owner && range.first < furthest)
+      return fail("tensors '" + *owner + "' and '" + name + "' overlap");
+    if (range.second > furthest) {
+      furthest = range.second;
+      owner = &name;
+    }
+  }
 
   if (load == Load::Map) {
     void *base = ::mmap(nullptr, fileSize, PROT_READ, MAP_PRIVATE, file.fd, 0);

@@ -21,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::Expected<tlm::model::Config> config = tlm::model::parseConfig(text);
   if (!config) {
     std::string message = llvm::toString(config.takeError());
-    TLM_FUZZ_CHECK(!message.empty(), "parseConfig failed with an empty message");
+    TLM_FUZZ_CHECK(!message.empty(),
+                   "parseConfig failed with an empty message");
     return 0;
   }
   const tlm::model::Config &c = *config;

@@ -1,11 +1,11 @@
 //===- fuzz_safetensors.cpp - libFuzzer target for SafeTensors::open ------===//
 //
 // Writes the input to a temporary file (one per process, rewritten for every
-// input, removed at exit) and opens it in both Load::Read and Load::Map
-// modes. When a file opens, every byte of every tensor is read and summed
-// (numElements() x dtype size bytes, as consumers index them, and at least
-// Tensor::bytes), so a tensor reaching outside its buffer or the mapping is
-// caught by ASan (Read) or faults (Map). With TLM_FUZZ_INVARIANTS=1 the
+// input; see InputFile in FuzzUtil.h) and opens it in both Load::Read and
+// Load::Map modes. When a file opens, every byte of every tensor is read and
+// summed (numElements() x dtype size bytes, as consumers index them, and at
+// least Tensor::bytes), so a tensor reaching outside its buffer or the mapping
+// is caught by ASan (Read) or faults (Map). With TLM_FUZZ_INVARIANTS=1 the
 // header's promises are checked too: shapes non-negative, bytes == numel *
 // dtype size, the same tensors in both modes, no two tensors sharing bytes.
 //
@@ -19,11 +19,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
-#include <fcntl.h>
 #include <string>
-#include <unistd.h>
 #include <utility>
 #include <vector>
 
@@ -31,31 +28,9 @@ using tlm::io::SafeTensors;
 
 namespace {
 
-std::string &tempPath() {
-  static std::string path;
-  return path;
-}
-
-void removeTemp() {
-  if (!tempPath().empty())
-    ::unlink(tempPath().c_str());
-}
-
-bool writeInput(const uint8_t *data, size_t size) {
-  int fd = ::open(tempPath().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                  0600);
-  if (fd < 0)
-    return false;
-  bool ok = true;
-  while (size > 0) {
-    ssize_t w = ::write(fd, data, size);
-    if (w <= 0) {
-      ok = false;
-      break;
-    }
-    data += w, size -= static_cast<size_t>(w);
-  }
-  return ::close(fd) == 0 && ok;
+tlm::fuzz::InputFile &input() {
+  static tlm::fuzz::InputFile file("safetensors");
+  return file;
 }
 
 /// numel * element size with overflow detection; false on overflow.
@@ -95,8 +70,7 @@ uint64_t touchAll(const SafeTensors &file, bool mapped) {
     TLM_FUZZ_CHECK(byteCount(t, expected),
                    "accepted a shape with a negative dim or an overflowing "
                    "byte count");
-    TLM_FUZZ_CHECK(expected == t.bytes,
-                   "tensor bytes != numel * dtype size");
+    TLM_FUZZ_CHECK(expected == t.bytes, "tensor bytes != numel * dtype size");
     TLM_FUZZ_CHECK(t.numElements() >= 0, "numElements() is negative");
     TLM_FUZZ_CHECK(file.find(name) == &t, "find() does not return the tensor");
     if (mapped && t.bytes > 0) {
@@ -114,27 +88,14 @@ uint64_t touchAll(const SafeTensors &file, bool mapped) {
 
 } // namespace
 
-extern "C" int LLVMFuzzerInitialize(int *, char ***) {
-  const char *dir = std::getenv("TMPDIR");
-  if (!dir || !*dir)
-    dir = "/tmp";
-  tempPath() = std::string(dir) + "/tlm-fuzz-safetensors-" +
-               std::to_string(static_cast<long>(::getpid())) + ".safetensors";
-  std::atexit(removeTemp);
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  if (!writeInput(data, size)) {
-    std::perror(tempPath().c_str());
-    std::abort(); // the harness cannot work; not a finding
-  }
+  input().write(data, size);
   size_t readCount = 0;
   bool readOk = false;
   std::vector<std::pair<std::string, size_t>> readTensors;
-  for (SafeTensors::Load load : {SafeTensors::Load::Read,
-                                 SafeTensors::Load::Map}) {
-    llvm::Expected<SafeTensors> file = SafeTensors::open(tempPath(), load);
+  for (SafeTensors::Load load :
+       {SafeTensors::Load::Read, SafeTensors::Load::Map}) {
+    llvm::Expected<SafeTensors> file = SafeTensors::open(input().path(), load);
     if (!file) {
       llvm::consumeError(file.takeError());
       continue;

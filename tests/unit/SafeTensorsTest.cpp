@@ -106,6 +106,34 @@ TEST(SafeTensors, RejectsOverlap) {
             std::string::npos);
 }
 
+// Found by fuzzing: 2^31 x 2^31 F32 elements made the byte count wrap to 0,
+// so an empty data range passed and readers indexed far past the buffer.
+TEST(SafeTensors, RejectsElementCountsBeyondTheFile) {
+  std::string h = R"({"w":{"dtype":"F32","shape":[2147483648,2147483648],)"
+                  R"("data_offsets":[0,0]}})";
+  EXPECT_NE(errorOf(writeRaw("wrap", h, "")).find("has more elements than the "
+                                                  "file has data bytes"),
+            std::string::npos);
+}
+
+// Found by fuzzing: a dim above int64's range turned negative.
+TEST(SafeTensors, RejectsDimsOutsideInt64) {
+  std::string h = R"({"w":{"dtype":"F32","shape":[0,9223372036854775808],)"
+                  R"("data_offsets":[0,0]}})";
+  EXPECT_NE(errorOf(writeRaw("negdim", h, "")).find("must be integers in"),
+            std::string::npos);
+}
+
+// Found by fuzzing: an empty tensor between two overlapping ones hid them.
+TEST(SafeTensors, RejectsOverlapBehindAnEmptyTensor) {
+  std::string h = R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},)"
+                  R"("b":{"dtype":"F32","shape":[0],"data_offsets":[8,8]},)"
+                  R"("c":{"dtype":"F32","shape":[1],"data_offsets":[12,16]}})";
+  EXPECT_NE(errorOf(writeRaw("hidden", h, std::string(16, 'x')))
+                .find("tensors 'a' and 'c' overlap"),
+            std::string::npos);
+}
+
 TEST(SafeTensors, RejectsUnknownDType) {
   std::string h = R"({"a":{"dtype":"Q4","shape":[2],"data_offsets":[0,2]}})";
   EXPECT_NE(errorOf(writeRaw("dtype", h, "12")).find("unsupported dtype 'Q4'"),
