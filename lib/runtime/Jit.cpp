@@ -118,8 +118,8 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
       makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0, tm->get());
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel = level;
-  // memref.copy of strided views calls memrefCopy from MLIR's C runner
-  // utilities.
+  // MLIR's C runner utilities (memref.copy of strided views calls
+  // memrefCopy) and, with threads, libomp (the __kmpc_* entry points).
   static const llvm::StringRef runnerUtils[] = {TLM_MLIR_C_RUNNER_UTILS,
                                                 TLM_LIBOMP};
   engineOptions.sharedLibPaths =
@@ -157,6 +157,7 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
       return llvm::createStringError(
           "libomp (" TLM_LIBOMP ") did not load: cannot run on " +
           std::to_string(options.threads) + " threads");
+    // Process-wide: every Jit in this process runs on the last count set.
     set(options.threads);
   }
   return jit;
