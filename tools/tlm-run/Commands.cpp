@@ -3,6 +3,7 @@
 #include "tools/tlm-run/Options.h"
 
 #include "lib/io/SafeTensors.h"
+#include "lib/io/TokenFile.h"
 #include "lib/io/Tokenizer.h"
 #include "lib/model/Builder.h"
 #include "lib/model/ConfigJson.h"
@@ -167,42 +168,14 @@ llvm::Expected<std::vector<int64_t>> parseIds(llvm::StringRef flag,
 namespace {
 
 /// A (batch, seq) token matrix.
-struct Tokens {
-  std::vector<int64_t> ids;
-  int64_t batch = 0, seq = 0;
-};
+using Tokens = io::TokenMatrix;
 
-/// Reads the integer `tokens` tensor (or the file's only integer tensor).
+/// Reads a --tokens-file (see lib/io/TokenFile.h).
 llvm::Expected<Tokens> readTokenFile(const std::string &path) {
-  auto file = io::SafeTensors::open(path);
-  if (!file)
-    return asUserError(file.takeError());
-  const io::Tensor *t = file->find("tokens");
-  if (!t) {
-    for (const auto &[name, tensor] : file->tensors())
-      if (tensor.dtype == io::DType::I64 || tensor.dtype == io::DType::I32) {
-        if (t)
-          return userError("token file " + path +
-                           " has no 'tokens' tensor and several integer ones");
-        t = &tensor;
-      }
-  }
-  if (!t)
-    return userError("token file " + path + " has no 'tokens' tensor");
-  if (t->dtype != io::DType::I64 && t->dtype != io::DType::I32)
-    return userError("token file " + path +
-                     ": tokens must be I64 or I32, found " +
-                     io::dtypeName(t->dtype));
-  if (t->shape.size() != 2 || t->shape[0] < 1 || t->shape[1] < 1)
-    return userError("token file " + path +
-                     ": tokens must have shape (batch, seq), found " +
-                     io::shapeString(t->shape));
-  Tokens out{{}, t->shape[0], t->shape[1]};
-  for (int64_t i = 0; i < t->numElements(); ++i)
-    out.ids.push_back(t->dtype == io::DType::I64
-                          ? static_cast<const int64_t *>(t->data)[i]
-                          : static_cast<const int32_t *>(t->data)[i]);
-  return out;
+  auto m = io::readTokenFile(path);
+  if (!m)
+    return asUserError(m.takeError());
+  return m;
 }
 
 /// Rejects ids outside the vocabulary and sequences past the context.
