@@ -63,8 +63,6 @@ llvm::Error checkRunFlags(const Options &o) {
   if (o.target == "cuda")
     return llvm::make_error<ExitError>(
         3, "target cuda is not available: this build has no GPU backend yet");
-  if (o.init != "module" && o.init != "gpt2")
-    return userError("--init must be module or gpt2, found '" + o.init + "'");
   return llvm::Error::success();
 }
 
@@ -72,6 +70,8 @@ llvm::Error checkRunFlags(const Options &o) {
 
 llvm::Expected<model::Weights> loadWeights(const Options &o,
                                            const model::Config &c) {
+  if (o.init != "module" && o.init != "gpt2")
+    return userError("--init must be module or gpt2, found '" + o.init + "'");
   if (o.weights.empty()) {
     auto w = model::Weights::init(c, o.seed,
                                   o.init == "gpt2" ? model::InitScheme::GPT2

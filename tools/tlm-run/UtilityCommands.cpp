@@ -125,8 +125,6 @@ llvm::Error runDetokenize(const Options &o) {
 llvm::Error runInit(const Options &o) {
   if (o.output.empty())
     return userError("--output is required");
-  if (o.init != "module" && o.init != "gpt2")
-    return userError("--init must be module or gpt2, found '" + o.init + "'");
   auto config = loadConfig(o);
   if (!config)
     return config.takeError();
