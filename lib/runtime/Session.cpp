@@ -6,15 +6,19 @@
 
 namespace tlm::runtime {
 
+std::string Session::memoryShortfall(const model::Config &config,
+                                     int64_t batch) {
+  return model::memoryShortfall(
+      8.0 * config.numLayers * config.contextLength * batch * config.kvDim(),
+      "the KV cache of batch " + std::to_string(batch));
+}
+
 llvm::Expected<std::unique_ptr<Session>>
 Session::create(const model::Config &config, std::vector<const float *> weights,
                 const SessionOptions &options) {
   std::vector<model::WeightSpec> specs = model::weightSpecs(config);
   assert(weights.size() == specs.size() && "one pointer per weight spec");
-  std::string shortfall = model::memoryShortfall(
-      8.0 * config.numLayers * config.contextLength * options.batch *
-          config.kvDim(),
-      "the KV cache of batch " + std::to_string(options.batch));
+  std::string shortfall = memoryShortfall(config, options.batch);
   if (!shortfall.empty())
     return llvm::createStringError(shortfall);
   std::unique_ptr<Session> s(new Session(config));

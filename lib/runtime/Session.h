@@ -33,6 +33,11 @@ public:
   create(const model::Config &config, std::vector<const float *> weights,
          const SessionOptions &options = {});
 
+  /// Why a session of `batch` sequences would not fit in memory (the KV
+  /// cache), or an empty string; create() fails with this message.
+  static std::string memoryShortfall(const model::Config &config,
+                                     int64_t batch);
+
   /// Runs `seq` new tokens per sequence (`ids` is (batch, seq)) at positions
   /// position()..position()+seq-1, appends their keys/values to the cache
   /// and writes logits (batch, seq, vocab). Uses the decode entry when

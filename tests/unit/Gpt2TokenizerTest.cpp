@@ -11,29 +11,7 @@ using namespace tlm::test::tok;
 
 namespace {
 
-class Gpt2TokenizerTest : public ::testing::Test {
-protected:
-  static void SetUpTestSuite() {
-    if (!llvm::sys::fs::exists(gpt2Path() + "/vocab.json"))
-      return;
-    auto loaded = Tokenizer::load(gpt2Path());
-    if (loaded)
-      shared = std::move(*loaded);
-    else
-      loadMessage = llvm::toString(loaded.takeError());
-  }
-  static void TearDownTestSuite() { shared.reset(); }
-  void SetUp() override {
-    REQUIRE_DATA(gpt2Path() + "/vocab.json");
-    ASSERT_NE(shared, nullptr) << loadMessage;
-    tok = shared.get();
-  }
-  static std::unique_ptr<Tokenizer> shared;
-  static std::string loadMessage;
-  const Tokenizer *tok = nullptr;
-};
-std::unique_ptr<Tokenizer> Gpt2TokenizerTest::shared;
-std::string Gpt2TokenizerTest::loadMessage;
+class Gpt2TokenizerTest : public SharedTokenizerTest<gpt2Path, gpt2Vocab> {};
 
 TEST_F(Gpt2TokenizerTest, MatchesReferenceEncodings) {
   std::string path = gpt2Path() + "/encodings.json";

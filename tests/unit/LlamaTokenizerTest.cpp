@@ -15,31 +15,7 @@ namespace {
 // llama2.c tokenizer on the Llama 2 vocabulary
 //===----------------------------------------------------------------------===//
 
-/// Loads the vocabulary once for all tests of the suite (GPT-2's takes a
-/// while to parse).
-class LlamaTokenizerTest : public ::testing::Test {
-protected:
-  static void SetUpTestSuite() {
-    if (!llvm::sys::fs::exists(llamaPath()))
-      return;
-    auto loaded = Tokenizer::load(llamaPath());
-    if (loaded)
-      shared = std::move(*loaded);
-    else
-      loadMessage = llvm::toString(loaded.takeError());
-  }
-  static void TearDownTestSuite() { shared.reset(); }
-  void SetUp() override {
-    REQUIRE_DATA(llamaPath());
-    ASSERT_NE(shared, nullptr) << loadMessage;
-    tok = shared.get();
-  }
-  static std::unique_ptr<Tokenizer> shared;
-  static std::string loadMessage;
-  const Tokenizer *tok = nullptr;
-};
-std::unique_ptr<Tokenizer> LlamaTokenizerTest::shared;
-std::string LlamaTokenizerTest::loadMessage;
+class LlamaTokenizerTest : public SharedTokenizerTest<llamaPath, llamaPath> {};
 
 TEST_F(LlamaTokenizerTest, OnceUponATimeMatchesLlama2c) {
   EXPECT_EQ(tok->vocabSize(), 32000);

@@ -153,6 +153,34 @@ const std::vector<std::string> &brokenUtf8() {
   return texts;
 }
 
+/// The vocabulary at `Path()`, loaded once for all tests of a suite (GPT-2's
+/// takes a while to parse). `Probe()` names the file whose absence skips the
+/// suite's tests (or fails them under CI=true).
+template <std::string (*Path)(), std::string (*Probe)()>
+class SharedTokenizerTest : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    if (!llvm::sys::fs::exists(Probe()))
+      return;
+    auto loaded = Tokenizer::load(Path());
+    if (loaded)
+      shared = std::move(*loaded);
+    else
+      loadMessage = llvm::toString(loaded.takeError());
+  }
+  static void TearDownTestSuite() { shared.reset(); }
+  void SetUp() override {
+    REQUIRE_DATA(Probe());
+    ASSERT_NE(shared, nullptr) << loadMessage;
+    tok = shared.get();
+  }
+  static inline std::unique_ptr<Tokenizer> shared;
+  static inline std::string loadMessage;
+  const Tokenizer *tok = nullptr;
+};
+
+inline std::string gpt2Vocab() { return gpt2Path() + "/vocab.json"; }
+
 } // namespace tlm::test::tok
 
 #endif // TLM_TESTS_UNIT_TOKENIZERTESTUTIL_H

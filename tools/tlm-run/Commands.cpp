@@ -130,14 +130,14 @@ makeSession(const Options &o, const model::Config &c, const model::Weights &w,
   auto jit = jitOptions(o, c);
   if (!jit)
     return jit.takeError();
+  // Not enough memory is the user's problem; a failure after that is ours.
+  std::string shortfall = runtime::Session::memoryShortfall(c, batch);
+  if (!shortfall.empty())
+    return userError(shortfall);
   auto s = runtime::Session::create(c, w.pointers(), {batch, *jit});
-  if (!s) {
-    std::string message = llvm::toString(s.takeError());
-    // Not enough memory is the user's problem; anything else is ours.
-    if (message.find(" needs ") != std::string::npos)
-      return userError(message);
-    return llvm::make_error<ExitError>(2, "compilation failed: " + message);
-  }
+  if (!s)
+    return llvm::make_error<ExitError>(2, "compilation failed: " +
+                                              llvm::toString(s.takeError()));
   return s;
 }
 
