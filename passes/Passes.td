@@ -81,4 +81,98 @@ def TlmMemrefEntry : Pass<"tlm-memref-entry", "::mlir::ModuleOp"> {
   ];
 }
 
+def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
+  let summary = "Register-block and vectorize the projections (x · Wᵀ) on tensors";
+  let description = [{
+    Matches the contractions `tlm-lower-to-linalg` makes for `tlm.linear` and
+    the FFNs: `out[rows..., n] += x[rows..., k] · w[n, k]` with dynamic rows,
+    static `n` and `k` and f32 data. Other contractions are left alone.
+
+    1. With `threads > 1`, the `n` dim is split into `threads` chunks of
+       whole column tiles by an `scf.forall` (an OpenMP loop later).
+    2. The rows are tiled (1 per outer row dim, `row-tile` for the innermost)
+       and the row loop is peeled, so the main loop only sees full,
+       statically shaped row tiles.
+    3. Main part: `row-tile x col-tile` blocks, one `k` per step, vectorized
+       (`vector.transfer_read/write`, broadcasts, `arith.mulf/addf`); the
+       accumulator block is hoisted out of the `k` loop so it lives in
+       registers.
+    4. Remainder (fewer than `row-tile` rows, which is every decode step):
+       one row at a time in `gemv-col-tile x gemv-k-tile` blocks vectorized
+       along `k`, so every weight row is streamed once, contiguously.
+
+    Before:
+    ```mlir
+    %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                        affine_map<(m, n, k) -> (n, k)>,
+                                        affine_map<(m, n, k) -> (m, n)>]
+           ins(%x, %w : tensor<?x64xf32>, tensor<128x64xf32>)
+           outs(%z : tensor<?x128xf32>) -> tensor<?x128xf32>
+    ```
+    After (main part; the peeled remainder is a similar nest with
+    `vector<4x16xf32>` blocks and a `vector.multi_reduction` over `k`):
+    ```mlir
+    %main = scf.for %i = %c0 to %aligned step %c16 iter_args(%o = %z) {
+      %r = scf.for %j = %c0 to %c128 step %c32 iter_args(%o1 = %o) {
+        %acc0 = vector.transfer_read %o1[%i, %j] : tensor<?x128xf32>, vector<16x32xf32>
+        %acc = scf.for %k = %c0 to %c64 step %c1 iter_args(%a = %acc0) {
+          // broadcasts of x[i.., k] and w[j.., k], mulf, addf
+        }
+        %w = vector.transfer_write %acc, %o1[%i, %j] : vector<16x32xf32>, tensor<?x128xf32>
+        scf.yield %w
+      }
+      scf.yield %r
+    }
+    ```
+  }];
+  let options = [
+    Option<"rowTile", "row-tile", "int64_t", /*default=*/"16",
+           "Rows per register block of the main part">,
+    Option<"colTile", "col-tile", "int64_t", /*default=*/"32",
+           "Output columns per register block of the main part">,
+    Option<"gemvColTile", "gemv-col-tile", "int64_t", /*default=*/"4",
+           "Output columns per block of the one-row remainder">,
+    Option<"gemvKTile", "gemv-k-tile", "int64_t", /*default=*/"64",
+           "Reduction elements per vector of the one-row remainder">,
+    Option<"threads", "threads", "int64_t", /*default=*/"1",
+           "Split the output columns into this many scf.forall chunks">,
+    Option<"vectorize", "vectorize", "bool", /*default=*/"true",
+           "Vectorize the blocks (off: tiling only, for inspection)">
+  ];
+  let dependentDialects = [
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
+    "::mlir::affine::AffineDialect"
+  ];
+}
+
+def TlmApproximateMath : Pass<"tlm-approximate-math"> {
+  let summary = "Replace chosen math ops by polynomial approximations";
+  let description = [{
+    Rewrites the math ops named in `ops` (default `exp`, as used by softmax
+    and SiLU) into upstream's polynomial approximations: range reduction,
+    a minimax polynomial and exponent bit manipulation, all in `arith`, so
+    that loops containing them vectorize (LLVM would call libm once per
+    lane). f32 only; the error stays within the conformance tolerances
+    (checked by the conformance and numerics tests, which run this pass).
+    `sin`/`cos` are left to libm by default: RoPE's angles grow with the
+    position, where a polynomial's range reduction loses accuracy.
+
+    Before:
+    ```mlir
+    %e = math.exp %x : vector<16xf32>
+    ```
+    After: a sequence of `arith.mulf`, `arith.addf`, `math.fma`,
+    `arith.fptosi`, `arith.shli`, `arith.bitcast` and `arith.select` ops
+    computing `2^n · p(r)` with `x = n·ln2 + r`.
+  }];
+  let options = [
+    Option<"ops", "ops", "std::string", /*default=*/"\"exp\"",
+           "Comma-separated math op names to approximate (e.g. exp,tanh)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // TLM_PASSES_TD

@@ -8,11 +8,14 @@
 #include "passes/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -30,6 +33,15 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
                            const CpuPipelineOptions &options) {
   // 1. tlm → linalg on tensors, entry points on caller-owned memrefs.
   buildLinalgPipeline(pm);
+  if (options.tileMatmuls) {
+    TlmTileMatmulsOptions tileOptions;
+    tileOptions.threads = options.parallel ? options.threads : 1;
+    pm.addNestedPass<func::FuncOp>(createTlmTileMatmuls(tileOptions));
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  }
+  if (options.approximateMath)
+    pm.addPass(createTlmApproximateMath());
   TlmMemrefEntryOptions entryOptions;
   entryOptions.emitCInterface = options.cInterface;
   pm.addPass(createTlmMemrefEntry(entryOptions));
@@ -50,11 +62,20 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
   // 3. Loops (the parallel dims of each op as an OpenMP worksharing loop
   //    when `parallel`), then LLVM.
   if (options.parallel) {
+    pm.addPass(createForallToParallelLoopPass());
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
     pm.addPass(createConvertSCFToOpenMPPass());
   } else {
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   }
+  // Vector transfers become loads/stores of 1-D vectors (fully unrolled:
+  // the blocks are small and static).
+  // GEMV blocks reduce along k, the innermost dim: one vector.reduction
+  // per output.
+  pm.addNestedPass<func::FuncOp>(vector::createLowerVectorMultiReductionPass(
+      vector::VectorMultiReductionLowering::InnerReduction));
+  pm.addPass(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   // Before scf-to-cf: OpenMP regions hold memref.alloca_scope ops, which
@@ -63,6 +84,13 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
   pm.addPass(createSCFToControlFlowPass());
   if (options.parallel)
     pm.addPass(createConvertOpenMPToLLVMPass());
+  // Contractions as outer products (the main blocks' k = 1 steps), and
+  // reductions (the GEMV blocks) allowed to reassociate into a tree.
+  ConvertVectorToLLVMPassOptions vectorToLlvm;
+  vectorToLlvm.reassociateFPReductions = true;
+  vectorToLlvm.vectorContractLowering =
+      vector::VectorContractLowering::OuterProduct;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLlvm));
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());

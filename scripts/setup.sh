@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tlm needs (skipping those already present),
-# then configures and builds tlm into build/ (or $TLM_BUILD_DIR).
+# then configures and builds tlm into build/ (or $TLM_BUILD_DIR); with
+# TLM_SANITIZE=address,undefined the build is instrumented (see CMakeLists.txt).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${TLM_BUILD_DIR:-$root/build}"
 
+# libclang-rt-22-dev: the sanitizer and libFuzzer runtimes (build-asan, tests/fuzz).
 packages=(cmake ninja-build libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
-          nlohmann-json3-dev googletest libgtest-dev lld ccache clang-22 libomp-22-dev)
+          nlohmann-json3-dev googletest libgtest-dev lld ccache clang-22 libomp-22-dev
+          libclang-rt-22-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
@@ -24,5 +27,5 @@ export CCACHE_BASEDIR="$root"
 cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
   -DLLVM_USE_LINKER=lld -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
-  -DCMAKE_C_COMPILER_LAUNCHER=ccache >/dev/null
+  -DCMAKE_C_COMPILER_LAUNCHER=ccache -DTLM_SANITIZE="${TLM_SANITIZE:-}" >/dev/null
 cmake --build "$build"
