@@ -126,14 +126,14 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
     ```
   }];
   let options = [
-    Option<"rowTile", "row-tile", "int64_t", /*default=*/"16",
+    Option<"rowTile", "row-tile", "int64_t", /*default=*/"6",
            "Rows per register block of the main part">,
-    Option<"colTile", "col-tile", "int64_t", /*default=*/"32",
+    Option<"colTile", "col-tile", "int64_t", /*default=*/"4",
            "Output columns per register block of the main part">,
-    Option<"gemvColTile", "gemv-col-tile", "int64_t", /*default=*/"4",
+    Option<"gemvColTile", "gemv-col-tile", "int64_t", /*default=*/"8",
            "Output columns per block of the one-row remainder">,
-    Option<"gemvKTile", "gemv-k-tile", "int64_t", /*default=*/"64",
-           "Reduction elements per vector of the one-row remainder">,
+    Option<"lanes", "lanes", "int64_t", /*default=*/"16",
+           "Vector lanes along k (16 f32 = one AVX-512 register)">,
     Option<"threads", "threads", "int64_t", /*default=*/"1",
            "Split the output columns into this many scf.forall chunks">,
     Option<"vectorize", "vectorize", "bool", /*default=*/"true",

@@ -35,6 +35,13 @@ using namespace mlir;
 
 namespace {
 
+/// (d0, d1, ...) -> (d_dims[0], d_dims[1], ...).
+AffineMap dimsMapOf(MLIRContext *ctx, unsigned loops, ArrayRef<unsigned> dims) {
+  SmallVector<AffineExpr> exprs = llvm::map_to_vector(
+      dims, [&](unsigned d) { return getAffineDimExpr(d, ctx); });
+  return AffineMap::get(loops, 0, exprs, ctx);
+}
+
 /// The loop roles of a projection `out[rows..., n] += x[rows..., k] · w[n, k]`.
 struct ProjectionDims {
   SmallVector<unsigned> rows; ///< outer to inner, all parallel
@@ -67,6 +74,15 @@ FailureOr<ProjectionDims> matchProjection(linalg::LinalgOp op) {
       return failure();
     p.rows.push_back(i);
   }
+  // x is (rows..., k) and out (rows..., n), in that order.
+  AffineMap xMap = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  SmallVector<unsigned> xDims(p.rows), outDims(p.rows);
+  xDims.push_back(p.k);
+  outDims.push_back(p.n);
+  if (xMap != dimsMapOf(op->getContext(), loops, xDims) ||
+      outMap != dimsMapOf(op->getContext(), loops, outDims))
+    return failure();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (ShapedType::isDynamic(ranges[p.n]) || ShapedType::isDynamic(ranges[p.k]))
     return failure();
@@ -106,14 +122,28 @@ linalg::LinalgOp findTiled(Region &region) {
   return found;
 }
 
+Value expandLastDim(OpBuilder &b, Location loc, Value v, int64_t lanes) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape.back() /= lanes;
+  shape.push_back(lanes);
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t i = 0; i + 1 < type.getRank(); ++i)
+    groups.push_back({i});
+  groups.push_back({type.getRank() - 1, type.getRank()});
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), v, groups);
+}
+
 struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
   using Base::Base;
 
-  /// Tiles the rows (1 per outer row dim, `rowTile` for the innermost),
-  /// peels the row loop, then blocks and vectorizes both parts.
+  /// Tiles the rows (1 per outer row dim, `rowTile` for the innermost) and
+  /// peels the row loop: full row tiles run `rowTile x colTile` blocks, the
+  /// remaining rows one at a time in `1 x gemvColTile` blocks.
   LogicalResult tileRows(RewriterBase &rewriter, linalg::LinalgOp op,
                          const ProjectionDims &p) {
-    unsigned loops = op.getNumLoops();
+    unsigned loops = op.getNumLoops(); // `op` is replaced by its tiling
     SmallVector<int64_t> sizes(loops, 0);
     for (unsigned r : p.rows)
       sizes[r] = 1;
@@ -123,60 +153,144 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
       return op.emitOpError("row tiling failed");
     auto rowLoop = cast<scf::ForOp>(rowsTiled->loops.back().getOperation());
     scf::ForOp remainder;
-    bool peeled =
-        succeeded(scf::peelForLoopAndSimplifyBounds(rewriter, rowLoop,
-                                                    remainder)) &&
-        remainder;
-
-    // Main part: static rowTile x colTile blocks, K one step at a time, so
-    // the accumulator block stays in registers (hoisted below).
-    if (linalg::LinalgOp main = findTiled(rowLoop.getRegion())) {
-      SmallVector<int64_t> blockSizes(loops, 0);
-      blockSizes[p.n] = colTile;
-      blockSizes[p.k] = 1;
-      if (failed(blockAndVectorize(rewriter, main, blockSizes)))
+    if (failed(scf::peelForLoopAndSimplifyBounds(rewriter, rowLoop,
+                                                 remainder)))
+      remainder = nullptr; // nothing to peel: rowLoop holds every row
+    if (linalg::LinalgOp main = findTiled(rowLoop.getRegion()))
+      if (failed(blockColumns(rewriter, main, p, colTile)))
         return failure();
-    }
-    // Remainder (and everything when peeling did not apply): one row at a
-    // time, vectorized along K.
-    if (peeled) {
-      if (linalg::LinalgOp rest = findTiled(remainder.getRegion()))
-        if (failed(gemv(rewriter, rest, p)))
-          return failure();
-    }
-    return success();
+    if (!remainder)
+      return success();
+    linalg::LinalgOp rest = findTiled(remainder.getRegion());
+    if (!rest)
+      return success();
+    sizes.assign(loops, 0);
+    sizes[p.rows.back()] = 1;
+    FailureOr<scf::SCFTilingResult> single = tile(rewriter, rest, sizes);
+    if (failed(single))
+      return rest.emitOpError("row tiling failed");
+    return blockColumns(rewriter,
+                        cast<linalg::LinalgOp>(single->tiledOps.front()), p,
+                        gemvColTile);
   }
 
-  LogicalResult gemv(RewriterBase &rewriter, linalg::LinalgOp op,
-                     const ProjectionDims &p) {
+  /// Tiles the columns by `cols` and turns each static block into the
+  /// split-k form (or plainly vectorizes it when k does not split).
+  LogicalResult blockColumns(RewriterBase &rewriter, linalg::LinalgOp op,
+                             const ProjectionDims &p, int64_t cols) {
     SmallVector<int64_t> sizes(op.getNumLoops(), 0);
-    for (unsigned r : p.rows)
-      sizes[r] = 1;
-    sizes[p.n] = gemvColTile;
-    sizes[p.k] = gemvKTile;
-    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    if (ranges[p.k] % gemvKTile || ranges[p.n] % gemvColTile)
-      sizes[p.k] = sizes[p.n] = 1; // ragged: leave it to LLVM
-    return blockAndVectorize(rewriter, op, sizes);
-  }
-
-  LogicalResult blockAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
-                                  ArrayRef<int64_t> sizes) {
+    sizes[p.n] = cols;
     FailureOr<scf::SCFTilingResult> blocked = tile(rewriter, op, sizes);
     if (failed(blocked))
-      return op.emitOpError("register blocking failed");
+      return op.emitOpError("column blocking failed");
     if (!vectorize)
       return success();
-    for (Operation *t : blocked->tiledOps) {
-      // A block can still be dynamic (ragged n or k); it then stays scalar.
-      if (failed(linalg::vectorizeOpPrecondition(t)))
-        continue;
-      rewriter.setInsertionPoint(t);
-      FailureOr<linalg::VectorizationResult> v = linalg::vectorize(rewriter, t);
-      if (failed(v))
-        continue;
-      rewriter.replaceOp(t, v->replacements);
-    }
+    auto block = cast<linalg::LinalgOp>(blocked->tiledOps.front());
+    SmallVector<int64_t> ranges = block.getStaticLoopRanges();
+    if (ShapedType::isDynamicShape(ranges))
+      return success(); // a ragged last block stays scalar
+    if (ranges[p.k] % lanes == 0)
+      return splitK(rewriter, block, p);
+    return vectorizeOp(rewriter, block);
+  }
+
+  /// Rewrites a static block `out[r.., c] += x[r.., k] · w[c, k]` as
+  ///   part[r.., c, l] += x[r.., kb, l] · w[c, kb, l]   (k = kb·lanes + l)
+  ///   out[r.., c]     += Σ_l part[r.., c, l]
+  /// and vectorizes it: the kb loop then runs rows·cols independent
+  /// vector<lanes> FMA chains on contiguous loads of x and w, and the
+  /// horizontal sums happen once per block instead of once per k step.
+  LogicalResult splitK(RewriterBase &rewriter, linalg::LinalgOp op,
+                       const ProjectionDims &p) {
+    MLIRContext *ctx = op->getContext();
+    Location loc = op.getLoc();
+    rewriter.setInsertionPoint(op);
+    unsigned nRows = p.rows.size();
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    Value x = expandLastDim(rewriter, loc, op.getDpsInputs()[0], lanes);
+    Value w = expandLastDim(rewriter, loc, op.getDpsInputs()[1], lanes);
+    Value out = op.getDpsInits()[0];
+    Type f32 = rewriter.getF32Type();
+
+    // part[r.., c, l]: loops (r.., c, kb, l).
+    unsigned c = nRows, kb = nRows + 1, l = nRows + 2, loops = nRows + 3;
+    SmallVector<unsigned> rows = llvm::to_vector(llvm::seq<unsigned>(0, nRows));
+    SmallVector<int64_t> partShape;
+    for (unsigned r : p.rows)
+      partShape.push_back(ranges[r]);
+    partShape.append({ranges[p.n], lanes});
+    Value zero = arith::ConstantOp::create(rewriter, loc, f32,
+                                           rewriter.getF32FloatAttr(0.0));
+    Value part = linalg::FillOp::create(
+                     rewriter, loc, zero,
+                     tensor::EmptyOp::create(rewriter, loc, partShape, f32)
+                         .getResult())
+                     .getResult(0);
+    auto concat = [](ArrayRef<unsigned> a, ArrayRef<unsigned> b) {
+      SmallVector<unsigned> v(a);
+      v.append(b.begin(), b.end());
+      return v;
+    };
+    SmallVector<AffineMap> maps{dimsMapOf(ctx, loops, concat(rows, {kb, l})),
+                                dimsMapOf(ctx, loops, {c, kb, l}),
+                                dimsMapOf(ctx, loops, concat(rows, {c, l}))};
+    SmallVector<utils::IteratorType> iters(loops,
+                                           utils::IteratorType::parallel);
+    iters[kb] = utils::IteratorType::reduction;
+    // `contract` lets LLVM fuse the multiply-add into one FMA.
+    auto fmf = arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);
+    auto partial = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{part.getType()}, ValueRange{x, w},
+        ValueRange{part}, maps, iters,
+        [&](OpBuilder &b, Location nl, ValueRange a) {
+          Value m = arith::MulFOp::create(b, nl, a[0], a[1], fmf);
+          linalg::YieldOp::create(
+              b, nl, ValueRange{arith::AddFOp::create(b, nl, a[2], m, fmf)});
+        });
+
+    // out[r.., c] += Σ_l part: loops (r.., c, l).
+    unsigned loops2 = nRows + 2;
+    SmallVector<AffineMap> maps2{
+        dimsMapOf(ctx, loops2, concat(rows, {c, c + 1})),
+        dimsMapOf(ctx, loops2, concat(rows, {c}))};
+    SmallVector<utils::IteratorType> iters2(loops2,
+                                            utils::IteratorType::parallel);
+    iters2.back() = utils::IteratorType::reduction;
+    auto sum = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{out.getType()},
+        ValueRange{partial.getResult(0)}, ValueRange{out}, maps2, iters2,
+        [&](OpBuilder &b, Location nl, ValueRange a) {
+          linalg::YieldOp::create(
+              b, nl, ValueRange{arith::AddFOp::create(b, nl, a[1], a[0])});
+        });
+    rewriter.replaceOp(op, sum.getResults());
+
+    // kb one step at a time; the part block is hoisted into registers.
+    SmallVector<int64_t> sizes(loops, 0);
+    sizes[kb] = 1;
+    FailureOr<scf::SCFTilingResult> steps = tile(rewriter, partial, sizes);
+    if (failed(steps))
+      return partial.emitOpError("k-step tiling failed");
+    if (failed(vectorizeOp(rewriter, steps->tiledOps.front())) ||
+        failed(vectorizeOp(rewriter, sum)))
+      return failure();
+    // The vectorizer rebuilds the accumulating add without our flags; every
+    // multiply-add of the k-step loop may become an FMA.
+    steps->loops.front()->walk([&](Operation *o) {
+      if (isa<arith::AddFOp, arith::MulFOp>(o))
+        o->setAttr("fastmath", fmf);
+    });
+    return vectorizeOp(rewriter, part.getDefiningOp());
+  }
+
+  LogicalResult vectorizeOp(RewriterBase &rewriter, Operation *op) {
+    if (failed(linalg::vectorizeOpPrecondition(op)))
+      return op->emitOpError("cannot be vectorized");
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::VectorizationResult> v = linalg::vectorize(rewriter, op);
+    if (failed(v))
+      return op->emitOpError("vectorization failed");
+    rewriter.replaceOp(op, v->replacements);
     return success();
   }
 
