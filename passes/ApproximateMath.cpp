@@ -31,7 +31,11 @@ struct TlmApproximateMath
       n = n.trim();
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(
-        patterns, [&](StringRef name) { return llvm::is_contained(names, name); });
+        patterns, [&](StringRef name) {
+          // Upstream asks with the full op name ("math.exp").
+          name.consume_front("math.");
+          return llvm::is_contained(names, name);
+        });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -274,12 +274,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     if (failed(vectorizeOp(rewriter, steps->tiledOps.front())) ||
         failed(vectorizeOp(rewriter, sum)))
       return failure();
-    // The vectorizer rebuilds the accumulating add without our flags; every
-    // multiply-add of the k-step loop may become an FMA.
-    steps->loops.front()->walk([&](Operation *o) {
-      if (isa<arith::AddFOp, arith::MulFOp>(o))
-        o->setAttr("fastmath", fmf);
-    });
+
     return vectorizeOp(rewriter, part.getDefiningOp());
   }
 
@@ -342,6 +337,19 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     func.walk([&](scf::ForOp loop) {
       hoistLoopInvariantSubsets(rewriter,
                                 cast<LoopLikeOpInterface>(loop.getOperation()));
+    });
+    // The accumulating add is rebuilt without flags (by the vectorizer, then
+    // by folding the unit kb reduction); an add fed by a contractable
+    // multiply may contract with it into one FMA.
+    func.walk([](arith::AddFOp add) {
+      for (Value operand : add->getOperands()) {
+        if (auto cast = operand.getDefiningOp<vector::ShapeCastOp>())
+          operand = cast.getSource();
+        auto mul = operand.getDefiningOp<arith::MulFOp>();
+        if (mul && bitEnumContainsAll(mul.getFastmath(),
+                                      arith::FastMathFlags::contract))
+          add.setFastmath(add.getFastmath() | arith::FastMathFlags::contract);
+      }
     });
   }
 };

@@ -1,0 +1,110 @@
+// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls --canonicalize --cse | FileCheck %s
+// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls=threads=2 --canonicalize | FileCheck %s --check-prefix=THREADS
+// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls=vectorize=false | FileCheck %s --check-prefix=NOVEC
+
+#xk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// A projection with dynamic rows: full 6-row tiles of 4-column split-k
+// blocks (k = 64 viewed as 4 x 16 lanes, FMA chains on vector<6x4x16>),
+// then the peeled remainder one row at a time in 8-column blocks.
+// CHECK:       #[[FLOOR6:.*]] = affine_map<()[s0] -> ((s0 floordiv 6) * 6)>
+// CHECK-LABEL: func.func @projection
+// CHECK:         %[[ALIGNED:.*]] = affine.apply #[[FLOOR6]]()
+// CHECK:         scf.for %{{.*}} = %c0 to %[[ALIGNED]] step %c6
+// CHECK:           scf.for %{{.*}} = %c0 to %c128 step %c4
+// CHECK:             tensor.expand_shape {{.*}} into tensor<6x4x16xf32>
+// CHECK:             scf.for %{{.*}} = %c0 to %c4 step %c1 iter_args(%{{.*}} = %{{.*}}) -> (vector<6x4x16xf32>)
+// CHECK:               arith.mulf {{.*}} fastmath<contract> : vector<6x4x1x16xf32>
+// CHECK:               arith.addf {{.*}} fastmath<contract> : vector<6x4x16xf32>
+// CHECK:             vector.multi_reduction <add>, {{.*}} [2] : vector<6x4x16xf32> to vector<6x4xf32>
+// CHECK:         scf.for %{{.*}} = %[[ALIGNED]] to %{{.*}} step %c6
+// CHECK:           scf.for
+// CHECK:             scf.for %{{.*}} = %c0 to %c128 step %c8
+// CHECK:               -> (vector<1x8x16xf32>)
+// CHECK:             vector.multi_reduction <add>, {{.*}} [2] : vector<1x8x16xf32> to vector<1x8xf32>
+// NOVEC-LABEL: func.func @projection
+// NOVEC-NOT:     vector.
+// NOVEC:         linalg.matmul
+// THREADS-LABEL: func.func @projection
+// THREADS:         scf.forall (%{{.*}}) = (0) to (128) step (64)
+func.func @projection(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>,
+                      %acc: tensor<?x128xf32>) -> tensor<?x128xf32> {
+  %y = linalg.matmul indexing_maps = [#xk, #nk, #mn]
+         ins(%x, %w : tensor<?x64xf32>, tensor<128x64xf32>)
+         outs(%acc : tensor<?x128xf32>) -> tensor<?x128xf32>
+  return %y : tensor<?x128xf32>
+}
+
+// -----
+
+#xk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// k = 24 does not split into 16 lanes: the blocks are vectorized as they
+// are (a reduction over k per block), still without masks.
+// CHECK-LABEL: func.func @ragged_k
+// CHECK-NOT:     tensor.expand_shape
+// CHECK:         vector.multi_reduction <add>, {{.*}} [2] : vector<6x4x24xf32> to vector<6x4xf32>
+func.func @ragged_k(%x: tensor<?x24xf32>, %w: tensor<8x24xf32>,
+                    %acc: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %y = linalg.matmul indexing_maps = [#xk, #nk, #mn]
+         ins(%x, %w : tensor<?x24xf32>, tensor<8x24xf32>)
+         outs(%acc : tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+// Not a projection: W is (k, n) here, not tlm.linear's (n, k) layout; a
+// dynamic k; a non-f32 element type. All stay untouched.
+// CHECK-LABEL: func.func @not_projections
+// CHECK-NOT:     scf.for
+// CHECK-COUNT-3: linalg.matmul
+// CHECK-NOT:     scf.for
+func.func @not_projections(%x: tensor<?x64xf32>, %wkn: tensor<64x128xf32>,
+                           %acc: tensor<?x128xf32>, %xd: tensor<?x?xf32>,
+                           %wd: tensor<128x?xf32>, %xh: tensor<?x64xf16>,
+                           %wh: tensor<128x64xf16>, %acch: tensor<?x128xf16>)
+    -> (tensor<?x128xf32>, tensor<?x128xf32>, tensor<?x128xf16>) {
+  %a = linalg.matmul ins(%x, %wkn : tensor<?x64xf32>, tensor<64x128xf32>)
+         outs(%acc : tensor<?x128xf32>) -> tensor<?x128xf32>
+  %b = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                      affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+         ins(%xd, %wd : tensor<?x?xf32>, tensor<128x?xf32>)
+         outs(%acc : tensor<?x128xf32>) -> tensor<?x128xf32>
+  %c = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                      affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+         ins(%xh, %wh : tensor<?x64xf16>, tensor<128x64xf16>)
+         outs(%acch : tensor<?x128xf16>) -> tensor<?x128xf16>
+  return %a, %b, %c : tensor<?x128xf32>, tensor<?x128xf32>, tensor<?x128xf16>
+}
+
+// -----
+
+// The batched form tlm.linear lowers to (rows = batch, sequence): batch
+// rows one at a time, sequence rows in tiles of 6.
+// CHECK-LABEL: func.func @batched
+// CHECK:         scf.for %{{.*}} = %c0 to %{{.*}} step %c1
+// CHECK:           scf.for %{{.*}} step %c6
+// CHECK:             -> (vector<1x6x4x16xf32>)
+func.func @batched(%x: tensor<?x?x32xf32>, %w: tensor<16x32xf32>,
+                   %acc: tensor<?x?x16xf32>) -> tensor<?x?x16xf32> {
+  %y = linalg.generic {
+      indexing_maps = [affine_map<(b, s, n, k) -> (b, s, k)>,
+                       affine_map<(b, s, n, k) -> (n, k)>,
+                       affine_map<(b, s, n, k) -> (b, s, n)>],
+      iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<?x?x32xf32>, tensor<16x32xf32>)
+      outs(%acc : tensor<?x?x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?x16xf32>
+  return %y : tensor<?x?x16xf32>
+}
