@@ -40,6 +40,10 @@ struct JitOptions {
   /// Worker threads: above 1, the parallel loops run as OpenMP worksharing
   /// loops on that many threads (libomp; idle workers spin at most 1 ms).
   int threads = 1;
+  /// The optimizations of the CPU pipeline, each switchable to measure it
+  /// (see CpuPipelineOptions).
+  bool tileMatmuls = true;
+  bool approximateMath = true;
   /// Print the IR after each pass of the pipeline (debugging).
   bool printIR = false;
   /// Lets a tool apply its command-line options (--mlir-timing, IR

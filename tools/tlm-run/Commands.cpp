@@ -110,6 +110,18 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
   } else {
     j.optLevel = o.optLevel[0] - '0';
   }
+  llvm::SmallVector<llvm::StringRef> disabled;
+  llvm::StringRef(o.disable).split(disabled, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef d : disabled) {
+    d = d.trim();
+    if (d == "tile-matmuls")
+      j.tileMatmuls = false;
+    else if (d == "approximate-math")
+      j.approximateMath = false;
+    else
+      return userError("--disable: unknown optimization '" + d +
+                       "' (known: tile-matmuls, approximate-math)");
+  }
   j.configurePassManager = [](mlir::PassManager &pm) {
     if (failed(mlir::applyPassManagerCLOptions(pm)))
       return mlir::failure();

@@ -63,6 +63,10 @@ struct Options {
       "weights-load", cl::init("read"),
       cl::desc("read: one copy in aligned memory (default); mmap: use the "
                "file's pages in place")};
+  cl::opt<std::string> disable{
+      "disable", cl::init(""),
+      cl::desc("comma-separated optimizations to switch off, to measure "
+               "them: tile-matmuls, approximate-math")};
   cl::opt<std::string> stage{"stage", cl::desc("emit: tlm | linalg | llvm"),
                              cl::init("tlm")};
   cl::opt<std::string> atolText{"atol", cl::init("1e-5"),
