@@ -4,6 +4,8 @@
 
 #include "lib/model/Builder.h"
 
+#include <malloc.h>
+
 namespace tlm::runtime {
 
 std::string Session::memoryShortfall(const model::Config &config,
@@ -16,14 +18,26 @@ std::string Session::memoryShortfall(const model::Config &config,
 llvm::Expected<std::unique_ptr<Session>>
 Session::create(const model::Config &config, std::vector<const float *> weights,
                 const SessionOptions &options) {
+  auto s = compile(config, options);
+  if (s)
+    (*s)->setWeights(std::move(weights));
+  return s;
+}
+
+void Session::setWeights(std::vector<const float *> weights) {
+  assert(weights.size() == weightShapes_.size() &&
+         "one pointer per weight spec");
+  weights_ = std::move(weights);
+}
+
+llvm::Expected<std::unique_ptr<Session>>
+Session::compile(const model::Config &config, const SessionOptions &options) {
   std::vector<model::WeightSpec> specs = model::weightSpecs(config);
-  assert(weights.size() == specs.size() && "one pointer per weight spec");
   std::string shortfall = memoryShortfall(config, options.batch);
   if (!shortfall.empty())
     return llvm::createStringError(shortfall);
   std::unique_ptr<Session> s(new Session(config));
   s->batch_ = options.batch;
-  s->weights_ = std::move(weights);
   for (const model::WeightSpec &w : specs)
     s->weightShapes_.push_back(w.shape);
   s->cache_.assign(2 * config.numLayers,
@@ -41,10 +55,14 @@ Session::create(const model::Config &config, std::vector<const float *> weights,
   if (!jit)
     return jit.takeError();
   s->jit_ = std::move(*jit);
+  // The compiler's heap is free now; hand it back to the OS (glibc keeps
+  // it otherwise, and it would count on top of the weights).
+  malloc_trim(0);
   return s;
 }
 
 llvm::Error Session::step(const int64_t *ids, int64_t seq, float *logits) {
+  assert(weights_.size() == weightShapes_.size() && "setWeights first");
   const model::Config &c = config_;
   if (seq < 1)
     return llvm::createStringError("a step needs at least one token");

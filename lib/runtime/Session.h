@@ -33,6 +33,15 @@ public:
   create(const model::Config &config, std::vector<const float *> weights,
          const SessionOptions &options = {});
 
+  /// Compiles without weights: bind them with setWeights() before step().
+  /// Compiling first lets the compiler's transient heap be returned to the
+  /// OS before the weights arrive, so the two never add up in peak memory.
+  static llvm::Expected<std::unique_ptr<Session>>
+  compile(const model::Config &config, const SessionOptions &options = {});
+  /// Binds `weights` (model::weightSpecs order; they must outlive the
+  /// session).
+  void setWeights(std::vector<const float *> weights);
+
   /// Why a session of `batch` sequences would not fit in memory (the KV
   /// cache), or an empty string; create() fails with this message.
   static std::string memoryShortfall(const model::Config &config,
