@@ -30,12 +30,11 @@ struct TlmApproximateMath
     for (llvm::StringRef &n : names)
       n = n.trim();
     RewritePatternSet patterns(&getContext());
-    populateMathPolynomialApproximationPatterns(
-        patterns, [&](StringRef name) {
-          // Upstream asks with the full op name ("math.exp").
-          name.consume_front("math.");
-          return llvm::is_contained(names, name);
-        });
+    populateMathPolynomialApproximationPatterns(patterns, [&](StringRef name) {
+      // Upstream asks with the full op name ("math.exp").
+      name.consume_front("math.");
+      return llvm::is_contained(names, name);
+    });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -153,8 +153,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
       return op.emitOpError("row tiling failed");
     auto rowLoop = cast<scf::ForOp>(rowsTiled->loops.back().getOperation());
     scf::ForOp remainder;
-    if (failed(scf::peelForLoopAndSimplifyBounds(rewriter, rowLoop,
-                                                 remainder)))
+    if (failed(scf::peelForLoopAndSimplifyBounds(rewriter, rowLoop, remainder)))
       remainder = nullptr; // nothing to peel: rowLoop holds every row
     if (linalg::LinalgOp main = findTiled(rowLoop.getRegion()))
       if (failed(blockColumns(rewriter, main, p, colTile)))
@@ -221,11 +220,11 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     partShape.append({ranges[p.n], lanes});
     Value zero = arith::ConstantOp::create(rewriter, loc, f32,
                                            rewriter.getF32FloatAttr(0.0));
-    Value part = linalg::FillOp::create(
-                     rewriter, loc, zero,
-                     tensor::EmptyOp::create(rewriter, loc, partShape, f32)
-                         .getResult())
-                     .getResult(0);
+    Value part =
+        linalg::FillOp::create(
+            rewriter, loc, zero,
+            tensor::EmptyOp::create(rewriter, loc, partShape, f32).getResult())
+            .getResult(0);
     auto concat = [](ArrayRef<unsigned> a, ArrayRef<unsigned> b) {
       SmallVector<unsigned> v(a);
       v.append(b.begin(), b.end());
@@ -238,7 +237,8 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
                                            utils::IteratorType::parallel);
     iters[kb] = utils::IteratorType::reduction;
     // `contract` lets LLVM fuse the multiply-add into one FMA.
-    auto fmf = arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);
+    auto fmf =
+        arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);
     auto partial = linalg::GenericOp::create(
         rewriter, loc, TypeRange{part.getType()}, ValueRange{x, w},
         ValueRange{part}, maps, iters,
@@ -307,8 +307,8 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
         // Columns split across threads in colTile-aligned chunks; the
         // forall becomes an OpenMP worksharing loop later.
         int64_t n = op.getStaticLoopRanges()[p.n];
-        int64_t chunk = llvm::divideCeil(llvm::divideCeil(n, threads), colTile) *
-                        colTile;
+        int64_t chunk =
+            llvm::divideCeil(llvm::divideCeil(n, threads), colTile) * colTile;
         SmallVector<int64_t> sizes(op.getNumLoops(), 0);
         sizes[p.n] = chunk;
         FailureOr<scf::SCFTilingResult> split =

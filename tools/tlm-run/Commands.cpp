@@ -431,8 +431,8 @@ llvm::Error runBench(const Options &o) {
   // libLLVM/libMLIR, the compiler's heap).
   const model::Config &c = run->config;
   double weightsMb = run->weights.bytes() / 1048576.0;
-  double kvMb = 8.0 * c.numLayers * c.contextLength * batch * c.kvDim() /
-                1048576.0;
+  double kvMb =
+      8.0 * c.numLayers * c.contextLength * batch * c.kvDim() / 1048576.0;
 
   llvm::outs() << llvm::format(
       "config        %s\nparams        %lld\ntarget        cpu\nthreads       "
