@@ -93,13 +93,18 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
     2. The rows are tiled (1 per outer row dim, `row-tile` for the innermost)
        and the row loop is peeled, so the main loop only sees full,
        statically shaped row tiles.
-    3. Main part: `row-tile x col-tile` blocks, one `k` per step, vectorized
-       (`vector.transfer_read/write`, broadcasts, `arith.mulf/addf`); the
-       accumulator block is hoisted out of the `k` loop so it lives in
-       registers.
-    4. Remainder (fewer than `row-tile` rows, which is every decode step):
-       one row at a time in `gemv-col-tile x gemv-k-tile` blocks vectorized
-       along `k`, so every weight row is streamed once, contiguously.
+    3. Every static block `out[r, c] += x[r, k] · w[c, k]` is rewritten in
+       split-k form, `part[r, c, l] += x[r, kb, l] · w[c, kb, l]` with
+       `k = kb·lanes + l`, then `out[r, c] += Σ_l part[r, c, l]`, and
+       vectorized: the `kb` loop runs `rows·cols` independent
+       `vector<lanes>` multiply-add chains (marked `contract`, so LLVM emits
+       FMAs) on contiguous loads of x and w, the `part` block is hoisted
+       into registers, and the horizontal sums happen once per block.
+    4. Main part: `row-tile x col-tile` blocks. Remainder (fewer than
+       `row-tile` rows, which is every decode step): one row at a time in
+       `1 x gemv-col-tile` blocks, so every weight row streams once. A block
+       whose k does not split into `lanes` is vectorized as it is; a ragged
+       (dynamic) block stays scalar. No masks anywhere.
 
     Before:
     ```mlir
@@ -109,19 +114,21 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
            ins(%x, %w : tensor<?x64xf32>, tensor<128x64xf32>)
            outs(%z : tensor<?x128xf32>) -> tensor<?x128xf32>
     ```
-    After (main part; the peeled remainder is a similar nest with
-    `vector<4x16xf32>` blocks and a `vector.multi_reduction` over `k`):
+    After (main part; the peeled remainder is the same nest with
+    `vector<1x8x16xf32>` blocks and a row loop of step 1):
     ```mlir
-    %main = scf.for %i = %c0 to %aligned step %c16 iter_args(%o = %z) {
-      %r = scf.for %j = %c0 to %c128 step %c32 iter_args(%o1 = %o) {
-        %acc0 = vector.transfer_read %o1[%i, %j] : tensor<?x128xf32>, vector<16x32xf32>
-        %acc = scf.for %k = %c0 to %c64 step %c1 iter_args(%a = %acc0) {
-          // broadcasts of x[i.., k] and w[j.., k], mulf, addf
+    %main = scf.for %i = %c0 to %aligned step %c6 iter_args(%o = %z) {
+      %r = scf.for %j = %c0 to %c128 step %c4 iter_args(%o1 = %o6) {
+        %xe = tensor.expand_shape %x6 [[0], [1, 2]] output_shape [6, 4, 16]
+        %we = tensor.expand_shape %w4 [[0], [1, 2]] output_shape [4, 4, 16]
+        %part = scf.for %kb = %c0 to %c4 step %c1 iter_args(%p = %zeros) -> (vector<6x4x16xf32>) {
+          // transfer_reads of %xe[.., kb, ..] and %we[.., kb, ..],
+          // arith.mulf / arith.addf fastmath<contract>
         }
-        %w = vector.transfer_write %acc, %o1[%i, %j] : vector<16x32xf32>, tensor<?x128xf32>
-        scf.yield %w
+        %acc = vector.transfer_read %o1[%c0, %j] : tensor<6x128xf32>, vector<6x4xf32>
+        %sum = vector.multi_reduction <add>, %part, %acc [2] : vector<6x4x16xf32> to vector<6x4xf32>
+        ...
       }
-      scf.yield %r
     }
     ```
   }];
