@@ -27,7 +27,7 @@ struct TlmLowerToLinalg
     RewritePatternSet patterns(ctx);
     populateLinearLoweringPatterns(patterns);
     populateNormLoweringPatterns(patterns);
-    populateAttentionLoweringPatterns(patterns);
+    populateAttentionLoweringPatterns(patterns, fuseAttention);
 
     // Every tlm op must go: a leftover one is reported at its location.
     ConversionTarget target(*ctx);

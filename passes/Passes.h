@@ -24,7 +24,7 @@ namespace mlir::tlm {
 #include "passes/Passes.h.inc"
 
 /// tlm ops → linalg on tensors, canonicalized.
-void buildLinalgPipeline(OpPassManager &pm);
+void buildLinalgPipeline(OpPassManager &pm, bool fuseAttention = true);
 struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<bool> parallel{
       *this, "parallel",
@@ -40,6 +40,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "tile-matmuls",
       llvm::cl::desc("Register-block and vectorize the projections "
                      "(tlm-tile-matmuls)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> fuseAttention{
+      *this, "fuse-attention",
+      llvm::cl::desc("Cached attention as one online-softmax loop nest "
+                     "(tlm-lower-to-linalg{fuse-attention})"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> approximateMath{
       *this, "approximate-math",

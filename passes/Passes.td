@@ -40,9 +40,17 @@ def TlmLowerToLinalg : Pass<"tlm-lower-to-linalg", "::mlir::ModuleOp"> {
            outs(%z : tensor<?x128xf32>) -> tensor<?x128xf32>
     ```
   }];
+  let options = [
+    Option<"fuseAttention", "fuse-attention", "bool", /*default=*/"true",
+           "Lower tlm.cached_attention (f32) to one online-softmax loop "
+           "nest: per query row, a running max, sum and output over the "
+           "cached then the new keys, vectorized over head_dim; no scores "
+           "tensor. Off: the scores / softmax / P·V generics above">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
-    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"
+    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
   ];
 }
 

@@ -21,8 +21,10 @@
 
 using namespace mlir;
 
-void tlm::buildLinalgPipeline(OpPassManager &pm) {
-  pm.addPass(createTlmLowerToLinalg());
+void tlm::buildLinalgPipeline(OpPassManager &pm, bool fuseAttention) {
+  TlmLowerToLinalgOptions lowerOptions;
+  lowerOptions.fuseAttention = fuseAttention;
+  pm.addPass(createTlmLowerToLinalg(lowerOptions));
   // Residual adds are arith.addf on tensors.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
@@ -32,7 +34,7 @@ void tlm::buildLinalgPipeline(OpPassManager &pm) {
 void tlm::buildCpuPipeline(OpPassManager &pm,
                            const CpuPipelineOptions &options) {
   // 1. tlm → linalg on tensors, entry points on caller-owned memrefs.
-  buildLinalgPipeline(pm);
+  buildLinalgPipeline(pm, options.fuseAttention);
   if (options.tileMatmuls) {
     TlmTileMatmulsOptions tileOptions;
     tileOptions.threads = options.parallel ? options.threads : 1;

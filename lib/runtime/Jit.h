@@ -44,6 +44,7 @@ struct JitOptions {
   /// (see CpuPipelineOptions).
   bool tileMatmuls = true;
   bool approximateMath = true;
+  bool fuseAttention = true;
   /// Print the IR after each pass of the pipeline (debugging).
   bool printIR = false;
   /// Lets a tool apply its command-line options (--mlir-timing, IR

@@ -420,7 +420,12 @@ Value toCacheLayout(OpBuilder &b, Location loc, Value x) {
 /// concatenated along the key dim for one softmax, then split again for the
 /// two P·V sums. Only the new part is causally masked.
 struct LowerCachedAttention : OpRewritePattern<CachedAttentionOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LowerCachedAttention(MLIRContext *ctx, bool fused)
+      : OpRewritePattern(ctx), fused(fused) {}
+  /// One online-softmax loop nest (FusedAttention.cpp) instead of the
+  /// scores / softmax / P·V generics; f32 only.
+  bool fused;
+
   LogicalResult matchAndRewrite(CachedAttentionOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
@@ -437,6 +442,18 @@ struct LowerCachedAttention : OpRewritePattern<CachedAttentionOp> {
     if (std::optional<double> theta = op.getRopeThetaValue()) {
       q = applyRope(b, loc, q, 1, Value(), *theta, past);
       k = applyRope(b, loc, k, 1, Value(), *theta, past);
+    }
+
+    Value kNew = toCacheLayout(b, loc, k);
+    Value vNew = toCacheLayout(b, loc, v);
+    if (fused && elem.isF32()) {
+      Value out = tensor::CollapseShapeOp::create(
+          b, loc, fusedCachedAttention(b, loc, q, kPast, vPast, k, v, group),
+          SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+      rewriter.replaceOp(op, {castTo(b, loc, out, op.getResult().getType()),
+                              castTo(b, loc, kNew, op.getKNew().getType()),
+                              castTo(b, loc, vNew, op.getVNew().getType())});
+      return success();
     }
 
     MLIRContext *ctx = b.getContext();
@@ -480,8 +497,6 @@ struct LowerCachedAttention : OpRewritePattern<CachedAttentionOp> {
     Value out = tensor::CollapseShapeOp::create(
         b, loc, toElementType(b, loc, acc, elem),
         SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
-    Value kNew = toCacheLayout(b, loc, k);
-    Value vNew = toCacheLayout(b, loc, v);
     rewriter.replaceOp(op, {castTo(b, loc, out, op.getResult().getType()),
                             castTo(b, loc, kNew, op.getKNew().getType()),
                             castTo(b, loc, vNew, op.getVNew().getType())});
@@ -491,7 +506,8 @@ struct LowerCachedAttention : OpRewritePattern<CachedAttentionOp> {
 
 } // namespace
 
-void tlm::populateAttentionLoweringPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerRoPE, LowerSDPA, LowerAttention, LowerCachedAttention>(
-      patterns.getContext());
+void tlm::populateAttentionLoweringPatterns(RewritePatternSet &patterns,
+                                            bool fuseAttention) {
+  patterns.add<LowerRoPE, LowerSDPA, LowerAttention>(patterns.getContext());
+  patterns.add<LowerCachedAttention>(patterns.getContext(), fuseAttention);
 }

@@ -62,7 +62,15 @@ Value siluScalar(OpBuilder &b, Location loc, Value z);
 /// The populate functions, one per op family.
 void populateLinearLoweringPatterns(RewritePatternSet &patterns);
 void populateNormLoweringPatterns(RewritePatternSet &patterns);
-void populateAttentionLoweringPatterns(RewritePatternSet &patterns);
+void populateAttentionLoweringPatterns(RewritePatternSet &patterns,
+                                       bool fuseAttention);
+
+/// Causal attention of q (B, S, H, dk) over the cached keys/values
+/// (T, B, kvH, dk) followed by the new ones (B, S, kvH, dk), query i seeing
+/// new keys 0..i; kv head = h / group. One online-softmax loop nest, f32,
+/// result (B, S, H, dk). See FusedAttention.cpp.
+Value fusedCachedAttention(OpBuilder &b, Location loc, Value q, Value kPast,
+                           Value vPast, Value k, Value v, int64_t group);
 
 } // namespace mlir::tlm
 

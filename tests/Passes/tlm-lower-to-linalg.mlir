@@ -1,4 +1,5 @@
-// RUN: tlm-opt %s --tlm-lower-to-linalg --canonicalize --cse | FileCheck %s
+// RUN: tlm-opt %s --tlm-lower-to-linalg=fuse-attention=false --canonicalize --cse | FileCheck %s
+// RUN: tlm-opt %s --tlm-lower-to-linalg --canonicalize --cse | FileCheck %s --check-prefix=FUSED
 // RUN: tlm-opt %s --tlm-linalg-pipeline | FileCheck %s --check-prefix=NOTLM
 
 // After the pass no tlm op is left.
@@ -196,12 +197,33 @@ func.func @silu(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
 // CHECK: %[[T:.*]] = tensor.dim %[[PAST]], %c0
 // CHECK: linalg.index 0
 // CHECK-NEXT: arith.addi %{{.*}}, %[[T]]
+// CHECK: linalg.transpose {{.*}} permutation = [1, 0, 2, 3]
 // CHECK: arith.cmpi sle
 // CHECK: tensor.concat dim(3)
 // CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 0]
 // CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, %[[T]]]
-// CHECK: linalg.transpose {{.*}} permutation = [1, 0, 2, 3]
 // CHECK: return %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>
+// Fused (the default): per (batch, query, head) an online-softmax loop over
+// the past keys, then over the new keys 0..i, carrying (max, sum, output
+// row); GQA reads kv head h / 2; no scores tensor and no concat.
+// FUSED-LABEL: func @cached_attention
+// FUSED-NOT:     tensor.concat
+// FUSED:         linalg.transpose {{.*}} permutation = [1, 0, 2, 3]
+// FUSED:         scf.for %[[B:.*]] = %c0 to
+// FUSED:           scf.for %[[I:.*]] = %c0 to
+// FUSED:             scf.for %[[H:.*]] = %c0 to %c4
+// FUSED:               %[[KVH:.*]] = arith.divui %[[H]], %c2
+// FUSED:               scf.for {{.*}} -> (f32, f32, vector<16xf32>)
+// FUSED:                 vector.transfer_read %{{.*}}[%{{.*}}, %[[B]], %[[KVH]], %c0]
+// FUSED:                 vector.reduction <add>
+// FUSED:                 arith.maximumf
+// FUSED:                 math.exp
+// FUSED:                 vector.fma
+// FUSED:               %[[SEEN:.*]] = arith.addi %[[I]], %c1
+// FUSED:               scf.for %{{.*}} = %c0 to %[[SEEN]] {{.*}} -> (f32, f32, vector<16xf32>)
+// FUSED:               arith.divf {{.*}} : vector<16xf32>
+// FUSED:               vector.transfer_write {{.*}}[%[[B]], %[[I]], %[[H]], %c0]
+// FUSED-NOT:     tensor.concat
 func.func @cached_attention(%q: tensor<?x?x64xf32>, %kv: tensor<?x?x32xf32>, %past: tensor<?x?x32xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>) {
   %o, %kn, %vn = tlm.cached_attention %q, %kv, %kv, %past, %past {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.0e+04 : f64} : (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)
   return %o, %kn, %vn : tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>

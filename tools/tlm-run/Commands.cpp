@@ -118,9 +118,11 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
       j.tileMatmuls = false;
     else if (d == "approximate-math")
       j.approximateMath = false;
+    else if (d == "fuse-attention")
+      j.fuseAttention = false;
     else
       return userError("--disable: unknown optimization '" + d +
-                       "' (known: tile-matmuls, approximate-math)");
+                       "' (known: tile-matmuls, approximate-math, fuse-attention)");
   }
   j.configurePassManager = [](mlir::PassManager &pm) {
     if (failed(mlir::applyPassManagerCLOptions(pm)))

@@ -66,7 +66,7 @@ struct Options {
   cl::opt<std::string> disable{
       "disable", cl::init(""),
       cl::desc("comma-separated optimizations to switch off, to measure "
-               "them: tile-matmuls, approximate-math")};
+               "them: tile-matmuls, approximate-math, fuse-attention")};
   cl::opt<std::string> stage{"stage", cl::desc("emit: tlm | linalg | llvm"),
                              cl::init("tlm")};
   cl::opt<std::string> atolText{"atol", cl::init("1e-5"),
