@@ -98,17 +98,20 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
 
     1. With `threads > 1`, the `n` dim is split into `threads` chunks of
        whole column tiles by an `scf.forall` (an OpenMP loop later).
-    2. The rows are tiled (1 per outer row dim, `row-tile` for the innermost)
+    2. The columns are tiled in panels of `col-panel` (inside each thread's
+       chunk), so every row runs against one cache-resident panel of W
+       before the next.
+    3. The rows are tiled (1 per outer row dim, `row-tile` for the innermost)
        and the row loop is peeled, so the main loop only sees full,
        statically shaped row tiles.
-    3. Every static block `out[r, c] += x[r, k] · w[c, k]` is rewritten in
+    4. Every static block `out[r, c] += x[r, k] · w[c, k]` is rewritten in
        split-k form, `part[r, c, l] += x[r, kb, l] · w[c, kb, l]` with
        `k = kb·lanes + l`, then `out[r, c] += Σ_l part[r, c, l]`, and
        vectorized: the `kb` loop runs `rows·cols` independent
        `vector<lanes>` multiply-add chains (marked `contract`, so LLVM emits
        FMAs) on contiguous loads of x and w, the `part` block is hoisted
        into registers, and the horizontal sums happen once per block.
-    4. Main part: `row-tile x col-tile` blocks. Remainder (fewer than
+    5. Main part: `row-tile x col-tile` blocks. Remainder (fewer than
        `row-tile` rows, which is every decode step): one row at a time in
        `1 x gemv-col-tile` blocks, so every weight row streams once. A block
        whose k does not split into `lanes` is vectorized as it is; a ragged
@@ -145,6 +148,10 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
            "Rows per register block of the main part">,
     Option<"colTile", "col-tile", "int64_t", /*default=*/"4",
            "Output columns per register block of the main part">,
+    Option<"colPanel", "col-panel", "int64_t", /*default=*/"64",
+           "Columns per panel: the rows loop runs inside each panel of W so "
+           "the panel stays in cache (the largest multiple of col-tile up to "
+           "this that divides the columns; none: no panels)">,
     Option<"gemvColTile", "gemv-col-tile", "int64_t", /*default=*/"8",
            "Output columns per block of the one-row remainder">,
     Option<"lanes", "lanes", "int64_t", /*default=*/"16",

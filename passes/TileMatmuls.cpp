@@ -317,6 +317,21 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
           return signalPassFailure();
         target = cast<linalg::LinalgOp>(split->tiledOps.front());
       }
+      // Column panels: all rows run against one panel of W (colPanel x k,
+      // L2-resident) before the next, instead of streaming all of W from
+      // memory once per row tile.
+      int64_t n = target.getStaticLoopRanges()[p.n];
+      int64_t panel = colPanel / colTile * colTile;
+      while (panel >= colTile && n % panel)
+        panel -= colTile;
+      if (!ShapedType::isDynamic(n) && panel >= colTile && panel < n) {
+        SmallVector<int64_t> sizes(target.getNumLoops(), 0);
+        sizes[p.n] = panel;
+        FailureOr<scf::SCFTilingResult> panels = tile(rewriter, target, sizes);
+        if (failed(panels))
+          return signalPassFailure();
+        target = cast<linalg::LinalgOp>(panels->tiledOps.front());
+      }
       if (failed(tileRows(rewriter, target, p)))
         return signalPassFailure();
     }
