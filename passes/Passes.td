@@ -144,7 +144,7 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
     ```
   }];
   let options = [
-    Option<"rowTile", "row-tile", "int64_t", /*default=*/"6",
+    Option<"rowTile", "row-tile", "int64_t", /*default=*/"4",
            "Rows per register block of the main part">,
     Option<"colTile", "col-tile", "int64_t", /*default=*/"4",
            "Output columns per register block of the main part">,
