@@ -1,6 +1,7 @@
-// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls --canonicalize --cse | FileCheck %s
-// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls=threads=2 --canonicalize | FileCheck %s --check-prefix=THREADS
+// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="row-tile=6 col-tile=4 col-panel=0" --canonicalize --cse | FileCheck %s
+// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="threads=2 row-tile=6" --canonicalize | FileCheck %s --check-prefix=THREADS
 // RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls=vectorize=false | FileCheck %s --check-prefix=NOVEC
+// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls --canonicalize --cse | FileCheck %s --check-prefix=PANEL
 
 #xk = affine_map<(m, n, k) -> (m, k)>
 #nk = affine_map<(m, n, k) -> (n, k)>
@@ -27,6 +28,13 @@
 // NOVEC-LABEL: func.func @projection
 // NOVEC-NOT:     vector.
 // NOVEC:         linalg.matmul
+// With the defaults (4 x 4 blocks, 64-column panels), the panel loop is
+// outermost and the peeled row loops run inside each panel.
+// PANEL-LABEL: func.func @projection
+// PANEL:         scf.for %{{.*}} = %c0 to %c128 step %c64
+// PANEL:           scf.for %{{.*}} step %c4
+// PANEL:             scf.for %{{.*}} = %c0 to %c64 step %c4
+// PANEL:               -> (vector<4x4x16xf32>)
 // THREADS-LABEL: func.func @projection
 // THREADS:         scf.forall (%{{.*}}) = (0) to (128) step (64)
 func.func @projection(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>,
