@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# tlm against PyTorch eager on the same seeded weights, in one run.
+#
+#   bench/compare.sh [config ...]     (default: tiny cs336-ts small)
+#
+# For each config: tlm-run writes seeded weights, PyTorch's logits for 16
+# tokens are checked against tlm's (so both run the same model), then
+# `tlm-run bench --json` and bench/torch_model.py time prefill of 128 and 512
+# tokens and 64 decode steps on 1 and 2 threads. Prints a table of tok/s and
+# tlm/PyTorch ratios, tlm's projection GFLOP/s against the measured FMA peak
+# and its decode weight traffic against the measured read bandwidth
+# (bench/probes.c), then the ablation table: small.json with each
+# optimization switched off in turn. Benchmarks only: nothing here asserts.
+#
+# Environment: TLM_BENCH_PROMPTS (default "128 512"), TLM_BENCH_GEN (64),
+# TLM_BENCH_THREADS ("1 2"), TLM_BENCH_ABLATION (1; 0 skips it).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+tlm="$root/build/bin/tlm-run"
+py=/usr/bin/python3
+prompts=${TLM_BENCH_PROMPTS:-128 512}
+gen=${TLM_BENCH_GEN:-64}
+threads=${TLM_BENCH_THREADS:-1 2}
+configs=("$@")
+[ ${#configs[@]} -gt 0 ] || configs=(tiny cs336-ts small)
+
+[ -x "$tlm" ] || "$root/scripts/setup.sh"
+if ! "$py" -c "import torch" 2>/dev/null; then
+  sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get install -y -qq python3-torch >/dev/null
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+clang-22 -O3 -march=native -ffp-contract=fast -fopenmp=libomp \
+  -L/usr/lib/llvm-22/lib -Wl,-rpath,/usr/lib/llvm-22/lib \
+  "$root/bench/probes.c" -o "$work/probes"
+probes=$("$work/probes")
+echo "machine: $probes"
+
+# The PyTorch side runs as a fair baseline: the environment's OpenBLAS
+# presets slow it down 1.6x, and glibc returning big buffers to the OS costs
+# it 2x at 512 tokens (measured; see the performance issue).
+torch_run() {
+  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \
+    MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296 \
+    "$py" "$root/bench/torch_model.py" "$@"
+}
+
+results="$work/results.jsonl"
+for name in "${configs[@]}"; do
+  src="$root/examples/$name.json"
+  [ -f "$src" ] || src="$name"
+  # Room for the longest prompt plus the decode steps; RoPE has no learned
+  # positions, so the weights do not depend on context_length.
+  cfg="$work/$(basename "$src")"
+  longest=$(printf '%s\n' $prompts | sort -n | tail -1)
+  "$py" - "$src" "$cfg" $((longest + gen)) <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["context_length"] = max(c["context_length"], int(sys.argv[3]))
+json.dump(c, open(sys.argv[2], "w"))
+PY
+  weights="$work/$(basename "$src" .json).safetensors"
+  "$tlm" init --config "$cfg" --seed 0 --output "$weights" >/dev/null
+  ids=$("$py" -c "print(' '.join(str(i * 7919 % $(
+      "$py" -c "import json; print(json.load(open('$cfg'))['vocab_size'])"))
+      for i in range(16)))")
+  "$tlm" forward --config "$cfg" --weights "$weights" --tokens "$ids" \
+    --output "$work/logits.st" >/dev/null
+  check=$(torch_run --config "$cfg" --weights "$weights" --prompt-len 16 \
+          --gen 0 --check-logits "$work/logits.st")
+  echo "$name: PyTorch vs tlm logits on 16 tokens: $check"
+  for t in $threads; do
+    for p in $prompts; do
+      a=$("$tlm" bench --config "$cfg" --weights "$weights" --prompt-len "$p" \
+            --gen "$gen" --threads "$t" --json | tail -1)
+      b=$(torch_run --config "$cfg" --weights "$weights" --prompt-len "$p" \
+            --gen "$gen" --threads "$t")
+      echo "{\"config\": \"$name\", \"prompt\": $p, \"threads\": $t," \
+           "\"tlm\": $a, \"torch\": $b}" >>"$results"
+      echo "  $name threads=$t prompt=$p done" >&2
+    done
+  done
+done
+
+ablation="$work/ablation.jsonl"
+if [ "${TLM_BENCH_ABLATION:-1}" != 0 ]; then
+  cfg="$work/small.json"
+  weights="$work/small.safetensors"
+  if [ -f "$cfg" ]; then
+    for off in none tile-matmuls approximate-math fuse-attention; do
+      flag=(); [ "$off" = none ] || flag=(--disable "$off")
+      a=$("$tlm" bench --config "$cfg" --weights "$weights" --prompt-len 512 \
+            --gen "$gen" --threads 1 "${flag[@]}" --json | tail -1)
+      echo "{\"off\": \"$off\", \"tlm\": $a}" >>"$ablation"
+      echo "  ablation $off done" >&2
+    done
+  fi
+fi
+
+"$py" - "$results" "$ablation" "$probes" <<'PY'
+import json, os, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+probe = json.loads(sys.argv[3])
+print()
+print("| config | thr | prompt | tlm prefill tok/s | torch prefill tok/s | ratio | "
+      "tlm decode tok/s | torch decode tok/s | ratio | tlm GFLOP/s (% FMA peak) | "
+      "decode GB/s (% bandwidth) |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+for r in rows:
+    t, p = r["tlm"], r["torch"]
+    peak = probe["fma_gflops_1"] if r["threads"] == 1 else probe["fma_gflops_all"]
+    bw = probe["read_gbs_1"] if r["threads"] == 1 else probe["read_gbs_all"]
+    fpt = 2 * t["params"]  # a lower bound of the projection work per token
+    gflops = fpt * t["prefill_tok_s"] / 1e9
+    gbs = t["weights_mb"] * 1048576 * t["decode_tok_s"] / 1e9
+    print(f"| {r['config']} | {r['threads']} | {r['prompt']} | "
+          f"{t['prefill_tok_s']:.0f} | {p['prefill_tok_s']:.0f} | "
+          f"{t['prefill_tok_s'] / p['prefill_tok_s']:.2f} | "
+          f"{t['decode_tok_s']:.1f} | {p['decode_tok_s']:.1f} | "
+          f"{t['decode_tok_s'] / p['decode_tok_s']:.2f} | "
+          f"{gflops:.0f} ({100 * gflops / peak:.0f}%) | "
+          f"{gbs:.1f} ({100 * gbs / bw:.0f}%) |")
+if os.path.exists(sys.argv[2]) and os.path.getsize(sys.argv[2]):
+    print()
+    print("| small.json, 1 thread, prompt 512 | compile ms | prefill tok/s | decode tok/s |")
+    print("|---|---|---|---|")
+    for l in open(sys.argv[2]):
+        a = json.loads(l)
+        t = a["tlm"]
+        label = "all on" if a["off"] == "none" else f"--disable {a['off']}"
+        print(f"| {label} | {t['compile_ms']:.0f} | {t['prefill_tok_s']:.1f} | "
+              f"{t['decode_tok_s']:.1f} |")
+print()
+print("GFLOP/s = 2 x parameters x prefill tok/s (attention excluded: a lower "
+      "bound); decode GB/s = weight bytes x decode tok/s.")
+PY
