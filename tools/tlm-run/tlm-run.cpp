@@ -19,6 +19,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <limits>
+#include <malloc.h>
 #include <map>
 #include <set>
 #include <type_traits>
@@ -144,6 +146,16 @@ int usage(llvm::raw_ostream &os) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // Each step allocates its temporaries afresh and frees them at the end.
+  // With glibc's defaults those of 128 KiB and more (the logits row, the
+  // FFN activations) are mmapped and unmapped every time, and page-faulted
+  // in again on the next step (~12 µs per 4 KiB page on this VM kind). Keep
+  // freed memory in the heap instead: the largest mmap threshold glibc
+  // accepts (32 MiB) and no trimming. Measured on small.json, 1 thread, 3
+  // alternating runs: decode 42 / 48 / 48 tok/s with the defaults against
+  // 69 / 68 / 56 with this policy.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
   if (argc < 2)
     return usage(llvm::errs());
   std::string name = argv[1];
