@@ -46,10 +46,15 @@ echo "machine: $probes"
 # presets slow it down 1.6x, and glibc returning big buffers to the OS costs
 # it 2x at 512 tokens (measured; see the performance issue). 32 MiB is the
 # largest mmap threshold glibc accepts (a larger value is ignored).
-torch_run() {
+# OpenBLAS also gets the thread count: it runs its own pthreads beside
+# torch's OpenMP ones, and the two oversubscribe the cores otherwise.
+torch_run() { # threads, then torch_model.py's arguments
+  local t=$1
+  shift
   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \
     MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=4294967296 \
-    "$py" "$root/bench/torch_model.py" "$@"
+    OPENBLAS_NUM_THREADS="$t" OMP_NUM_THREADS="$t" \
+    "$py" "$root/bench/torch_model.py" --threads "$t" "$@"
 }
 
 results="$work/results.jsonl"
@@ -73,15 +78,15 @@ PY
       for i in range(16)))")
   "$tlm" forward --config "$cfg" --weights "$weights" --tokens "$ids" \
     --output "$work/logits.st" >/dev/null
-  check=$(torch_run --config "$cfg" --weights "$weights" --prompt-len 16 \
+  check=$(torch_run 1 --config "$cfg" --weights "$weights" --prompt-len 16 \
           --gen 0 --check-logits "$work/logits.st")
   echo "$name: PyTorch vs tlm logits on 16 tokens: $check"
   for t in $threads; do
     for p in $prompts; do
       a=$("$tlm" bench --config "$cfg" --weights "$weights" --prompt-len "$p" \
             --gen "$gen" --threads "$t" --json | tail -1)
-      b=$(torch_run --config "$cfg" --weights "$weights" --prompt-len "$p" \
-            --gen "$gen" --threads "$t")
+      b=$(torch_run "$t" --config "$cfg" --weights "$weights" \
+            --prompt-len "$p" --gen "$gen")
       echo "{\"config\": \"$name\", \"prompt\": $p, \"threads\": $t," \
            "\"tlm\": $a, \"torch\": $b}" >>"$results"
       echo "  $name threads=$t prompt=$p done" >&2
