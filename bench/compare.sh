@@ -46,14 +46,15 @@ echo "machine: $probes"
 # presets slow it down 1.6x, and glibc returning big buffers to the OS costs
 # it 2x at 512 tokens (measured; see the performance issue). 32 MiB is the
 # largest mmap threshold glibc accepts (a larger value is ignored).
-# OpenBLAS also gets the thread count: it runs its own pthreads beside
-# torch's OpenMP ones, and the two oversubscribe the cores otherwise.
+# OpenBLAS also gets the thread count (it runs its own pthreads beside
+# torch's OpenMP ones), and OpenMP waits passively: with spinning workers
+# PyTorch on 2 threads measured 5 tok/s decode, with passive ones 31.
 torch_run() { # threads, then torch_model.py's arguments
   local t=$1
   shift
   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE \
     MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=4294967296 \
-    OPENBLAS_NUM_THREADS="$t" OMP_NUM_THREADS="$t" \
+    OPENBLAS_NUM_THREADS="$t" OMP_NUM_THREADS="$t" OMP_WAIT_POLICY=PASSIVE \
     "$py" "$root/bench/torch_model.py" --threads "$t" "$@"
 }
 
