@@ -122,6 +122,10 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
       makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0, tm->get());
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel = level;
+  // TLM_JIT_OBJECT=path writes the generated machine code there, to read
+  // with objdump (the JIT's functions have no symbols for perf).
+  const char *objectPath = std::getenv("TLM_JIT_OBJECT");
+  engineOptions.enableObjectDump = objectPath != nullptr;
   // MLIR's C runner utilities (memref.copy of strided views calls
   // memrefCopy) and, with threads, libomp (the __kmpc_* entry points).
   static const llvm::StringRef runnerUtils[] = {TLM_MLIR_C_RUNNER_UTILS,
@@ -152,6 +156,8 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
     sig.packed = *fn;
   }
   jit->codegenMs_ = msSince(start);
+  if (objectPath)
+    jit->engine_->dumpToObjectFile(objectPath);
   if (options.threads > 1) {
     using SetThreads = void (*)(int);
     auto set = reinterpret_cast<SetThreads>(
