@@ -5,7 +5,8 @@ A plain TransformerLM of ../shared/spec/model.md (pre-norm RMSNorm, RoPE on
 interleaved pairs, SwiGLU, causal attention with GQA, optional tied head)
 with a KV cache, reading the same safetensors weights tlm-run wrote. It
 times one prefill of --prompt-len tokens and --gen one-token decode steps
-exactly like `tlm-run bench` (one warm-up prefill and decode first) and
+exactly like `tlm-run bench` (a warm-up prefill of the same length and one
+decode step first) and
 prints one JSON line.
 
     torch_model.py --config C.json --weights W.safetensors \
@@ -131,8 +132,8 @@ def main():
                               "max_abs_logit": theirs.abs().max().item(),
                               "elements": ours.numel(), "within_tol": ok}))
             raise SystemExit(0 if ok else 1)
-        m.step(prompt[:, :1], 0)  # warm-up, as tlm-run bench does
-        m.step(prompt[:, :1], 1)
+        m.step(prompt, 0)  # warm-up with the measured shapes, as tlm-run
+        m.step(prompt[:, :1], a.prompt_len)  # bench does
         t = time.perf_counter()
         m.step(prompt, 0)
         prefill = time.perf_counter() - t
