@@ -59,24 +59,24 @@ torch_run() { # threads, then torch_model.py's arguments
 }
 
 results="$work/results.jsonl"
+longest=$(printf '%s\n' $prompts | sort -n | tail -1)
 for name in "${configs[@]}"; do
   src="$root/examples/$name.json"
   [ -f "$src" ] || src="$name"
   # Room for the longest prompt plus the decode steps; RoPE has no learned
-  # positions, so the weights do not depend on context_length.
+  # positions, so the weights do not depend on context_length. Prints the
+  # first 16 ids of the benchmark prompt (i * 7919 mod vocab_size).
   cfg="$work/$(basename "$src")"
-  longest=$(printf '%s\n' $prompts | sort -n | tail -1)
-  "$py" - "$src" "$cfg" $((longest + gen)) <<'PY'
+  ids=$("$py" - "$src" "$cfg" $((longest + gen)) <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))
 c["context_length"] = max(c["context_length"], int(sys.argv[3]))
 json.dump(c, open(sys.argv[2], "w"))
+print(" ".join(str(i * 7919 % c["vocab_size"]) for i in range(16)))
 PY
+)
   weights="$work/$(basename "$src" .json).safetensors"
   "$tlm" init --config "$cfg" --seed 0 --output "$weights" >/dev/null
-  ids=$("$py" -c "print(' '.join(str(i * 7919 % $(
-      "$py" -c "import json; print(json.load(open('$cfg'))['vocab_size'])"))
-      for i in range(16)))")
   "$tlm" forward --config "$cfg" --weights "$weights" --tokens "$ids" \
     --output "$work/logits.st" >/dev/null
   check=$(torch_run 1 --config "$cfg" --weights "$weights" --prompt-len 16 \

@@ -125,8 +125,9 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
            ins(%x, %w : tensor<?x64xf32>, tensor<128x64xf32>)
            outs(%z : tensor<?x128xf32>) -> tensor<?x128xf32>
     ```
-    After (main part; the peeled remainder is the same nest with
-    `vector<1x8x16xf32>` blocks and a row loop of step 1):
+    After (main part, shown with `row-tile=6 col-panel=0`; the peeled
+    remainder is the same nest with `vector<1x8x16xf32>` blocks and a row
+    loop of step 1):
     ```mlir
     %main = scf.for %i = %c0 to %aligned step %c6 iter_args(%o = %z) {
       %r = scf.for %j = %c0 to %c128 step %c4 iter_args(%o1 = %o6) {

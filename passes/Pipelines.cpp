@@ -72,8 +72,8 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
   }
   // Vector transfers become loads/stores of 1-D vectors (fully unrolled:
   // the blocks are small and static).
-  // GEMV blocks reduce along k, the innermost dim: one vector.reduction
-  // per output.
+  // The projection blocks end in a sum over the innermost (lanes) dim: one
+  // vector.reduction per output.
   pm.addNestedPass<func::FuncOp>(vector::createLowerVectorMultiReductionPass(
       vector::VectorMultiReductionLowering::InnerReduction));
   pm.addPass(createConvertVectorToSCFPass(
@@ -86,12 +86,10 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
   pm.addPass(createSCFToControlFlowPass());
   if (options.parallel)
     pm.addPass(createConvertOpenMPToLLVMPass());
-  // Contractions as outer products (the main blocks' k = 1 steps), and
-  // reductions (the GEMV blocks) allowed to reassociate into a tree.
+  // Those reductions (and attention's dot products) may reassociate into a
+  // tree instead of a lane-by-lane chain.
   ConvertVectorToLLVMPassOptions vectorToLlvm;
   vectorToLlvm.reassociateFPReductions = true;
-  vectorToLlvm.vectorContractLowering =
-      vector::VectorContractLowering::OuterProduct;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLlvm));
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());

@@ -289,6 +289,18 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     return success();
   }
 
+  /// The largest multiple of colTile up to colPanel that divides `n`
+  /// (static), or 0 when there is none or it would be all of `n`.
+  int64_t panelSize(int64_t n) const {
+    if (ShapedType::isDynamic(n))
+      return 0;
+    for (int64_t panel = colPanel / colTile * colTile; panel >= colTile;
+         panel -= colTile)
+      if (n % panel == 0)
+        return panel < n ? panel : 0;
+    return 0;
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     SmallVector<std::pair<linalg::LinalgOp, ProjectionDims>> work;
@@ -320,11 +332,8 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
       // Column panels: all rows run against one panel of W (colPanel x k,
       // L2-resident) before the next, instead of streaming all of W from
       // memory once per row tile.
-      int64_t n = target.getStaticLoopRanges()[p.n];
-      int64_t panel = colPanel / colTile * colTile;
-      while (panel >= colTile && n % panel)
-        panel -= colTile;
-      if (!ShapedType::isDynamic(n) && panel >= colTile && panel < n) {
+      int64_t panel = panelSize(target.getStaticLoopRanges()[p.n]);
+      if (panel) {
         SmallVector<int64_t> sizes(target.getNumLoops(), 0);
         sizes[p.n] = panel;
         FailureOr<scf::SCFTilingResult> panels = tile(rewriter, target, sizes);

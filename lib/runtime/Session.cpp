@@ -10,9 +10,9 @@ namespace tlm::runtime {
 
 std::string Session::memoryShortfall(const model::Config &config,
                                      int64_t batch) {
-  return model::memoryShortfall(
-      8.0 * config.numLayers * config.contextLength * batch * config.kvDim(),
-      "the KV cache of batch " + std::to_string(batch));
+  return model::memoryShortfall(kvCacheBytes(config, batch),
+                                "the KV cache of batch " +
+                                    std::to_string(batch));
 }
 
 llvm::Expected<std::unique_ptr<Session>>

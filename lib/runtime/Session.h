@@ -42,6 +42,13 @@ public:
   /// session).
   void setWeights(std::vector<const float *> weights);
 
+  /// Bytes of the KV cache of `batch` sequences: keys and values, f32, every
+  /// layer, the whole context.
+  static double kvCacheBytes(const model::Config &config, int64_t batch) {
+    return 8.0 * config.numLayers * config.contextLength * batch *
+           config.kvDim();
+  }
+
   /// Why a session of `batch` sequences would not fit in memory (the KV
   /// cache), or an empty string; create() fails with this message.
   static std::string memoryShortfall(const model::Config &config,

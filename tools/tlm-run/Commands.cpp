@@ -121,8 +121,9 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
     else if (d == "fuse-attention")
       j.fuseAttention = false;
     else
-      return userError("--disable: unknown optimization '" + d +
-                       "' (known: tile-matmuls, approximate-math, fuse-attention)");
+      return userError(
+          "--disable: unknown optimization '" + d +
+          "' (known: tile-matmuls, approximate-math, fuse-attention)");
   }
   j.configurePassManager = [](mlir::PassManager &pm) {
     if (failed(mlir::applyPassManagerCLOptions(pm)))
@@ -436,10 +437,8 @@ llvm::Error runBench(const Options &o) {
   // The memory budget of issue 7: weights (one copy) + KV cache +
   // activations; the rest of peak RSS is the process itself (code of
   // libLLVM/libMLIR, the compiler's heap).
-  const model::Config &c = run->config;
   double weightsMb = run->weights.bytes() / 1048576.0;
-  double kvMb =
-      8.0 * c.numLayers * c.contextLength * batch * c.kvDim() / 1048576.0;
+  double kvMb = runtime::Session::kvCacheBytes(run->config, batch) / 1048576.0;
 
   llvm::outs() << llvm::format(
       "config        %s\nparams        %lld\ntarget        cpu\nthreads       "
