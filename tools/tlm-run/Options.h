@@ -86,7 +86,8 @@ struct Options {
   llvm::Error resolveNumbers();
 
   /// --threads N: parsed by main() itself, because libLLVM already registers
-  /// a global `threads` option of its own.
+  /// a global `threads` option of its own. Default: every core this process
+  /// may run on.
   int threads = 1;
   bool threadsGiven = false;
 };

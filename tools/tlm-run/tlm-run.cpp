@@ -22,6 +22,7 @@
 #include <limits>
 #include <malloc.h>
 #include <map>
+#include <sched.h>
 #include <set>
 #include <type_traits>
 
@@ -142,6 +143,15 @@ int usage(llvm::raw_ostream &os) {
   return 1;
 }
 
+/// The cores this process may run on (its affinity mask, so a `taskset`
+/// or a container's CPU set is honoured).
+int defaultThreads() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+    return CPU_COUNT(&set);
+  return 1;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -170,6 +180,7 @@ int main(int argc, char **argv) {
   }
 
   Options options;
+  options.threads = defaultThreads();
   mlir::registerPassManagerCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerAsmPrinterCLOptions();
@@ -193,6 +204,16 @@ int main(int argc, char **argv) {
       return 1;
     }
     options.threadsGiven = true;
+  }
+  // `tlm-run <command> --help` lists that command's flags only, not every
+  // option LLVM's and MLIR's libraries register (they still parse).
+  for (auto &[flag, opt] : llvm::cl::getRegisteredOptions())
+    if (!it->second.flags.count(flag.str()) && flag != "help")
+      opt->setHiddenFlag(llvm::cl::ReallyHidden);
+  if (auto *threads = llvm::cl::getRegisteredOptions().lookup("threads")) {
+    static std::string desc = "worker threads (default: all cores, here " +
+                              std::to_string(options.threads) + ")";
+    threads->setDescription(desc);
   }
   std::string parseErrors;
   llvm::raw_string_ostream errs(parseErrors);
