@@ -33,6 +33,11 @@ for candidate in [sys.executable, "/usr/bin/python3"]:
         config.available_features.add("torch")
         break
 config.substitutions.append(("%torch_python", python))
+config.substitutions.append(("%python", sys.executable))
+# Sanitizer builds trade memory and time for checks: memory budgets and
+# timing-sensitive tests do not apply there.
+if config.tlm_sanitize:
+    config.available_features.add("sanitizers")
 shared = os.path.normpath(os.path.join(config.tlm_src_root, "..", "shared"))
 config.substitutions.append(("%shared", shared))
 if os.path.isdir(os.path.join(shared, "conformance")):

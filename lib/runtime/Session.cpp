@@ -40,21 +40,27 @@ Session::compile(const model::Config &config, const SessionOptions &options) {
   s->batch_ = options.batch;
   for (const model::WeightSpec &w : specs)
     s->weightShapes_.push_back(w.shape);
-  s->cache_.assign(2 * config.numLayers,
-                   std::vector<float>(config.contextLength * options.batch *
-                                      config.kvDim()));
+  // Left uninitialised on purpose: a step reads only the rows written
+  // before it, and untouched pages cost no memory, so a short sequence pays
+  // for the rows it uses, not for the whole context (small.json: 72 MiB).
+  s->layerFloats_ = config.contextLength * options.batch * config.kvDim();
+  s->cache_.reset(new float[2 * config.numLayers * s->layerFloats_]);
 
-  mlir::DialectRegistry registry;
-  registerAll(registry);
-  s->context_ = std::make_unique<mlir::MLIRContext>(registry);
-  s->context_->loadAllAvailableDialects();
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::ModuleOp::create(mlir::UnknownLoc::get(s->context_.get()));
-  model::addGenerationFunctions(*module, config);
-  auto jit = Jit::compile(std::move(module), options.jit);
-  if (!jit)
-    return jit.takeError();
-  s->jit_ = std::move(*jit);
+  {
+    // Only the compiler needs the context: the machine code does not refer
+    // to its uniqued types and attributes.
+    mlir::DialectRegistry registry;
+    registerAll(registry);
+    mlir::MLIRContext context(registry);
+    context.loadAllAvailableDialects();
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
+    model::addGenerationFunctions(*module, config);
+    auto jit = Jit::compile(std::move(module), options.jit);
+    if (!jit)
+      return jit.takeError();
+    s->jit_ = std::move(*jit);
+  }
   // The compiler's heap is free now; hand it back to the OS (glibc keeps
   // it otherwise, and it would count on top of the weights).
   malloc_trim(0);
@@ -81,15 +87,15 @@ llvm::Error Session::step(const int64_t *ids, int64_t seq, float *logits) {
   int64_t rowFloats = batch_ * c.kvDim();
   std::vector<TensorRef> args;
   args.push_back({const_cast<int64_t *>(ids), {batch_, seq}});
-  for (std::vector<float> &buf : cache_)
-    args.push_back({buf.data(), {position_, batch_, c.kvDim()}});
+  for (int64_t i = 0; i < 2 * c.numLayers; ++i)
+    args.push_back({cacheBuffer(i), {position_, batch_, c.kvDim()}});
   for (size_t i = 0; i < weights_.size(); ++i)
     args.push_back({const_cast<float *>(weights_[i]), weightShapes_[i]});
   args.push_back({logits, {batch_, seq, c.vocabSize}});
   // This step's rows land right after the past ones: no copy.
-  for (std::vector<float> &buf : cache_)
+  for (int64_t i = 0; i < 2 * c.numLayers; ++i)
     args.push_back(
-        {buf.data() + position_ * rowFloats, {seq, batch_, c.kvDim()}});
+        {cacheBuffer(i) + position_ * rowFloats, {seq, batch_, c.kvDim()}});
   bool decode = seq == 1 && position_ > 0;
   if (llvm::Error err = jit_->call(decode ? "decode" : "prefill", args))
     return err;

@@ -74,9 +74,11 @@ private:
   int64_t position_ = 0;
   std::vector<const float *> weights_;
   std::vector<std::vector<int64_t>> weightShapes_;
-  /// Keys then values of each layer, (context_length, batch, kv_dim).
-  std::vector<std::vector<float>> cache_;
-  std::unique_ptr<mlir::MLIRContext> context_;
+  /// Keys then values of each layer, (context_length, batch, kv_dim), one
+  /// after the other in one allocation.
+  std::unique_ptr<float[]> cache_;
+  int64_t layerFloats_ = 0;
+  float *cacheBuffer(int64_t i) { return cache_.get() + i * layerFloats_; }
   std::unique_ptr<Jit> jit_;
 };
 

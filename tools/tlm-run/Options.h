@@ -90,7 +90,12 @@ struct Options {
   /// may run on.
   int threads = 1;
   bool threadsGiven = false;
+  /// Resident memory when main() started: the tool's own code and data.
+  double startRssMb = 0;
 };
+
+/// Resident memory of this process now, MiB.
+double currentRssMb();
 
 /// A failure with the exit code of spec/design.md §3: 1 user error, 2
 /// internal compiler failure, 3 target unavailable.

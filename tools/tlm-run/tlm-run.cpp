@@ -180,6 +180,7 @@ int main(int argc, char **argv) {
   }
 
   Options options;
+  options.startRssMb = currentRssMb();
   options.threads = defaultThreads();
   mlir::registerPassManagerCLOptions();
   mlir::registerMLIRContextCLOptions();
