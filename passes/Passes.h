@@ -61,7 +61,45 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
 void buildCpuPipeline(OpPassManager &pm,
                       const CpuPipelineOptions &options = {});
 
-/// Registers `tlm-linalg-pipeline` and `tlm-cpu-pipeline`.
+struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
+  PassOptions::Option<std::string> chip{*this, "chip",
+                                        llvm::cl::desc("GPU architecture"),
+                                        llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{
+      *this, "features", llvm::cl::desc("PTX ISA version (sm_90 needs >= 8.0)"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Kernel binary: isa (PTX text, the driver compiles it), "
+                     "bin (cubin) or fatbin (both need ptxas)"),
+      llvm::cl::init("isa")};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit folder (libdevice, ptxas); default: "
+                     "$CUDA_HOME, $CUDA_ROOT, $CUDA_PATH or /usr/local/cuda"),
+      llvm::cl::init("")};
+  PassOptions::Option<int64_t> blockSize{
+      *this, "block-size",
+      llvm::cl::desc("Threads per block along the innermost dimension"),
+      llvm::cl::init(128)};
+  PassOptions::Option<bool> kernelsOnly{
+      *this, "kernels-only",
+      llvm::cl::desc("Stop after kernel outlining (GPU dialect, no NVVM)"),
+      llvm::cl::init(false)};
+};
+
+/// tlm ops → host LLVM dialect calling the mgpu* runtime, with kernels
+/// outlined into gpu.modules and compiled to PTX/cubin (gpu.binary). Entry
+/// points take device buffers in the JIT's destination-passing ABI.
+void buildGpuPipeline(OpPassManager &pm,
+                      const GpuPipelineOptions &options = {});
+
+/// The CUDA toolkit folder the GPU pipeline uses when none is given, or an
+/// empty string.
+std::string findCudaToolkit();
+
+/// Registers `tlm-linalg-pipeline`, `tlm-cpu-pipeline` and
+/// `tlm-gpu-pipeline`.
 void registerTlmPipelines();
 
 } // namespace mlir::tlm

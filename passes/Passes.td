@@ -198,4 +198,118 @@ def TlmApproximateMath : Pass<"tlm-approximate-math"> {
   ];
 }
 
+def TlmGpuDeviceMemory : Pass<"tlm-gpu-device-memory", "::mlir::func::FuncOp"> {
+  let summary = "Put a bufferized host function's buffers in GPU memory";
+  let description = [{
+    For the GPU pipeline, after bufferization and deallocation and before
+    the loops are mapped: every `memref.alloc` becomes a `gpu.alloc` and
+    every `memref.dealloc` a `gpu.dealloc` (the host function keeps the
+    allocation order and lifetimes bufferization chose), and every
+    `memref.copy` becomes a `linalg.copy`, so that it turns into a parallel
+    loop and then a kernel like any other op. Fails on an `alloca` or a
+    global: on the GPU path no op may leave data in host memory.
+
+    Before:
+    ```mlir
+    %t = memref.alloc(%n) : memref<?x64xf32>
+    memref.copy %a, %t : memref<?x64xf32> to memref<?x64xf32>
+    memref.dealloc %t : memref<?x64xf32>
+    ```
+    After:
+    ```mlir
+    %t = gpu.alloc (%n) : memref<?x64xf32>
+    linalg.copy ins(%a : memref<?x64xf32>) outs(%t : memref<?x64xf32>)
+    gpu.dealloc %t : memref<?x64xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::linalg::LinalgDialect"
+  ];
+}
+
+def TlmGpuMapParallelLoops : Pass<"tlm-gpu-map-parallel-loops", "::mlir::func::FuncOp"> {
+  let summary = "Tile each outermost scf.parallel into blocks and threads";
+  let description = [{
+    Gives every outermost `scf.parallel` of a host function a GPU mapping
+    that `convert-parallel-loops-to-gpu` turns into a `gpu.launch`:
+    dimensions before the last are collapsed into one, the last is tiled by
+    `block-size` (or its static extent, if smaller; a guard masks the tail),
+    the collapsed dimension runs on `block_x`, the last dimension's tiles on
+    `block_y` and the lanes of a tile on `thread_x`, so neighbouring threads
+    touch neighbouring elements of the innermost (contiguous) dimension.
+    Loops nested inside (reductions lowered to `scf.for`) run within each
+    thread. Fails if a memory access is left outside every parallel loop,
+    since it would run on the host against device memory.
+
+    Before:
+    ```mlir
+    scf.parallel (%i, %j) = (%c0, %c0) to (%n, %c256) step (%c1, %c1) {
+      ...
+    }
+    ```
+    After (block-size 128):
+    ```mlir
+    scf.parallel (%i, %jt) = (%c0, %c0) to (%n, %c256) step (%c1, %c128) {
+      scf.parallel (%u, %jj) = (%c0, %c0) to (%c1, %c128) step (%c1, %c1) {
+        ...
+      } {mapping = [#gpu.loop_dim_map<processor = sequential, ...>,
+                    #gpu.loop_dim_map<processor = thread_x, ...>]}
+    } {mapping = [#gpu.loop_dim_map<processor = block_x, ...>,
+                  #gpu.loop_dim_map<processor = block_y, ...>]}
+    ```
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"128",
+           "Threads per block along the innermost dimension">
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+    "::mlir::affine::AffineDialect"
+  ];
+}
+
+def TlmGpuNativeMath : Pass<"tlm-gpu-native-math"> {
+  let summary = "Give math ops with an exact PTX instruction that instruction";
+  let description = [{
+    Inside GPU kernels, before `convert-gpu-to-nvvm`: `math.sqrt` becomes
+    NVVM's round-to-nearest square root (`llvm.nvvm.sqrt.rn.f`/`.d`, PTX
+    `sqrt.rn`), `math.fma` and `math.absf` the LLVM intrinsics (`fma.rn`,
+    `abs`). Left to `convert-gpu-to-nvvm`, they would become libdevice calls,
+    and libdevice's `sqrtf` is `sqrt.approx` unless the module asks for
+    precise square roots. Ops without such an instruction (`sin`, `cos`,
+    `exp`) are left for libdevice.
+
+    Before:
+    ```mlir
+    %r = math.sqrt %x : f32
+    ```
+    After:
+    ```mlir
+    %r = llvm.call_intrinsic "llvm.nvvm.sqrt.rn.f"(%x) : (f32) -> f32
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def TlmAllowInlining : Pass<"tlm-allow-inlining", "::mlir::ModuleOp"> {
+  let summary = "Drop the no_inline marks the model builder puts on blocks";
+  let description = [{
+    The model builder keeps the per-layer function out of line (`no_inline`
+    and LLVM `noinline`) because the CPU JIT compiles one copy faster than
+    one per layer. The GPU pipeline wants the opposite: after inlining, the
+    entry is one function, bufferization never passes a buffer across a
+    call, and every buffer's lifetime is static (no ownership flags
+    evaluated on the host). This pass removes both marks; `inline` follows.
+
+    Before:
+    ```mlir
+    func.func private @block(...) attributes {no_inline, passthrough = ["noinline"]}
+    ```
+    After:
+    ```mlir
+    func.func private @block(...)
+    ```
+  }];
+}
+
 #endif // TLM_PASSES_TD

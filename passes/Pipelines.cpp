@@ -111,4 +111,10 @@ void tlm::registerTlmPipelines() {
       [](OpPassManager &pm, const CpuPipelineOptions &options) {
         buildCpuPipeline(pm, options);
       });
+  PassPipelineRegistration<GpuPipelineOptions>(
+      "tlm-gpu-pipeline",
+      "Lower tlm ops to GPU kernels (NVVM, PTX) and a host side for the JIT",
+      [](OpPassManager &pm, const GpuPipelineOptions &options) {
+        buildGpuPipeline(pm, options);
+      });
 }

@@ -43,9 +43,24 @@ config.substitutions.append(("%shared", shared))
 if os.path.isdir(os.path.join(shared, "conformance")):
     config.available_features.add("shared-data")
 
-# GPU tests need a driver that answers, not just headers.
-if any(os.path.exists(os.path.join(d, "libcuda.so.1"))
-       for d in ["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/local/cuda/compat"]):
+# GPU tests need a driver that answers with a device, not just a library.
+def cuda_device_answers():
+    import ctypes
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+        count = ctypes.c_int(0)
+        return (cuda.cuInit(0) == 0 and
+                cuda.cuDeviceGetCount(ctypes.byref(count)) == 0 and
+                count.value > 0)
+    except OSError:
+        return False
+if cuda_device_answers():
     config.available_features.add("cuda")
 if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("ptxas")
+# The GPU pipeline links CUDA's libdevice (the toolkit folder is found the way
+# tlm::findCudaToolkit does).
+toolkit = next((os.environ[v] for v in ["CUDA_HOME", "CUDA_ROOT", "CUDA_PATH"]
+                if os.environ.get(v)), "/usr/local/cuda")
+if os.path.exists(os.path.join(toolkit, "nvvm", "libdevice", "libdevice.10.bc")):
+    config.available_features.add("libdevice")

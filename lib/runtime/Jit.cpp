@@ -1,6 +1,7 @@
 //===- Jit.cpp - compile a tlm module and call its entry points -----------===//
 
 #include "lib/runtime/Jit.h"
+#include "lib/runtime/CudaRuntime.h"
 
 #include "dialect/TlmDialect.h"
 #include "passes/Passes.h"
@@ -13,7 +14,9 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <chrono>
@@ -85,17 +88,32 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
     ctx->disableMultithreading();
     pm.enableIRPrinting();
   }
-  mlir::tlm::CpuPipelineOptions pipelineOptions;
-  pipelineOptions.parallel = options.threads > 1;
-  pipelineOptions.threads = options.threads;
-  pipelineOptions.tileMatmuls = options.tileMatmuls;
-  pipelineOptions.approximateMath = options.approximateMath;
-  pipelineOptions.fuseAttention = options.fuseAttention;
-  // The JIT calls ExecutionEngine's packed wrapper of each entry directly:
-  // the C-interface wrappers would only add another call with every
-  // descriptor field as an argument, which LLVM is slow to compile.
-  pipelineOptions.cInterface = false;
-  mlir::tlm::buildCpuPipeline(pm, pipelineOptions);
+  bool cuda = options.target == Target::Cuda;
+  jit->cuda_ = cuda;
+  if (cuda) {
+    // The kernels call libdevice (RoPE's f64 sin/cos, exp), which the
+    // pipeline links from the CUDA toolkit; without it the driver would
+    // reject the PTX only at load time, with a less clear message.
+    std::string toolkit = mlir::tlm::findCudaToolkit();
+    std::string libdevice = toolkit + "/nvvm/libdevice/libdevice.10.bc";
+    if (toolkit.empty() || !llvm::sys::fs::exists(libdevice))
+      return llvm::createStringError(
+          "the GPU pipeline needs CUDA's libdevice (nvvm/libdevice/"
+          "libdevice.10.bc): set CUDA_HOME to a CUDA toolkit folder");
+    mlir::tlm::buildGpuPipeline(pm);
+  } else {
+    mlir::tlm::CpuPipelineOptions pipelineOptions;
+    pipelineOptions.parallel = options.threads > 1;
+    pipelineOptions.threads = options.threads;
+    pipelineOptions.tileMatmuls = options.tileMatmuls;
+    pipelineOptions.approximateMath = options.approximateMath;
+    pipelineOptions.fuseAttention = options.fuseAttention;
+    // The JIT calls ExecutionEngine's packed wrapper of each entry
+    // directly: the C-interface wrappers would only add another call with
+    // every descriptor field as an argument, which LLVM is slow to compile.
+    pipelineOptions.cInterface = false;
+    mlir::tlm::buildCpuPipeline(pm, pipelineOptions);
+  }
   if (options.configurePassManager && failed(options.configurePassManager(pm)))
     return llvm::createStringError("invalid pass manager options:\n" +
                                    diagnostics);
@@ -130,9 +148,10 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
   // memrefCopy) and, with threads, libomp (the __kmpc_* entry points).
   static const llvm::StringRef runnerUtils[] = {TLM_MLIR_C_RUNNER_UTILS,
                                                 TLM_LIBOMP};
+  bool openmp = !cuda && options.threads > 1;
   engineOptions.sharedLibPaths =
-      llvm::ArrayRef(runnerUtils).take_front(options.threads > 1 ? 2 : 1);
-  if (options.threads > 1 && !std::getenv("OMP_WAIT_POLICY")) {
+      llvm::ArrayRef(runnerUtils).take_front(openmp ? 2 : 1);
+  if (openmp && !std::getenv("OMP_WAIT_POLICY")) {
     // Workers that spin forever collapse when the host is busy, and workers
     // that sleep at once pay a wake-up per loop nest (10x slower decode on
     // tiny models, measured): spin at most 1 ms after a loop, then sleep.
@@ -145,6 +164,16 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
         "JIT compilation failed: " + llvm::toString(engine.takeError()) +
         (diagnostics.empty() ? "" : "\n" + diagnostics));
   jit->engine_ = std::move(*engine);
+  if (cuda) {
+    // The host code calls mgpu*; they are ours (CudaRuntime.cpp).
+    jit->engine_->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+      llvm::orc::SymbolMap map;
+      for (auto [name, address] : cuda::mgpuSymbols())
+        map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                               llvm::JITSymbolFlags::Exported};
+      return map;
+    });
+  }
   // ORC compiles lazily on lookup: resolve every entry now, so compile time
   // is paid (and measured) here rather than in the first call.
   for (auto &[name, sig] : jit->signatures_) {
@@ -155,10 +184,19 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
           "' failed: " + llvm::toString(fn.takeError()));
     sig.packed = *fn;
   }
+  if (cuda) {
+    // Run the module constructors now (the engine would at the first call):
+    // they hand every kernel to the driver, whose PTX compilation belongs
+    // to compile time, and whose errors belong here.
+    jit->engine_->initialize();
+    if (llvm::Error err = cuda::takeError())
+      return llvm::createStringError("loading the GPU kernels failed: " +
+                                     llvm::toString(std::move(err)));
+  }
   jit->codegenMs_ = msSince(start);
   if (objectPath)
     jit->engine_->dumpToObjectFile(objectPath);
-  if (options.threads > 1) {
+  if (openmp) {
     using SetThreads = void (*)(int);
     auto set = reinterpret_cast<SetThreads>(
         llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
@@ -220,6 +258,12 @@ llvm::Error Jit::call(llvm::StringRef entry, llvm::ArrayRef<TensorRef> args) {
     for (int64_t &field : desc)
       packed.push_back(&field);
   sig.packed(packed.data());
+  // The host code has waited for its kernels; a failed launch or copy was
+  // recorded on the way.
+  if (cuda_)
+    if (llvm::Error err = cuda::takeError())
+      return llvm::createStringError(
+          entry.str() + " on the GPU: " + llvm::toString(std::move(err)));
   return llvm::Error::success();
 }
 

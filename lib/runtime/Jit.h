@@ -1,8 +1,9 @@
 //===- Jit.h - compile a tlm module and call its entry points ---*- C++ -*-===//
 //
 // The runtime's lowest layer: takes a module of public functions on tensors
-// (tlm ops or anything the CPU pipeline lowers), runs `tlm-cpu-pipeline`,
-// JIT-compiles it with LLVM at O3 for the host CPU, and calls an entry with
+// (tlm ops or anything the pipelines lower), runs `tlm-cpu-pipeline` (or
+// `tlm-gpu-pipeline`), JIT-compiles the host code with LLVM for the host
+// CPU, and calls an entry with
 // caller-owned row-major buffers: inputs first, then one output buffer per
 // function result. Weights are just inputs; nothing is baked into the code.
 //
@@ -34,7 +35,13 @@ struct TensorRef {
 /// Registers every dialect, extension and translation a tlm compile needs.
 void registerAll(mlir::DialectRegistry &registry);
 
+enum class Target { Cpu, Cuda };
+
 struct JitOptions {
+  /// Cpu: `tlm-cpu-pipeline`, code for the host. Cuda: `tlm-gpu-pipeline`,
+  /// kernels as PTX for the driver to compile; entries then take device
+  /// buffers (see CudaRuntime.h).
+  Target target = Target::Cpu;
   /// LLVM optimisation level for the generated code (0-3).
   unsigned optLevel = 3;
   /// Worker threads: above 1, the parallel loops run as OpenMP worksharing
@@ -85,6 +92,7 @@ private:
   std::map<std::string, Signature, std::less<>> signatures_;
   double pipelineMs_ = 0, codegenMs_ = 0;
   unsigned optLevel_ = 3;
+  bool cuda_ = false;
 };
 
 } // namespace tlm::runtime

@@ -19,15 +19,36 @@ llvm::Expected<std::unique_ptr<Session>>
 Session::create(const model::Config &config, std::vector<const float *> weights,
                 const SessionOptions &options) {
   auto s = compile(config, options);
-  if (s)
-    (*s)->setWeights(std::move(weights));
+  if (!s)
+    return s.takeError();
+  if (llvm::Error err = (*s)->setWeights(std::move(weights)))
+    return std::move(err);
   return s;
 }
 
-void Session::setWeights(std::vector<const float *> weights) {
+llvm::Error Session::setWeights(std::vector<const float *> weights) {
   assert(weights.size() == weightShapes_.size() &&
          "one pointer per weight spec");
-  weights_ = std::move(weights);
+  if (!cuda_) {
+    weights_ = std::move(weights);
+    return llvm::Error::success();
+  }
+  // Uploaded once per session, not per call.
+  deviceWeights_.clear();
+  weights_.clear();
+  for (size_t i = 0; i < weights.size(); ++i) {
+    size_t bytes = sizeof(float);
+    for (int64_t d : weightShapes_[i])
+      bytes *= d;
+    auto device = cuda::allocate(bytes);
+    if (!device)
+      return device.takeError();
+    deviceWeights_.emplace_back(*device);
+    if (llvm::Error err = cuda::copyToDevice(*device, weights[i], bytes))
+      return err;
+    weights_.push_back(static_cast<const float *>(*device));
+  }
+  return llvm::Error::success();
 }
 
 llvm::Expected<std::unique_ptr<Session>>
@@ -44,7 +65,18 @@ Session::compile(const model::Config &config, const SessionOptions &options) {
   // before it, and untouched pages cost no memory, so a short sequence pays
   // for the rows it uses, not for the whole context (small.json: 72 MiB).
   s->layerFloats_ = config.contextLength * options.batch * config.kvDim();
-  s->cache_.reset(new float[2 * config.numLayers * s->layerFloats_]);
+  s->cuda_ = options.jit.target == Target::Cuda;
+  if (s->cuda_) {
+    if (llvm::Error err = cuda::available())
+      return std::move(err);
+    auto cache =
+        cuda::allocate(2 * config.numLayers * s->layerFloats_ * sizeof(float));
+    if (!cache)
+      return cache.takeError();
+    s->deviceCache_.reset(*cache);
+  } else {
+    s->cache_.reset(new float[2 * config.numLayers * s->layerFloats_]);
+  }
 
   {
     // Only the compiler needs the context: the machine code does not refer
@@ -96,11 +128,48 @@ llvm::Error Session::step(const int64_t *ids, int64_t seq, float *logits) {
   for (int64_t i = 0; i < 2 * c.numLayers; ++i)
     args.push_back(
         {cacheBuffer(i) + position_ * rowFloats, {seq, batch_, c.kvDim()}});
+  if (cuda_) {
+    if (llvm::Error err = stepOnDevice(ids, seq, logits, args))
+      return err;
+  } else {
+    bool decode = seq == 1 && position_ > 0;
+    if (llvm::Error err = jit_->call(decode ? "decode" : "prefill", args))
+      return err;
+  }
+  position_ += seq;
+  return llvm::Error::success();
+}
+
+llvm::Error Session::stepOnDevice(const int64_t *ids, int64_t seq,
+                                  float *logits, std::vector<TensorRef> &args) {
+  // The ids go up and the logits come back; everything else stays there.
+  auto grow = [](cuda::DevicePtr &buffer, size_t &capacity,
+                 size_t bytes) -> llvm::Error {
+    if (bytes <= capacity)
+      return llvm::Error::success();
+    buffer.reset();
+    auto device = cuda::allocate(bytes);
+    if (!device)
+      return device.takeError();
+    buffer.reset(*device);
+    capacity = bytes;
+    return llvm::Error::success();
+  };
+  size_t idsBytes = batch_ * seq * sizeof(int64_t);
+  size_t logitsBytes = batch_ * seq * config_.vocabSize * sizeof(float);
+  if (llvm::Error err = grow(deviceIds_, idsBytes_, idsBytes))
+    return err;
+  if (llvm::Error err = grow(deviceLogits_, logitsBytes_, logitsBytes))
+    return err;
+  if (llvm::Error err = cuda::copyToDevice(deviceIds_.get(), ids, idsBytes))
+    return err;
+  size_t logitsArg = 1 + 2 * config_.numLayers + weights_.size();
+  args[0].data = deviceIds_.get();
+  args[logitsArg].data = deviceLogits_.get();
   bool decode = seq == 1 && position_ > 0;
   if (llvm::Error err = jit_->call(decode ? "decode" : "prefill", args))
     return err;
-  position_ += seq;
-  return llvm::Error::success();
+  return cuda::copyToHost(logits, deviceLogits_.get(), logitsBytes);
 }
 
 } // namespace tlm::runtime

@@ -11,6 +11,7 @@
 #define TLM_RUNTIME_SESSION_H
 
 #include "lib/model/Config.h"
+#include "lib/runtime/CudaRuntime.h"
 #include "lib/runtime/Jit.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -38,9 +39,10 @@ public:
   /// OS before the weights arrive, so the two never add up in peak memory.
   static llvm::Expected<std::unique_ptr<Session>>
   compile(const model::Config &config, const SessionOptions &options = {});
-  /// Binds `weights` (model::weightSpecs order; they must outlive the
-  /// session).
-  void setWeights(std::vector<const float *> weights);
+  /// Binds `weights` (model::weightSpecs order; on the CPU they must
+  /// outlive the session, on the GPU they are copied to the device once,
+  /// here).
+  llvm::Error setWeights(std::vector<const float *> weights);
 
   /// Bytes of the KV cache of `batch` sequences: keys and values, f32, every
   /// layer, the whole context.
@@ -78,7 +80,19 @@ private:
   /// after the other in one allocation.
   std::unique_ptr<float[]> cache_;
   int64_t layerFloats_ = 0;
-  float *cacheBuffer(int64_t i) { return cache_.get() + i * layerFloats_; }
+  float *cacheBuffer(int64_t i) {
+    float *base =
+        cuda_ ? static_cast<float *>(deviceCache_.get()) : cache_.get();
+    return base + i * layerFloats_;
+  }
+  /// On the GPU: the weights, the cache, and each step's ids and logits live
+  /// in device memory (the latter two grown as needed).
+  bool cuda_ = false;
+  std::vector<cuda::DevicePtr> deviceWeights_;
+  cuda::DevicePtr deviceCache_, deviceIds_, deviceLogits_;
+  size_t idsBytes_ = 0, logitsBytes_ = 0;
+  llvm::Error stepOnDevice(const int64_t *ids, int64_t seq, float *logits,
+                           std::vector<TensorRef> &args);
   std::unique_ptr<Jit> jit_;
 };
 

@@ -8,6 +8,7 @@
 #include "lib/model/Builder.h"
 #include "lib/model/ConfigJson.h"
 #include "lib/model/Weights.h"
+#include "lib/runtime/CudaRuntime.h"
 #include "lib/runtime/Metrics.h"
 #include "lib/runtime/Sampler.h"
 #include "lib/runtime/Session.h"
@@ -74,8 +75,9 @@ llvm::Error checkRunFlags(const Options &o) {
   if (o.target != "cpu" && o.target != "cuda")
     return userError("--target must be cpu or cuda, found '" + o.target + "'");
   if (o.target == "cuda")
-    return llvm::make_error<ExitError>(
-        3, "target cuda is not available: this build has no GPU backend yet");
+    if (llvm::Error err = runtime::cuda::available())
+      return llvm::make_error<ExitError>(3, "target cuda is not available: " +
+                                                llvm::toString(std::move(err)));
   return llvm::Error::success();
 }
 
@@ -111,6 +113,8 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
                                                const model::Config &c) {
   runtime::JitOptions j;
   j.threads = o.threads;
+  if (o.target == "cuda")
+    j.target = runtime::Target::Cuda;
   if (o.optLevel == "auto") {
     // Tiered like any JIT: below 1M parameters a whole run takes less time
     // than O3 compilation (tiny.json: 0.7 s at O0 against 2.7 s at O3,
@@ -162,9 +166,16 @@ makeSession(const Options &o, const model::Config &c, int64_t batch) {
   if (!shortfall.empty())
     return userError(shortfall);
   auto s = runtime::Session::compile(c, {batch, *jit});
-  if (!s)
-    return llvm::make_error<ExitError>(2, "compilation failed: " +
-                                              llvm::toString(s.takeError()));
+  if (!s) {
+    std::string message = llvm::toString(s.takeError());
+    // A GPU setup problem (no libdevice, kernels the driver rejects) makes
+    // the target unavailable; anything else is a compiler failure.
+    if (jit->target == runtime::Target::Cuda &&
+        (message.find("libdevice") != std::string::npos ||
+         message.find("GPU") != std::string::npos))
+      return llvm::make_error<ExitError>(3, "target cuda: " + message);
+    return llvm::make_error<ExitError>(2, "compilation failed: " + message);
+  }
   return s;
 }
 
@@ -260,7 +271,9 @@ llvm::Expected<Run> setUp(const Options &o, int64_t batch) {
   if (!weights)
     return weights.takeError();
   Run run{*config, std::move(*weights), std::move(*session), compileMs};
-  run.session->setWeights(run.weights.pointers());
+  if (llvm::Error err = run.session->setWeights(run.weights.pointers()))
+    return llvm::make_error<ExitError>(3, "target " + o.target + ": " +
+                                              llvm::toString(std::move(err)));
   return run;
 }
 
@@ -471,7 +484,7 @@ llvm::Error runBench(const Options &o) {
   double peakMb = peakRssMb();
 
   llvm::outs() << llvm::format(
-      "config        %s\nparams        %lld\ntarget        cpu\nthreads       "
+      "config        %s\nparams        %lld\ntarget        %s\nthreads       "
       "%d\n"
       "compile       %.1f ms (LLVM O%u)\nprefill       %.1f ms for %d x %d "
       "tokens "
@@ -479,19 +492,20 @@ llvm::Error runBench(const Options &o) {
       "%.1f MB (weights %.1f MB, KV cache %.1f MB, activations %.1f MB, "
       "process at start %.1f MB)\nRSS bound     %.1f MB (1.2 x weights + KV "
       "cache + activations + process at start)\n",
-      o.config.c_str(), (long long)params, threads, run->compileMs,
-      run->session->jit().optLevel(), prefillMs, (int)batch, o.promptLen,
-      prefillTokS, decodeTokS, o.gen, peakMb, weightsMb, kvMb, activationsMb,
-      o.startRssMb, boundMb);
+      o.config.c_str(), (long long)params, o.target.c_str(), threads,
+      run->compileMs, run->session->jit().optLevel(), prefillMs, (int)batch,
+      o.promptLen, prefillTokS, decodeTokS, o.gen, peakMb, weightsMb, kvMb,
+      activationsMb, o.startRssMb, boundMb);
   if (o.json)
     llvm::outs() << llvm::format(
         "{\"compile_ms\": %.3f, \"prefill_ms\": %.3f, \"prefill_tok_s\": %.3f, "
         "\"decode_tok_s\": %.3f, \"peak_rss_mb\": %.1f, \"weights_mb\": %.1f, "
         "\"kv_cache_mb\": %.1f, \"activations_mb\": %.1f, "
         "\"start_rss_mb\": %.1f, \"rss_bound_mb\": %.1f, \"params\": %lld, "
-        "\"threads\": %d, \"target\": \"cpu\"}\n",
+        "\"threads\": %d, \"target\": \"%s\"}\n",
         run->compileMs, prefillMs, prefillTokS, decodeTokS, peakMb, weightsMb,
-        kvMb, activationsMb, o.startRssMb, boundMb, (long long)params, threads);
+        kvMb, activationsMb, o.startRssMb, boundMb, (long long)params, threads,
+        o.target.c_str());
   return llvm::Error::success();
 }
 

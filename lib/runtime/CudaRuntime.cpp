@@ -1,0 +1,495 @@
+//===- CudaRuntime.cpp - the CUDA driver API over dlopen ------------------===//
+//
+// The few driver types and entry points tlm needs are declared here by hand
+// (they are part of CUDA's stable C ABI), so nothing of CUDA is needed to
+// build or link. The `_v2` names are the ones current drivers export for
+// the 64-bit memory API.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/runtime/CudaRuntime.h"
+
+#include <cstdint>
+#include <cstring>
+#include <dlfcn.h>
+#include <mutex>
+
+namespace tlm::runtime::cuda {
+namespace {
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = void *;
+using CUmodule = void *;
+using CUfunction = void *;
+using CUstream = void *;
+using CUevent = void *;
+constexpr CUresult kSuccess = 0;
+constexpr int kAttrComputeMajor = 75, kAttrComputeMinor = 76;
+constexpr int kJitOptimizationLevel = 7; // CU_JIT_OPTIMIZATION_LEVEL
+constexpr unsigned kMemAttachGlobal = 1;
+constexpr unsigned kStreamNonBlocking = 1;
+
+/// The driver's entry points; null until load() succeeds.
+struct Driver {
+  CUresult (*init)(unsigned);
+  CUresult (*getErrorString)(CUresult, const char **);
+  CUresult (*deviceGetCount)(int *);
+  CUresult (*deviceGet)(CUdevice *, int);
+  CUresult (*deviceGetName)(char *, int, CUdevice);
+  CUresult (*deviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*primaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*ctxSetCurrent)(CUcontext);
+  CUresult (*moduleLoadData)(CUmodule *, const void *);
+  CUresult (*moduleLoadDataEx)(CUmodule *, const void *, unsigned, int *,
+                               void **);
+  CUresult (*moduleUnload)(CUmodule);
+  CUresult (*moduleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, unsigned, unsigned, CUstream, void **,
+                           void **);
+  CUresult (*streamCreate)(CUstream *, unsigned);
+  CUresult (*streamSynchronize)(CUstream);
+  CUresult (*streamDestroy)(CUstream);
+  CUresult (*streamWaitEvent)(CUstream, CUevent, unsigned);
+  CUresult (*eventCreate)(CUevent *, unsigned);
+  CUresult (*eventDestroy)(CUevent);
+  CUresult (*eventRecord)(CUevent, CUstream);
+  CUresult (*eventSynchronize)(CUevent);
+  CUresult (*memAlloc)(CUdeviceptr *, size_t);
+  CUresult (*memAllocManaged)(CUdeviceptr *, size_t, unsigned);
+  CUresult (*memFree)(CUdeviceptr);
+  CUresult (*memcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*memcpyHtoD)(CUdeviceptr, const void *, size_t);
+  CUresult (*memcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*memsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
+  CUresult (*memsetD16Async)(CUdeviceptr, unsigned short, size_t, CUstream);
+  CUresult (*memHostRegister)(void *, size_t, unsigned);
+  CUresult (*memHostUnregister)(void *);
+  // Stream-ordered allocation (CUDA 11.2+); optional.
+  CUresult (*memAllocAsync)(CUdeviceptr *, size_t, CUstream);
+  CUresult (*memFreeAsync)(CUdeviceptr, CUstream);
+};
+
+/// Resolves every entry point of `library` into `d`; "" or why not.
+std::string load(const std::string &library, Driver &d) {
+  void *handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    return std::string("no CUDA driver: ") + ::dlerror();
+  std::string missing;
+  auto get = [&](auto &fn, const char *name, bool required = true) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+        ::dlsym(handle, name));
+    if (!fn && required && missing.empty())
+      missing = name;
+  };
+  get(d.init, "cuInit");
+  get(d.getErrorString, "cuGetErrorString");
+  get(d.deviceGetCount, "cuDeviceGetCount");
+  get(d.deviceGet, "cuDeviceGet");
+  get(d.deviceGetName, "cuDeviceGetName");
+  get(d.deviceGetAttribute, "cuDeviceGetAttribute");
+  get(d.primaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  get(d.ctxSetCurrent, "cuCtxSetCurrent");
+  get(d.moduleLoadData, "cuModuleLoadData");
+  get(d.moduleLoadDataEx, "cuModuleLoadDataEx");
+  get(d.moduleUnload, "cuModuleUnload");
+  get(d.moduleGetFunction, "cuModuleGetFunction");
+  get(d.launchKernel, "cuLaunchKernel");
+  get(d.streamCreate, "cuStreamCreate");
+  get(d.streamSynchronize, "cuStreamSynchronize");
+  get(d.streamDestroy, "cuStreamDestroy_v2");
+  get(d.streamWaitEvent, "cuStreamWaitEvent");
+  get(d.eventCreate, "cuEventCreate");
+  get(d.eventDestroy, "cuEventDestroy_v2");
+  get(d.eventRecord, "cuEventRecord");
+  get(d.eventSynchronize, "cuEventSynchronize");
+  get(d.memAlloc, "cuMemAlloc_v2");
+  get(d.memAllocManaged, "cuMemAllocManaged");
+  get(d.memFree, "cuMemFree_v2");
+  get(d.memcpyAsync, "cuMemcpyAsync");
+  get(d.memcpyHtoD, "cuMemcpyHtoD_v2");
+  get(d.memcpyDtoH, "cuMemcpyDtoH_v2");
+  get(d.memsetD32Async, "cuMemsetD32Async");
+  get(d.memsetD16Async, "cuMemsetD16Async");
+  get(d.memHostRegister, "cuMemHostRegister_v2");
+  get(d.memHostUnregister, "cuMemHostUnregister");
+  get(d.memAllocAsync, "cuMemAllocAsync", /*required=*/false);
+  get(d.memFreeAsync, "cuMemFreeAsync", /*required=*/false);
+  if (!missing.empty()) {
+    ::dlclose(handle);
+    d = Driver();
+    return library + " lacks the driver entry point " + missing;
+  }
+  return "";
+}
+
+struct State {
+  Driver driver{};
+  std::string error; // why the driver is not usable, or ""
+  CUcontext context = nullptr;
+  CUdevice device = 0;
+  std::mutex mutex;
+  std::string sticky; // the first error of an mgpu* call
+};
+
+State &state() {
+  static State s;
+  return s;
+}
+
+std::string describe(const Driver &d, CUresult r) {
+  const char *text = nullptr;
+  if (d.getErrorString)
+    d.getErrorString(r, &text);
+  return text ? text : "CUDA error " + std::to_string(r);
+}
+
+State &initialised() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    State &s = state();
+    s.error = load("libcuda.so.1", s.driver);
+    if (!s.error.empty())
+      return;
+    const Driver &d = s.driver;
+    int count = 0;
+    if (CUresult r = d.init(0); r != kSuccess)
+      s.error = "the CUDA driver did not initialise: " + describe(d, r);
+    else if (d.deviceGetCount(&count) != kSuccess || count == 0)
+      s.error = "the CUDA driver found no GPU";
+    else if (CUresult r = d.deviceGet(&s.device, 0); r != kSuccess)
+      s.error = "cannot open GPU 0: " + describe(d, r);
+    else if (CUresult r = d.primaryCtxRetain(&s.context, s.device);
+             r != kSuccess)
+      s.error = "cannot create a context on GPU 0: " + describe(d, r);
+  });
+  return state();
+}
+
+/// The driver with the context current on this thread, or null (with the
+/// sticky error set) when there is none.
+const Driver *current() {
+  State &s = initialised();
+  if (!s.error.empty()) {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.sticky.empty())
+      s.sticky = s.error;
+    return nullptr;
+  }
+  thread_local bool isCurrent = false;
+  if (!isCurrent) {
+    s.driver.ctxSetCurrent(s.context);
+    isCurrent = true;
+  }
+  return &s.driver;
+}
+
+/// Records the first failure of an mgpu* call.
+void check(CUresult r, const char *what) {
+  if (r == kSuccess)
+    return;
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.sticky.empty())
+    s.sticky = std::string(what) + ": " + describe(s.driver, r);
+}
+
+CUdeviceptr dptr(const void *p) { return reinterpret_cast<CUdeviceptr>(p); }
+
+} // namespace
+
+llvm::Error probeLibrary(const std::string &library) {
+  Driver d{};
+  std::string error = load(library, d);
+  if (!error.empty())
+    return llvm::createStringError(error);
+  return llvm::Error::success();
+}
+
+llvm::Error available() {
+  State &s = initialised();
+  if (!s.error.empty())
+    return llvm::createStringError(s.error);
+  return llvm::Error::success();
+}
+
+std::string deviceDescription() {
+  State &s = initialised();
+  if (!s.error.empty())
+    return "no GPU";
+  char name[256] = {0};
+  int major = 0, minor = 0;
+  s.driver.deviceGetName(name, sizeof(name) - 1, s.device);
+  s.driver.deviceGetAttribute(&major, kAttrComputeMajor, s.device);
+  s.driver.deviceGetAttribute(&minor, kAttrComputeMinor, s.device);
+  return std::string(name) + " (sm_" + std::to_string(major) +
+         std::to_string(minor) + ")";
+}
+
+llvm::Expected<void *> allocate(size_t bytes) {
+  const Driver *d = current();
+  if (!d)
+    return takeError();
+  CUdeviceptr p = 0;
+  if (CUresult r = d->memAlloc(&p, bytes ? bytes : 1); r != kSuccess)
+    return llvm::createStringError("cannot allocate " + std::to_string(bytes) +
+                                   " bytes on the GPU: " + describe(*d, r));
+  return reinterpret_cast<void *>(p);
+}
+
+void release(void *device) {
+  if (const Driver *d = current(); d && device)
+    d->memFree(dptr(device));
+}
+
+llvm::Error copyToDevice(void *device, const void *host, size_t bytes) {
+  const Driver *d = current();
+  if (!d)
+    return takeError();
+  if (CUresult r = d->memcpyHtoD(dptr(device), host, bytes); r != kSuccess)
+    return llvm::createStringError("copy to the GPU failed: " +
+                                   describe(*d, r));
+  return llvm::Error::success();
+}
+
+llvm::Error copyToHost(void *host, const void *device, size_t bytes) {
+  const Driver *d = current();
+  if (!d)
+    return takeError();
+  if (CUresult r = d->memcpyDtoH(host, dptr(device), bytes); r != kSuccess)
+    return llvm::createStringError("copy from the GPU failed: " +
+                                   describe(*d, r));
+  return llvm::Error::success();
+}
+
+llvm::Error takeError() {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.sticky.empty())
+    return llvm::Error::success();
+  std::string message = std::move(s.sticky);
+  s.sticky.clear();
+  return llvm::createStringError(message);
+}
+
+//===----------------------------------------------------------------------===//
+// The mgpu* ABI of MLIR's gpu-to-llvm lowering (signatures as the LLVM 22
+// host code declares them).
+//===----------------------------------------------------------------------===//
+
+namespace {
+extern "C" {
+
+void *mgpuModuleLoad(void *data, size_t /*size*/) {
+  CUmodule module = nullptr;
+  if (const Driver *d = current())
+    check(d->moduleLoadData(&module, data), "loading a GPU module");
+  return module;
+}
+
+void *mgpuModuleLoadJIT(void *ptx, int optLevel) {
+  CUmodule module = nullptr;
+  const Driver *d = current();
+  if (!d)
+    return nullptr;
+  int options[] = {kJitOptimizationLevel};
+  void *values[] = {reinterpret_cast<void *>(static_cast<intptr_t>(optLevel))};
+  check(d->moduleLoadDataEx(&module, ptx, 1, options, values),
+        "compiling a PTX module");
+  return module;
+}
+
+void mgpuModuleUnload(void *module) {
+  if (const Driver *d = current(); d && module)
+    check(d->moduleUnload(module), "unloading a GPU module");
+}
+
+void *mgpuModuleGetFunction(void *module, const char *name) {
+  CUfunction fn = nullptr;
+  if (const Driver *d = current(); d && module)
+    check(d->moduleGetFunction(&fn, module, name), "finding a kernel");
+  return fn;
+}
+
+void mgpuLaunchKernel(void *fn, intptr_t gx, intptr_t gy, intptr_t gz,
+                      intptr_t bx, intptr_t by, intptr_t bz, int32_t smem,
+                      void *stream, void **params, void **extra,
+                      size_t /*paramsCount*/) {
+  const Driver *d = current();
+  if (!d || !fn)
+    return;
+  // An empty grid (a dimension of zero rows) launches nothing.
+  if (gx == 0 || gy == 0 || gz == 0)
+    return;
+  check(
+      d->launchKernel(fn, gx, gy, gz, bx, by, bz, smem, stream, params, extra),
+      "launching a kernel");
+}
+
+void *mgpuStreamCreate() {
+  CUstream stream = nullptr;
+  if (const Driver *d = current())
+    check(d->streamCreate(&stream, kStreamNonBlocking), "creating a stream");
+  return stream;
+}
+
+void mgpuStreamDestroy(void *stream) {
+  if (const Driver *d = current(); d && stream)
+    check(d->streamDestroy(stream), "destroying a stream");
+}
+
+void mgpuStreamSynchronize(void *stream) {
+  if (const Driver *d = current())
+    check(d->streamSynchronize(stream), "running the GPU kernels");
+}
+
+void mgpuStreamWaitEvent(void *stream, void *event) {
+  if (const Driver *d = current())
+    check(d->streamWaitEvent(stream, event, 0), "waiting for an event");
+}
+
+void *mgpuEventCreate() {
+  CUevent event = nullptr;
+  if (const Driver *d = current())
+    check(d->eventCreate(&event, /*CU_EVENT_DISABLE_TIMING=*/2),
+          "creating an event");
+  return event;
+}
+
+void mgpuEventDestroy(void *event) {
+  if (const Driver *d = current(); d && event)
+    check(d->eventDestroy(event), "destroying an event");
+}
+
+void mgpuEventSynchronize(void *event) {
+  if (const Driver *d = current())
+    check(d->eventSynchronize(event), "waiting for an event");
+}
+
+void mgpuEventRecord(void *event, void *stream) {
+  if (const Driver *d = current())
+    check(d->eventRecord(event, stream), "recording an event");
+}
+
+void *mgpuMemAlloc(uint64_t bytes, void *stream, bool hostShared) {
+  const Driver *d = current();
+  if (!d || bytes == 0)
+    return nullptr;
+  CUdeviceptr p = 0;
+  if (hostShared)
+    check(d->memAllocManaged(&p, bytes, kMemAttachGlobal),
+          "allocating shared memory");
+  else if (d->memAllocAsync && stream)
+    // Stream-ordered: served from the driver's pool, no device-wide sync.
+    check(d->memAllocAsync(&p, bytes, stream), "allocating GPU memory");
+  else
+    check(d->memAlloc(&p, bytes), "allocating GPU memory");
+  return reinterpret_cast<void *>(p);
+}
+
+void mgpuMemFree(void *ptr, void *stream) {
+  const Driver *d = current();
+  if (!d || !ptr)
+    return;
+  if (d->memFreeAsync && stream)
+    check(d->memFreeAsync(dptr(ptr), stream), "freeing GPU memory");
+  else
+    check(d->memFree(dptr(ptr)), "freeing GPU memory");
+}
+
+void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
+  if (const Driver *d = current())
+    check(d->memcpyAsync(dptr(dst), dptr(src), bytes, stream),
+          "copying GPU memory");
+}
+
+void mgpuMemset32(void *dst, uint32_t value, size_t count, void *stream) {
+  if (const Driver *d = current())
+    check(d->memsetD32Async(dptr(dst), value, count, stream),
+          "setting GPU memory");
+}
+
+void mgpuMemset16(void *dst, uint16_t value, size_t count, void *stream) {
+  if (const Driver *d = current())
+    check(d->memsetD16Async(dptr(dst), value, count, stream),
+          "setting GPU memory");
+}
+
+void mgpuMemHostRegister(void *ptr, uint64_t bytes) {
+  if (const Driver *d = current())
+    check(d->memHostRegister(ptr, bytes, 0), "registering host memory");
+}
+
+void mgpuMemHostUnregister(void *ptr) {
+  if (const Driver *d = current())
+    check(d->memHostUnregister(ptr), "unregistering host memory");
+}
+
+/// A ranked memref descriptor: allocated and aligned pointers, offset, then
+/// `rank` sizes and `rank` strides, all 64-bit.
+struct Descriptor {
+  void *allocated;
+  void *aligned;
+  int64_t offset;
+};
+
+char *firstElement(Descriptor *desc, int64_t elementBytes) {
+  return static_cast<char *>(desc->aligned) + desc->offset * elementBytes;
+}
+
+/// Registers the elements a memref of `rank` describes (row-major, dense).
+void mgpuMemHostRegisterMemRef(int64_t rank, Descriptor *desc,
+                               int64_t elementBytes) {
+  const int64_t *sizes = reinterpret_cast<const int64_t *>(desc + 1);
+  int64_t count = 1;
+  for (int64_t i = 0; i < rank; ++i)
+    count *= sizes[i];
+  mgpuMemHostRegister(firstElement(desc, elementBytes), count * elementBytes);
+}
+
+void mgpuMemHostUnregisterMemRef(int64_t /*rank*/, Descriptor *desc,
+                                 int64_t elementBytes) {
+  mgpuMemHostUnregister(firstElement(desc, elementBytes));
+}
+
+void mgpuSetDefaultDevice(int32_t device) {
+  // tlm uses GPU 0 only; asking for another is an error to report.
+  if (device != 0)
+    check(/*CUDA_ERROR_INVALID_DEVICE=*/101, "selecting a GPU other than 0");
+}
+
+} // extern "C"
+} // namespace
+
+std::vector<std::pair<const char *, void *>> mgpuSymbols() {
+  auto fn = [](auto *f) { return reinterpret_cast<void *>(f); };
+  return {
+      {"mgpuModuleLoad", fn(mgpuModuleLoad)},
+      {"mgpuModuleLoadJIT", fn(mgpuModuleLoadJIT)},
+      {"mgpuModuleUnload", fn(mgpuModuleUnload)},
+      {"mgpuModuleGetFunction", fn(mgpuModuleGetFunction)},
+      {"mgpuLaunchKernel", fn(mgpuLaunchKernel)},
+      {"mgpuStreamCreate", fn(mgpuStreamCreate)},
+      {"mgpuStreamDestroy", fn(mgpuStreamDestroy)},
+      {"mgpuStreamSynchronize", fn(mgpuStreamSynchronize)},
+      {"mgpuStreamWaitEvent", fn(mgpuStreamWaitEvent)},
+      {"mgpuEventCreate", fn(mgpuEventCreate)},
+      {"mgpuEventDestroy", fn(mgpuEventDestroy)},
+      {"mgpuEventSynchronize", fn(mgpuEventSynchronize)},
+      {"mgpuEventRecord", fn(mgpuEventRecord)},
+      {"mgpuMemAlloc", fn(mgpuMemAlloc)},
+      {"mgpuMemFree", fn(mgpuMemFree)},
+      {"mgpuMemcpy", fn(mgpuMemcpy)},
+      {"mgpuMemset32", fn(mgpuMemset32)},
+      {"mgpuMemset16", fn(mgpuMemset16)},
+      {"mgpuMemHostRegister", fn(mgpuMemHostRegister)},
+      {"mgpuMemHostUnregister", fn(mgpuMemHostUnregister)},
+      {"mgpuMemHostRegisterMemRef", fn(mgpuMemHostRegisterMemRef)},
+      {"mgpuMemHostUnregisterMemRef", fn(mgpuMemHostUnregisterMemRef)},
+      {"mgpuSetDefaultDevice", fn(mgpuSetDefaultDevice)},
+  };
+}
+
+} // namespace tlm::runtime::cuda

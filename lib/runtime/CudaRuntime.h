@@ -1,0 +1,62 @@
+//===- CudaRuntime.h - the CUDA driver, loaded at run time ------*- C++ -*-===//
+//
+// tlm builds and links without CUDA: the driver (libcuda.so.1) is opened
+// with dlopen the first time a GPU is asked for. This file is the one place
+// that talks to it: device memory for the session, and the mgpu* functions
+// the GPU pipeline's host code calls (module load, launch, streams, events,
+// alloc/free, memcpy, memset), handed to the JIT by name.
+//
+// The mgpu* functions return nothing, as the generated code expects; the
+// first driver error they meet is kept and returned by takeError().
+//
+//===----------------------------------------------------------------------===//
+#ifndef TLM_RUNTIME_CUDARUNTIME_H
+#define TLM_RUNTIME_CUDARUNTIME_H
+
+#include "llvm/Support/Error.h"
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tlm::runtime::cuda {
+
+/// Opens `library` and resolves the driver entry points tlm uses, without
+/// initialising a device. Fails with the loader's message when the library
+/// or one of the entry points is missing. (For tests of the no-driver
+/// path; everything else goes through available().)
+llvm::Error probeLibrary(const std::string &library);
+
+/// Opens libcuda.so.1 (once per process), initialises the driver and makes
+/// device 0's primary context current. Fails with one line saying why: no
+/// driver, an initialisation error, or no device.
+llvm::Error available();
+
+/// The device's name and compute capability, e.g. "NVIDIA H200 (sm_90)";
+/// available() must have succeeded.
+std::string deviceDescription();
+
+/// Device memory, synchronous. available() must have succeeded.
+llvm::Expected<void *> allocate(size_t bytes);
+void release(void *device);
+llvm::Error copyToDevice(void *device, const void *host, size_t bytes);
+llvm::Error copyToHost(void *host, const void *device, size_t bytes);
+
+/// Owns device memory from allocate().
+struct DeviceDeleter {
+  void operator()(void *device) const { release(device); }
+};
+using DevicePtr = std::unique_ptr<void, DeviceDeleter>;
+
+/// The first error an mgpu* function met since the last call, if any.
+llvm::Error takeError();
+
+/// The mgpu* functions by symbol name, for the JIT to resolve the host
+/// code's calls.
+std::vector<std::pair<const char *, void *>> mgpuSymbols();
+
+} // namespace tlm::runtime::cuda
+
+#endif // TLM_RUNTIME_CUDARUNTIME_H

@@ -1,0 +1,108 @@
+//===- GpuPipeline.cpp - tlm-gpu-pipeline ---------------------------------===//
+//
+// tlm → linalg → buffers in device memory → parallel loops mapped to blocks
+// and threads → gpu.launch → outlined kernels → NVVM → PTX (or cubin), with
+// a host side that calls the mgpu* runtime (lib/runtime/CudaRuntime.cpp).
+// Kept apart from Pipelines.cpp: the GPU/NVVM headers are slow to parse.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+
+std::string tlm::findCudaToolkit() {
+  for (const char *var : {"CUDA_HOME", "CUDA_ROOT", "CUDA_PATH"})
+    if (const char *dir = std::getenv(var); dir && *dir)
+      return dir;
+  if (llvm::sys::fs::is_directory("/usr/local/cuda"))
+    return "/usr/local/cuda";
+  return "";
+}
+
+void tlm::buildGpuPipeline(OpPassManager &pm,
+                           const GpuPipelineOptions &options) {
+  // 1. tlm → linalg on tensors (attention as generics: the fused CPU form
+  //    is a serial loop nest), one function per entry.
+  buildLinalgPipeline(pm, /*fuseAttention=*/false);
+  pm.addPass(createTlmAllowInlining());
+  pm.addPass(createInlinerPass());
+  pm.addPass(createSymbolDCEPass());
+  TlmMemrefEntryOptions entryOptions;
+  entryOptions.emitCInterface = false;
+  pm.addPass(createTlmMemrefEntry(entryOptions));
+  pm.addPass(createCanonicalizerPass());
+
+  // 2. Bufferize into the caller's buffers; temporaries get static
+  //    lifetimes (one function, no calls) and then live in device memory.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  bufferization::OneShotBufferizePassOptions bufOpts;
+  bufOpts.bufferizeFunctionBoundaries = true;
+  bufOpts.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufOpts));
+  bufferization::BufferDeallocationPipelineOptions deallocOpts;
+  bufferization::buildBufferDeallocationPipeline(pm, deallocOpts);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+  pm.addPass(createCanonicalizerPass());
+
+  // 3. Every op a kernel: parallel loops, mapped, launched, outlined.
+  OpPassManager &fpm = pm.nest<func::FuncOp>();
+  fpm.addPass(createTlmGpuDeviceMemory());
+  fpm.addPass(createConvertLinalgToParallelLoopsPass());
+  TlmGpuMapParallelLoopsOptions mapOptions;
+  mapOptions.blockSize = options.blockSize;
+  fpm.addPass(createTlmGpuMapParallelLoops(mapOptions));
+  fpm.addPass(createConvertParallelLoopToGpuPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  if (options.kernelsOnly)
+    return;
+
+  // 4. Host: async launches and allocations on one stream per call.
+  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+
+  // 5. Kernels → NVVM → binary; host → LLVM calling mgpu*.
+  pm.addNestedPass<gpu::GPUModuleOp>(createTlmGpuNativeMath());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createGpuToLLVMConversionPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
+  binary.toolkitPath =
+      options.toolkit.empty() ? findCudaToolkit() : options.toolkit.getValue();
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}

@@ -1,0 +1,56 @@
+// The GPU pipeline on an embedding, RMSNorm and a projection: kernels
+// outlined and launched with a real block/thread mapping, NVVM inside the
+// kernels, and PTX for sm_90 in the binary.
+//
+// RUN: tlm-opt %s --tlm-gpu-pipeline=kernels-only | FileCheck %s --check-prefix=KERNELS
+// RUN: tlm-opt %s --tlm-gpu-pipeline=kernels-only | \
+// RUN:   tlm-opt --pass-pipeline='builtin.module(gpu.module(convert-gpu-to-nvvm))' | FileCheck %s --check-prefix=NVVM
+// RUN: %if libdevice %{ tlm-opt %s --tlm-gpu-pipeline | FileCheck %s --check-prefix=PTX %}
+// RUN: %if libdevice && ptxas %{ tlm-opt %s --tlm-gpu-pipeline=format=fatbin | FileCheck %s --check-prefix=FATBIN %}
+
+// The host keeps only device allocations and launches: one kernel each for
+// the gather, the norm's sum of squares, its scaling, the zero fill and the
+// projection, each with a grid over the rows and 64/128/32 threads along
+// the static last dim.
+// KERNELS-LABEL: func.func @model
+// KERNELS-NOT:     memref.alloc
+// KERNELS-NOT:     scf.parallel
+// KERNELS:         gpu.alloc
+// KERNELS:         gpu.launch_func @model_kernel::@model_kernel blocks in (%{{.*}}, %c1, %c1) threads in (%c64, %c1, %c1)
+// KERNELS:         gpu.launch_func @model_kernel_0::@model_kernel blocks in (%{{.*}}, %{{.*}}, %c1) threads in (%c128, %c1, %c1)
+// KERNELS:         gpu.launch_func {{.*}} threads in (%c32, %c1, %c1)
+// KERNELS:         gpu.dealloc
+// KERNELS:         return
+// KERNELS:       gpu.module @model_kernel
+// KERNELS:         gpu.func @model_kernel({{.*}}) kernel
+// KERNELS:           gpu.block_id x
+// KERNELS:           gpu.thread_id x
+// KERNELS:           memref.load
+
+// NVVM:          gpu.module @model_kernel
+// NVVM:            llvm.func @model_kernel({{.*}}) attributes {gpu.kernel, nvvm.kernel
+// NVVM:              nvvm.read.ptx.sreg.ctaid.x
+// NVVM:              nvvm.read.ptx.sreg.tid.x
+
+// The host is LLVM; its launches stay gpu.launch_func on LLVM values until
+// translation turns them into mgpu* calls.
+// PTX:           llvm.func @model(
+// PTX-NOT:         gpu.alloc
+// PTX:             llvm.call @mgpuMemAlloc
+// PTX:             gpu.launch_func <%{{.*}} : !llvm.ptr> @model_kernel::@model_kernel
+// PTX:           gpu.binary @model_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {{.*}}, assembly = "{{.*}}.version 8.0{{.*}}.target sm_90{{.*}}.entry model_kernel
+// The norm's square root is the correctly rounded one, not libdevice's
+// default sqrt.approx:
+// PTX:           sqrt.rn.f32
+// PTX-NOT:       sqrt.approx
+
+// A fatbin starts with its magic number 0xBA55ED50 (little endian):
+// FATBIN:        gpu.binary @model_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {ISAToBinaryTimeInMs = {{.*}}}, "P\EDU\BA
+
+func.func @model(%ids: tensor<?x?xi64>, %table: tensor<100x64xf32>,
+                 %g: tensor<64xf32>, %w: tensor<32x64xf32>) -> tensor<?x?x32xf32> {
+  %x = tlm.embedding %ids, %table : tensor<?x?xi64>, tensor<100x64xf32> -> tensor<?x?x64xf32>
+  %n = tlm.rmsnorm %x, %g : tensor<?x?x64xf32>, tensor<64xf32> -> tensor<?x?x64xf32>
+  %y = tlm.linear %n, %w : tensor<?x?x64xf32>, tensor<32x64xf32> -> tensor<?x?x32xf32>
+  return %y : tensor<?x?x32xf32>
+}
