@@ -93,7 +93,8 @@ struct TlmGpuMapParallelLoops
     // kernel: the host only sees device pointers.
     WalkResult result = func.walk([&](Operation *op) {
       if (!isa<memref::LoadOp, memref::StoreOp, linalg::LinalgOp>(op) ||
-          op->getParentOfType<scf::ParallelOp>())
+          op->getParentOfType<scf::ParallelOp>() ||
+          op->getParentOfType<gpu::LaunchOp>())
         return WalkResult::advance();
       op->emitOpError("accesses memory outside every parallel loop, so it "
                       "would run on the host against device memory");

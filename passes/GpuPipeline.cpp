@@ -59,9 +59,14 @@ void tlm::buildGpuPipeline(OpPassManager &pm,
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(createCanonicalizerPass());
 
-  // 3. Every op a kernel: parallel loops, mapped, launched, outlined.
+  // 3. Every op a kernel: projections and row reductions shaped by hand,
+  //    the rest as parallel loops, mapped, launched; then outlined.
   OpPassManager &fpm = pm.nest<func::FuncOp>();
   fpm.addPass(createTlmGpuDeviceMemory());
+  if (options.tileMatmuls)
+    fpm.addPass(createTlmGpuTileMatmuls());
+  if (options.blockReductions)
+    fpm.addPass(createTlmGpuBlockReductions());
   fpm.addPass(createConvertLinalgToParallelLoopsPass());
   TlmGpuMapParallelLoopsOptions mapOptions;
   mapOptions.blockSize = options.blockSize;

@@ -82,6 +82,16 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       *this, "block-size",
       llvm::cl::desc("Threads per block along the innermost dimension"),
       llvm::cl::init(128)};
+  PassOptions::Option<bool> tileMatmuls{
+      *this, "tile-matmuls",
+      llvm::cl::desc("Projections as shared-memory tiled kernels "
+                     "(tlm-gpu-tile-matmuls)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> blockReductions{
+      *this, "block-reductions",
+      llvm::cl::desc("Row reductions with one block per row "
+                     "(tlm-gpu-block-reductions)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> kernelsOnly{
       *this, "kernels-only",
       llvm::cl::desc("Stop after kernel outlining (GPU dialect, no NVVM)"),

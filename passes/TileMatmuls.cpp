@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/Projection.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -34,63 +35,6 @@ namespace mlir::tlm {
 using namespace mlir;
 
 namespace {
-
-/// (d0, d1, ...) -> (d_dims[0], d_dims[1], ...).
-AffineMap dimsMapOf(MLIRContext *ctx, unsigned loops, ArrayRef<unsigned> dims) {
-  SmallVector<AffineExpr> exprs = llvm::map_to_vector(
-      dims, [&](unsigned d) { return getAffineDimExpr(d, ctx); });
-  return AffineMap::get(loops, 0, exprs, ctx);
-}
-
-/// The loop roles of a projection `out[rows..., n] += x[rows..., k] · w[n, k]`.
-struct ProjectionDims {
-  SmallVector<unsigned> rows; ///< outer to inner, all parallel
-  unsigned n, k;
-};
-
-/// Matches the contractions the lowering makes for tlm.linear: rows first,
-/// then n, then the one reduction k innermost, f32, static n and k. Other
-/// contractions (attention's, whose GQA maps use floordiv) are left alone.
-FailureOr<ProjectionDims> matchProjection(linalg::LinalgOp op) {
-  if (!linalg::isaContractionOpInterface(op) || op.getNumDpsInits() != 1 ||
-      op.getNumDpsInputs() != 2 || !op.hasPureTensorSemantics())
-    return failure();
-  FailureOr<linalg::ContractionDimensions> dims =
-      linalg::inferContractionDims(op);
-  if (failed(dims) || !dims->batch.empty() || dims->n.size() != 1 ||
-      dims->k.size() != 1 || dims->m.empty())
-    return failure();
-  unsigned loops = op.getNumLoops();
-  ProjectionDims p{{}, dims->n[0], dims->k[0]};
-  if (p.k != loops - 1 || p.n != loops - 2)
-    return failure();
-  // W is (n, k): the layout tlm.linear's weights have.
-  AffineMap wMap = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
-  if (wMap.getNumResults() != 2 || !wMap.getResult(0).isFunctionOfDim(p.n) ||
-      !wMap.getResult(1).isFunctionOfDim(p.k))
-    return failure();
-  for (unsigned i = 0; i + 2 < loops; ++i) {
-    if (!llvm::is_contained(dims->m, i))
-      return failure();
-    p.rows.push_back(i);
-  }
-  // x is (rows..., k) and out (rows..., n), in that order.
-  AffineMap xMap = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
-  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  SmallVector<unsigned> xDims(p.rows), outDims(p.rows);
-  xDims.push_back(p.k);
-  outDims.push_back(p.n);
-  if (xMap != dimsMapOf(op->getContext(), loops, xDims) ||
-      outMap != dimsMapOf(op->getContext(), loops, outDims))
-    return failure();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (ShapedType::isDynamic(ranges[p.n]) || ShapedType::isDynamic(ranges[p.k]))
-    return failure();
-  auto outType = cast<ShapedType>(op.getDpsInits()[0].getType());
-  if (!outType.getElementType().isF32())
-    return failure();
-  return p;
-}
 
 SmallVector<OpFoldResult> tileSizes(OpBuilder &b, ArrayRef<int64_t> sizes) {
   return llvm::map_to_vector(
@@ -116,7 +60,7 @@ FailureOr<scf::SCFTilingResult> tile(RewriterBase &rewriter, Operation *op,
 linalg::LinalgOp findTiled(Region &region) {
   linalg::LinalgOp found;
   region.walk([&](linalg::LinalgOp op) {
-    if (succeeded(matchProjection(op)))
+    if (op.hasPureTensorSemantics() && succeeded(tlm::matchProjection(op)))
       found = op;
   });
   return found;
@@ -142,7 +86,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
   /// peels the row loop: full row tiles run `rowTile x colTile` blocks, the
   /// remaining rows one at a time in `1 x gemvColTile` blocks.
   LogicalResult tileRows(RewriterBase &rewriter, linalg::LinalgOp op,
-                         const ProjectionDims &p) {
+                         const tlm::ProjectionDims &p) {
     unsigned loops = op.getNumLoops(); // `op` is replaced by its tiling
     SmallVector<int64_t> sizes(loops, 0);
     for (unsigned r : p.rows)
@@ -176,7 +120,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
   /// Tiles the columns by `cols` and turns each static block into the
   /// split-k form (or plainly vectorizes it when k does not split).
   LogicalResult blockColumns(RewriterBase &rewriter, linalg::LinalgOp op,
-                             const ProjectionDims &p, int64_t cols) {
+                             const tlm::ProjectionDims &p, int64_t cols) {
     SmallVector<int64_t> sizes(op.getNumLoops(), 0);
     sizes[p.n] = cols;
     FailureOr<scf::SCFTilingResult> blocked = tile(rewriter, op, sizes);
@@ -200,7 +144,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
   /// vector<lanes> FMA chains on contiguous loads of x and w, and the
   /// horizontal sums happen once per block instead of once per k step.
   LogicalResult splitK(RewriterBase &rewriter, linalg::LinalgOp op,
-                       const ProjectionDims &p) {
+                       const tlm::ProjectionDims &p) {
     MLIRContext *ctx = op->getContext();
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
@@ -230,9 +174,10 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
       v.append(b.begin(), b.end());
       return v;
     };
-    SmallVector<AffineMap> maps{dimsMapOf(ctx, loops, concat(rows, {kb, l})),
-                                dimsMapOf(ctx, loops, {c, kb, l}),
-                                dimsMapOf(ctx, loops, concat(rows, {c, l}))};
+    SmallVector<AffineMap> maps{
+        tlm::dimsMapOf(ctx, loops, concat(rows, {kb, l})),
+        tlm::dimsMapOf(ctx, loops, {c, kb, l}),
+        tlm::dimsMapOf(ctx, loops, concat(rows, {c, l}))};
     SmallVector<utils::IteratorType> iters(loops,
                                            utils::IteratorType::parallel);
     iters[kb] = utils::IteratorType::reduction;
@@ -251,8 +196,8 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     // out[r.., c] += Σ_l part: loops (r.., c, l).
     unsigned loops2 = nRows + 2;
     SmallVector<AffineMap> maps2{
-        dimsMapOf(ctx, loops2, concat(rows, {c, c + 1})),
-        dimsMapOf(ctx, loops2, concat(rows, {c}))};
+        tlm::dimsMapOf(ctx, loops2, concat(rows, {c, c + 1})),
+        tlm::dimsMapOf(ctx, loops2, concat(rows, {c}))};
     SmallVector<utils::IteratorType> iters2(loops2,
                                             utils::IteratorType::parallel);
     iters2.back() = utils::IteratorType::reduction;
@@ -303,12 +248,14 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    SmallVector<std::pair<linalg::LinalgOp, ProjectionDims>> work;
+    SmallVector<std::pair<linalg::LinalgOp, tlm::ProjectionDims>> work;
     func.walk([&](linalg::LinalgOp op) {
       if (op->getParentOfType<scf::ForOp>() ||
           op->getParentOfType<scf::ForallOp>())
         return; // already tiled
-      FailureOr<ProjectionDims> p = matchProjection(op);
+      if (!op.hasPureTensorSemantics())
+        return;
+      FailureOr<tlm::ProjectionDims> p = tlm::matchProjection(op);
       if (succeeded(p))
         work.emplace_back(op, *p);
     });

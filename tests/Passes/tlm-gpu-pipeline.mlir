@@ -8,17 +8,21 @@
 // RUN: %if libdevice %{ tlm-opt %s --tlm-gpu-pipeline | FileCheck %s --check-prefix=PTX %}
 // RUN: %if libdevice && ptxas %{ tlm-opt %s --tlm-gpu-pipeline=format=fatbin | FileCheck %s --check-prefix=FATBIN %}
 
-// The host keeps only device allocations and launches: one kernel each for
-// the gather, the norm's sum of squares, its scaling, the zero fill and the
-// projection, each with a grid over the rows and 64/128/32 threads along
-// the static last dim.
+// The host keeps only device allocations and launches: the gather (64
+// threads along d), the norm's zero fill, its sum of squares (one block of
+// 64 threads per row, combined with gpu.all_reduce), its scaling, the
+// projection's zero fill, and the projection as 16 x 16 tiles (2 along its
+// 32 columns) in workgroup memory.
 // KERNELS-LABEL: func.func @model
 // KERNELS-NOT:     memref.alloc
 // KERNELS-NOT:     scf.parallel
 // KERNELS:         gpu.alloc
 // KERNELS:         gpu.launch_func @model_kernel::@model_kernel blocks in (%{{.*}}, %c1, %c1) threads in (%c64, %c1, %c1)
 // KERNELS:         gpu.launch_func @model_kernel_0::@model_kernel blocks in (%{{.*}}, %{{.*}}, %c1) threads in (%c128, %c1, %c1)
-// KERNELS:         gpu.launch_func {{.*}} threads in (%c32, %c1, %c1)
+// KERNELS:         gpu.launch_func @model_kernel_1::@model_kernel blocks in (%{{.*}}, %c1, %c1) threads in (%c64, %c1, %c1)
+// KERNELS:         gpu.launch_func @model_kernel_2::@model_kernel blocks in (%{{.*}}, %c1, %c1) threads in (%c64, %c1, %c1)
+// KERNELS:         gpu.launch_func @model_kernel_3::@model_kernel blocks in (%{{.*}}, %c1, %c1) threads in (%c32, %c1, %c1)
+// KERNELS:         gpu.launch_func @model_kernel_4::@model_kernel blocks in (%{{.*}}, %c2, %c1) threads in (%c16, %c16, %c1)
 // KERNELS:         gpu.dealloc
 // KERNELS:         return
 // KERNELS:       gpu.module @model_kernel
@@ -26,6 +30,13 @@
 // KERNELS:           gpu.block_id x
 // KERNELS:           gpu.thread_id x
 // KERNELS:           memref.load
+// KERNELS:       gpu.module @model_kernel_1
+// KERNELS:         gpu.all_reduce add
+// KERNELS:       gpu.module @model_kernel_4
+// KERNELS:         gpu.func @model_kernel({{.*}}) workgroup({{.*}} : memref<16x16xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<16x17xf32, #gpu.address_space<workgroup>>) kernel
+// KERNELS:           gpu.barrier
+// KERNELS:           math.fma
+// KERNELS:           gpu.barrier
 
 // NVVM:          gpu.module @model_kernel
 // NVVM:            llvm.func @model_kernel({{.*}}) attributes {gpu.kernel, nvvm.kernel
@@ -40,8 +51,11 @@
 // PTX:             gpu.launch_func <%{{.*}} : !llvm.ptr> @model_kernel::@model_kernel
 // PTX:           gpu.binary @model_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {{.*}}, assembly = "{{.*}}.version 8.0{{.*}}.target sm_90{{.*}}.entry model_kernel
 // The norm's square root is the correctly rounded one, not libdevice's
-// default sqrt.approx:
+// default sqrt.approx; the block reduction is warp shuffles, the tiles
+// synchronize with barriers.
+// PTX:           shfl.sync.bfly
 // PTX:           sqrt.rn.f32
+// PTX:           bar.sync
 // PTX-NOT:       sqrt.approx
 
 // A fatbin starts with its magic number 0xBA55ED50 (little endian):

@@ -1,0 +1,53 @@
+//===- Projection.cpp - matching tlm.linear's contractions ----------------===//
+
+#include "passes/Projection.h"
+
+using namespace mlir;
+
+AffineMap tlm::dimsMapOf(MLIRContext *ctx, unsigned loops,
+                         ArrayRef<unsigned> dims) {
+  SmallVector<AffineExpr> exprs = llvm::map_to_vector(
+      dims, [&](unsigned d) { return getAffineDimExpr(d, ctx); });
+  return AffineMap::get(loops, 0, exprs, ctx);
+}
+
+FailureOr<tlm::ProjectionDims> tlm::matchProjection(linalg::LinalgOp op) {
+  if (!linalg::isaContractionOpInterface(op) || op.getNumDpsInits() != 1 ||
+      op.getNumDpsInputs() != 2)
+    return failure();
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || !dims->batch.empty() || dims->n.size() != 1 ||
+      dims->k.size() != 1 || dims->m.empty())
+    return failure();
+  unsigned loops = op.getNumLoops();
+  tlm::ProjectionDims p{{}, dims->n[0], dims->k[0]};
+  if (p.k != loops - 1 || p.n != loops - 2)
+    return failure();
+  // W is (n, k): the layout tlm.linear's weights have.
+  AffineMap wMap = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+  if (wMap.getNumResults() != 2 || !wMap.getResult(0).isFunctionOfDim(p.n) ||
+      !wMap.getResult(1).isFunctionOfDim(p.k))
+    return failure();
+  for (unsigned i = 0; i + 2 < loops; ++i) {
+    if (!llvm::is_contained(dims->m, i))
+      return failure();
+    p.rows.push_back(i);
+  }
+  // x is (rows..., k) and out (rows..., n), in that order.
+  AffineMap xMap = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  SmallVector<unsigned> xDims(p.rows), outDims(p.rows);
+  xDims.push_back(p.k);
+  outDims.push_back(p.n);
+  if (xMap != dimsMapOf(op->getContext(), loops, xDims) ||
+      outMap != dimsMapOf(op->getContext(), loops, outDims))
+    return failure();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ShapedType::isDynamic(ranges[p.n]) || ShapedType::isDynamic(ranges[p.k]))
+    return failure();
+  auto outType = cast<ShapedType>(op.getDpsInits()[0].getType());
+  if (!outType.getElementType().isF32())
+    return failure();
+  return p;
+}

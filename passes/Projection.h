@@ -1,0 +1,32 @@
+//===- Projection.h - matching tlm.linear's contractions --------*- C++ -*-===//
+//
+// The CPU and GPU matmul passes both rewrite the contractions
+// `tlm-lower-to-linalg` makes for tlm.linear and the FFNs; this is the one
+// matcher they share.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TLM_PASSES_PROJECTION_H
+#define TLM_PASSES_PROJECTION_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+namespace mlir::tlm {
+
+/// (d0, d1, ...) -> (d_dims[0], d_dims[1], ...).
+AffineMap dimsMapOf(MLIRContext *ctx, unsigned loops, ArrayRef<unsigned> dims);
+
+/// The loop roles of a projection `out[rows..., n] += x[rows..., k] · w[n, k]`.
+struct ProjectionDims {
+  SmallVector<unsigned> rows; ///< outer to inner, all parallel
+  unsigned n, k;
+};
+
+/// Matches the contractions the lowering makes for tlm.linear: rows first,
+/// then n, then the one reduction k innermost, f32, static n and k. Other
+/// contractions (attention's, whose GQA maps use floordiv) are left alone.
+/// Tensors or buffers alike: callers check which they handle.
+FailureOr<ProjectionDims> matchProjection(linalg::LinalgOp op);
+
+} // namespace mlir::tlm
+
+#endif // TLM_PASSES_PROJECTION_H
