@@ -18,6 +18,7 @@
 
 namespace mlir::tlm {
 #define GEN_PASS_DEF_TLMALLOWINLINING
+#define GEN_PASS_DEF_TLMGPUDEDUPKERNELS
 #define GEN_PASS_DEF_TLMGPUDEVICEMEMORY
 #define GEN_PASS_DEF_TLMGPUMAPPARALLELLOOPS
 #include "passes/Passes.h.inc"
@@ -166,6 +167,44 @@ struct TlmGpuMapParallelLoops
     if (!lb || !ub || !step || *step <= 0)
       return std::nullopt;
     return (*ub - *lb + *step - 1) / *step;
+  }
+};
+
+struct TlmGpuDedupKernels
+    : public tlm::impl::TlmGpuDedupKernelsBase<TlmGpuDedupKernels> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    llvm::StringMap<StringAttr> keptByContents;
+    DenseMap<StringAttr, StringAttr> replacement;
+    SmallVector<gpu::GPUModuleOp> duplicates;
+    for (auto gpuModule : module.getOps<gpu::GPUModuleOp>()) {
+      // The contents with names local to each op, so that identical
+      // kernels print identically whatever surrounds them.
+      std::string contents;
+      llvm::raw_string_ostream os(contents);
+      for (Operation &op : gpuModule.getBody()->getOperations())
+        op.print(os, OpPrintingFlags().useLocalScope());
+      for (NamedAttribute attr : gpuModule->getAttrs())
+        if (attr.getName() != SymbolTable::getSymbolAttrName())
+          os << attr.getName() << "=" << attr.getValue() << ";";
+      auto [it, inserted] =
+          keptByContents.try_emplace(contents, gpuModule.getSymNameAttr());
+      if (inserted)
+        continue;
+      replacement[gpuModule.getSymNameAttr()] = it->second;
+      duplicates.push_back(gpuModule);
+    }
+    if (duplicates.empty())
+      return;
+    module.walk([&](gpu::LaunchFuncOp launch) {
+      SymbolRefAttr kernel = launch.getKernel();
+      auto it = replacement.find(kernel.getRootReference());
+      if (it != replacement.end())
+        launch.setKernelAttr(
+            SymbolRefAttr::get(it->second, kernel.getNestedReferences()));
+    });
+    for (gpu::GPUModuleOp gpuModule : duplicates)
+      gpuModule.erase();
   }
 };
 

@@ -75,6 +75,7 @@ void tlm::buildGpuPipeline(OpPassManager &pm,
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(createTlmGpuDedupKernels());
   if (options.kernelsOnly)
     return;
 

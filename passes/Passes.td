@@ -409,4 +409,30 @@ def TlmGpuBlockReductions : Pass<"tlm-gpu-block-reductions", "::mlir::func::Func
   ];
 }
 
+def TlmGpuDedupKernels : Pass<"tlm-gpu-dedup-kernels", "::mlir::ModuleOp"> {
+  let summary = "Keep one copy of each distinct outlined kernel";
+  let description = [{
+    `gpu-kernel-outlining` makes one `gpu.module` per launch, and a model
+    launches the same kernels once per layer. This pass compares the
+    modules' contents (printed with local names, so only the module's own
+    symbol differs), keeps the first of each set of identical modules,
+    points every `gpu.launch_func` at it and erases the rest: less PTX to
+    generate at compile time and fewer modules for the driver to load.
+
+    Before:
+    ```mlir
+    gpu.launch_func @f_kernel::@f_kernel ...
+    gpu.launch_func @f_kernel_0::@f_kernel ...
+    gpu.module @f_kernel { gpu.func @f_kernel(...) kernel { BODY } }
+    gpu.module @f_kernel_0 { gpu.func @f_kernel(...) kernel { BODY } }
+    ```
+    After:
+    ```mlir
+    gpu.launch_func @f_kernel::@f_kernel ...
+    gpu.launch_func @f_kernel::@f_kernel ...
+    gpu.module @f_kernel { gpu.func @f_kernel(...) kernel { BODY } }
+    ```
+  }];
+}
+
 #endif // TLM_PASSES_TD
