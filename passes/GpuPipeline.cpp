@@ -10,8 +10,6 @@
 #include "passes/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
-#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
-#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -48,15 +46,7 @@ void tlm::buildGpuPipeline(OpPassManager &pm,
 
   // 2. Bufferize into the caller's buffers; temporaries get static
   //    lifetimes (one function, no calls) and then live in device memory.
-  pm.addPass(bufferization::createEmptyTensorEliminationPass());
-  bufferization::OneShotBufferizePassOptions bufOpts;
-  bufOpts.bufferizeFunctionBoundaries = true;
-  bufOpts.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufOpts));
-  bufferization::BufferDeallocationPipelineOptions deallocOpts;
-  bufferization::buildBufferDeallocationPipeline(pm, deallocOpts);
-  pm.addPass(createConvertBufferizationToMemRefPass());
+  buildBufferizationPipeline(pm);
   pm.addPass(createCanonicalizerPass());
 
   // 3. Every op a kernel: projections and row reductions shaped by hand,

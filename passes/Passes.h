@@ -57,6 +57,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(true)};
 };
 
+/// Tensors → buffers for entries with the memref ABI: results written in
+/// the caller's buffers, temporaries freed (one-shot bufferization with the
+/// deallocation pipeline), bufferization ops lowered to memref.
+void buildBufferizationPipeline(OpPassManager &pm);
+
 /// tlm ops → LLVM dialect, with the JIT's destination-passing entry ABI.
 void buildCpuPipeline(OpPassManager &pm,
                       const CpuPipelineOptions &options = {});

@@ -31,6 +31,21 @@ void tlm::buildLinalgPipeline(OpPassManager &pm, bool fuseAttention) {
   pm.addPass(createCSEPass());
 }
 
+void tlm::buildBufferizationPipeline(OpPassManager &pm) {
+  // Results are computed in the caller's buffers: without this, the logits
+  // went to a temporary and were copied out (small.json, 512 tokens: 65 MB,
+  // freshly mmapped and page-faulted at every prefill).
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  bufferization::OneShotBufferizePassOptions bufOpts;
+  bufOpts.bufferizeFunctionBoundaries = true;
+  bufOpts.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufOpts));
+  bufferization::BufferDeallocationPipelineOptions deallocOpts;
+  bufferization::buildBufferDeallocationPipeline(pm, deallocOpts);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+}
+
 void tlm::buildCpuPipeline(OpPassManager &pm,
                            const CpuPipelineOptions &options) {
   // 1. tlm → linalg on tensors, entry points on caller-owned memrefs.
@@ -50,20 +65,9 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
 
   // 2. Bufferize; temporaries are freed by the deallocation pipeline.
-  // Results are computed in the caller's buffers: without this, the logits
-  // went to a temporary and were copied out (small.json, 512 tokens: 65 MB,
-  // freshly mmapped and page-faulted at every prefill).
-  pm.addPass(bufferization::createEmptyTensorEliminationPass());
-  bufferization::OneShotBufferizePassOptions bufOpts;
-  bufOpts.bufferizeFunctionBoundaries = true;
-  bufOpts.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufOpts));
-  bufferization::BufferDeallocationPipelineOptions deallocOpts;
-  bufferization::buildBufferDeallocationPipeline(pm, deallocOpts);
   // Private functions (the shared block) return fresh buffers; the
   // ownership-based deallocation clones them, and clones become alloc+copy.
-  pm.addPass(createConvertBufferizationToMemRefPass());
+  buildBufferizationPipeline(pm);
 
   // 3. Loops (the parallel dims of each op as an OpenMP worksharing loop
   //    when `parallel`), then LLVM.
