@@ -148,6 +148,7 @@ llvm::Error Session::stepOnDevice(const int64_t *ids, int64_t seq,
     if (bytes <= capacity)
       return llvm::Error::success();
     buffer.reset();
+    capacity = 0;
     auto device = cuda::allocate(bytes);
     if (!device)
       return device.takeError();

@@ -1,10 +1,10 @@
-//===- Session.h - a compiled model with bound weights and a KV cache -*- C++
-//-*-===//
+//===- Session.h - a compiled model, its weights and KV cache ---*- C++ -*-===//
 //
 // Compiles a config's prefill and decode entries once, binds the weights
-// (never copied: the caller keeps them alive), and owns the KV cache: one
-// position-major (context_length, batch, kv_dim) buffer per layer for keys
-// and one for values. Prefill writes rows [T, T+S) of each; decode one row.
+// (on the CPU never copied: the caller keeps them alive; on the GPU copied
+// to the device once), and owns the KV cache: one position-major
+// (context_length, batch, kv_dim) buffer per layer for keys and one for
+// values. Prefill writes rows [T, T+S) of each; decode one row.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TLM_RUNTIME_SESSION_H
