@@ -16,7 +16,6 @@
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 
 #include <cstdlib>
 
@@ -29,6 +28,12 @@ std::string tlm::findCudaToolkit() {
   if (llvm::sys::fs::is_directory("/usr/local/cuda"))
     return "/usr/local/cuda";
   return "";
+}
+
+std::string tlm::findLibdevice() {
+  std::string toolkit = findCudaToolkit();
+  std::string path = toolkit + "/nvvm/libdevice/libdevice.10.bc";
+  return !toolkit.empty() && llvm::sys::fs::exists(path) ? path : "";
 }
 
 void tlm::buildGpuPipeline(OpPassManager &pm,

@@ -112,6 +112,8 @@ void buildGpuPipeline(OpPassManager &pm,
 /// The CUDA toolkit folder the GPU pipeline uses when none is given, or an
 /// empty string.
 std::string findCudaToolkit();
+/// That toolkit's libdevice (which the kernels link), or an empty string.
+std::string findLibdevice();
 
 /// Registers `tlm-linalg-pipeline`, `tlm-cpu-pipeline` and
 /// `tlm-gpu-pipeline`.

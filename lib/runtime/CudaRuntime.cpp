@@ -15,6 +15,9 @@
 #include <mutex>
 
 namespace tlm::runtime::cuda {
+
+char UnavailableError::ID = 0;
+
 namespace {
 
 using CUresult = int;
@@ -204,14 +207,14 @@ llvm::Error probeLibrary(const std::string &library) {
   Driver d{};
   std::string error = load(library, d);
   if (!error.empty())
-    return llvm::createStringError(error);
+    return unavailable(error);
   return llvm::Error::success();
 }
 
 llvm::Error available() {
   State &s = initialised();
   if (!s.error.empty())
-    return llvm::createStringError(s.error);
+    return unavailable(s.error);
   return llvm::Error::success();
 }
 
@@ -234,8 +237,8 @@ llvm::Expected<void *> allocate(size_t bytes) {
     return takeError();
   CUdeviceptr p = 0;
   if (CUresult r = d->memAlloc(&p, bytes ? bytes : 1); r != kSuccess)
-    return llvm::createStringError("cannot allocate " + std::to_string(bytes) +
-                                   " bytes on the GPU: " + describe(*d, r));
+    return unavailable("cannot allocate " + std::to_string(bytes) +
+                       " bytes on the GPU: " + describe(*d, r));
   return reinterpret_cast<void *>(p);
 }
 
@@ -249,8 +252,7 @@ llvm::Error copyToDevice(void *device, const void *host, size_t bytes) {
   if (!d)
     return takeError();
   if (CUresult r = d->memcpyHtoD(dptr(device), host, bytes); r != kSuccess)
-    return llvm::createStringError("copy to the GPU failed: " +
-                                   describe(*d, r));
+    return unavailable("copy to the GPU failed: " + describe(*d, r));
   return llvm::Error::success();
 }
 
@@ -259,8 +261,7 @@ llvm::Error copyToHost(void *host, const void *device, size_t bytes) {
   if (!d)
     return takeError();
   if (CUresult r = d->memcpyDtoH(host, dptr(device), bytes); r != kSuccess)
-    return llvm::createStringError("copy from the GPU failed: " +
-                                   describe(*d, r));
+    return unavailable("copy from the GPU failed: " + describe(*d, r));
   return llvm::Error::success();
 }
 
@@ -271,7 +272,7 @@ llvm::Error takeError() {
     return llvm::Error::success();
   std::string message = std::move(s.sticky);
   s.sticky.clear();
-  return llvm::createStringError(message);
+  return unavailable(message);
 }
 
 //===----------------------------------------------------------------------===//

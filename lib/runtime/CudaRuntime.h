@@ -23,6 +23,25 @@
 
 namespace tlm::runtime::cuda {
 
+/// A reason the GPU target cannot be used here (no driver, no device, no
+/// libdevice, a driver call that failed), as opposed to a compiler bug;
+/// tlm-run maps it to exit 3.
+class UnavailableError : public llvm::ErrorInfo<UnavailableError> {
+public:
+  static char ID;
+  explicit UnavailableError(std::string message)
+      : message(std::move(message)) {}
+  void log(llvm::raw_ostream &os) const override { os << message; }
+  std::error_code convertToErrorCode() const override {
+    return llvm::inconvertibleErrorCode();
+  }
+  std::string message;
+};
+
+inline llvm::Error unavailable(std::string message) {
+  return llvm::make_error<UnavailableError>(std::move(message));
+}
+
 /// Opens `library` and resolves the driver entry points tlm uses, without
 /// initialising a device. Fails with the loader's message when the library
 /// or one of the entry points is missing. (For tests of the no-driver

@@ -16,7 +16,6 @@
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/DynamicLibrary.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <chrono>
@@ -94,10 +93,8 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
     // The kernels call libdevice (RoPE's f64 sin/cos, exp), which the
     // pipeline links from the CUDA toolkit; without it the driver would
     // reject the PTX only at load time, with a less clear message.
-    std::string toolkit = mlir::tlm::findCudaToolkit();
-    std::string libdevice = toolkit + "/nvvm/libdevice/libdevice.10.bc";
-    if (toolkit.empty() || !llvm::sys::fs::exists(libdevice))
-      return llvm::createStringError(
+    if (mlir::tlm::findLibdevice().empty())
+      return cuda::unavailable(
           "the GPU pipeline needs CUDA's libdevice (nvvm/libdevice/"
           "libdevice.10.bc): set CUDA_HOME to a CUDA toolkit folder");
     mlir::tlm::buildGpuPipeline(pm);
@@ -190,8 +187,8 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
     // to compile time, and whose errors belong here.
     jit->engine_->initialize();
     if (llvm::Error err = cuda::takeError())
-      return llvm::createStringError("loading the GPU kernels failed: " +
-                                     llvm::toString(std::move(err)));
+      return cuda::unavailable("loading the GPU kernels failed: " +
+                               llvm::toString(std::move(err)));
   }
   jit->codegenMs_ = msSince(start);
   if (objectPath)
@@ -262,7 +259,7 @@ llvm::Error Jit::call(llvm::StringRef entry, llvm::ArrayRef<TensorRef> args) {
   // recorded on the way.
   if (cuda_)
     if (llvm::Error err = cuda::takeError())
-      return llvm::createStringError(
+      return cuda::unavailable(
           entry.str() + " on the GPU: " + llvm::toString(std::move(err)));
   return llvm::Error::success();
 }

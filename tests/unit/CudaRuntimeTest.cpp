@@ -15,7 +15,6 @@
 #include "passes/Passes.h"
 
 #include "mlir/IR/MLIRContext.h"
-#include "llvm/Support/FileSystem.h"
 
 #include <cstdlib>
 
@@ -35,12 +34,6 @@ model::Config tinyConfig() {
   c.numKvHeads = 2;
   c.dFF = 64;
   return c;
-}
-
-bool haveLibdevice() {
-  std::string toolkit = mlir::tlm::findCudaToolkit();
-  return !toolkit.empty() &&
-         llvm::sys::fs::exists(toolkit + "/nvvm/libdevice/libdevice.10.bc");
 }
 
 TEST(CudaRuntime, ProbeNamesTheMissingLibrary) {
@@ -120,7 +113,7 @@ TEST(CudaRuntime, MissingLibdeviceIsNamed) {
 }
 
 TEST(CudaRuntime, GpuModelCompilesAndRunsWhereADriverAnswers) {
-  if (!haveLibdevice())
+  if (mlir::tlm::findLibdevice().empty())
     GTEST_SKIP() << "no CUDA libdevice (set CUDA_HOME)";
   model::Config c = tinyConfig();
   mlir::DialectRegistry registry;

@@ -167,14 +167,19 @@ makeSession(const Options &o, const model::Config &c, int64_t batch) {
     return userError(shortfall);
   auto s = runtime::Session::compile(c, {batch, *jit});
   if (!s) {
-    std::string message = llvm::toString(s.takeError());
     // A GPU setup problem (no libdevice, kernels the driver rejects) makes
     // the target unavailable; anything else is a compiler failure.
-    if (jit->target == runtime::Target::Cuda &&
-        (message.find("libdevice") != std::string::npos ||
-         message.find("GPU") != std::string::npos))
-      return llvm::make_error<ExitError>(3, "target cuda: " + message);
-    return llvm::make_error<ExitError>(2, "compilation failed: " + message);
+    std::unique_ptr<ExitError> exit;
+    llvm::handleAllErrors(
+        s.takeError(),
+        [&](const runtime::cuda::UnavailableError &e) {
+          exit = std::make_unique<ExitError>(3, "target cuda: " + e.message);
+        },
+        [&](const llvm::ErrorInfoBase &e) {
+          exit = std::make_unique<ExitError>(2, "compilation failed: " +
+                                                    e.message());
+        });
+    return llvm::Error(std::move(exit));
   }
   return s;
 }
