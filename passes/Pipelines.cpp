@@ -76,6 +76,8 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
     pm.addPass(createConvertSCFToOpenMPPass());
   } else {
+    // Fused attention's (batch, head) forall, run in order.
+    pm.addPass(createForallToForLoopPass());
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   }
   // Vector transfers become loads/stores of 1-D vectors (fully unrolled:

@@ -4,9 +4,11 @@
 // pass over the keys keeps a running max m, a running sum l and a running
 // output acc (flash-attention's online softmax), so no scores tensor is ever
 // materialised: memory is O(head_dim) per query instead of O(seq²), and the
-// past keys are read in place from the position-major cache. Each key costs
-// one vector dot product (head_dim lanes), two scalar exps and two vector
-// multiply-adds. GQA reads kv head h / G; nothing is copied.
+// past keys are read in place from the position-major cache. Keys go in
+// blocks of 16: sixteen dot products make one vector of scores, whose max,
+// exps and sum are vector ops, and the state is rescaled once per block;
+// the last partial block goes key by key. GQA reads kv head h / G; nothing
+// is copied. (batch, head) pairs run as an scf.forall, on every thread.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +27,9 @@ using namespace mlir::tlm;
 
 namespace {
 
+/// Keys per block of the vectorized key loop: one f32 vector of scores.
+constexpr int64_t kKeyBlock = 16;
+
 /// The running state of one query row.
 struct Online {
   Value m, l, acc; ///< f32, f32, vector<dk x f32>
@@ -37,35 +42,51 @@ struct KeySource {
   std::function<SmallVector<Value>(Value j, Value b, Value kvh)> at;
 };
 
-/// Folds keys [0, count) of `src` into `state`.
-Online foldKeys(OpBuilder &b, Location loc, const KeySource &src, Value count,
-                Value batch, Value kvh, Value q, Online state) {
+arith::FastMathFlags reassocContract() {
+  return arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
+}
+
+/// q · key(j): one vector multiply and a horizontal sum.
+Value score(OpBuilder &b, Location loc, const KeySource &src, Value j,
+            Value batch, Value kvh, Value q) {
   auto vecType = cast<VectorType>(q.getType());
-  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
-  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
   Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-  auto reassoc = arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
+  Value key = vector::TransferReadOp::create(b, loc, vecType, src.keys,
+                                             src.at(j, batch, kvh), pad,
+                                             SmallVector<bool>{true});
+  return vector::ReductionOp::create(
+      b, loc, vector::CombiningKind::ADD,
+      arith::MulFOp::create(b, loc, q, key, reassocContract()), Value(),
+      reassocContract());
+}
+
+Value valueRow(OpBuilder &b, Location loc, const KeySource &src, Value j,
+               Value batch, Value kvh, VectorType vecType) {
+  Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  return vector::TransferReadOp::create(b, loc, vecType, src.values,
+                                        src.at(j, batch, kvh), pad,
+                                        SmallVector<bool>{true});
+}
+
+/// Folds keys [begin, end) into `state` one at a time: the tail after the
+/// last whole block.
+Online foldKeys(OpBuilder &b, Location loc, const KeySource &src, Value begin,
+                Value end, Value batch, Value kvh, Value q, Online state) {
+  auto vecType = cast<VectorType>(q.getType());
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
   auto loop = scf::ForOp::create(
-      b, loc, c0, count, c1, ValueRange{state.m, state.l, state.acc},
+      b, loc, begin, end, c1, ValueRange{state.m, state.l, state.acc},
       [&](OpBuilder &nb, Location nl, Value j, ValueRange it) {
-        SmallVector<Value> idx = src.at(j, batch, kvh);
-        SmallVector<bool> inBounds(1, true);
-        Value key = vector::TransferReadOp::create(
-            nb, nl, vecType, src.keys, idx, pad, inBounds);
-        Value s = vector::ReductionOp::create(
-            nb, nl, vector::CombiningKind::ADD,
-            arith::MulFOp::create(nb, nl, q, key, reassoc), Value(),
-            reassoc);
+        Value s = score(nb, nl, src, j, batch, kvh, q);
         Value m = it[0], l = it[1], acc = it[2];
         Value mNew = arith::MaximumFOp::create(nb, nl, m, s);
-        Value alpha = math::ExpOp::create(
-            nb, nl, arith::SubFOp::create(nb, nl, m, mNew));
-        Value p = math::ExpOp::create(nb, nl,
-                                      arith::SubFOp::create(nb, nl, s, mNew));
+        Value alpha =
+            math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, m, mNew));
+        Value p =
+            math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, s, mNew));
         Value lNew = arith::AddFOp::create(
             nb, nl, arith::MulFOp::create(nb, nl, l, alpha), p);
-        Value value = vector::TransferReadOp::create(
-            nb, nl, vecType, src.values, idx, pad, inBounds);
+        Value value = valueRow(nb, nl, src, j, batch, kvh, vecType);
         Value alphaV = vector::BroadcastOp::create(nb, nl, vecType, alpha);
         Value pV = vector::BroadcastOp::create(nb, nl, vecType, p);
         Value accNew = vector::FMAOp::create(
@@ -73,6 +94,68 @@ Online foldKeys(OpBuilder &b, Location loc, const KeySource &src, Value count,
         scf::YieldOp::create(nb, nl, ValueRange{mNew, lNew, accNew});
       });
   return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+}
+
+/// Folds `blocks` whole blocks of kKeyBlock keys from key 0 into `state`.
+/// Per block: the scores form one vector, so the max, the exps and the sum
+/// are vector ops and the running state is rescaled once per block instead
+/// of once per key (the per-key form is a serial chain of two exps).
+Online foldKeyBlocks(OpBuilder &b, Location loc, const KeySource &src,
+                     Value blocks, Value batch, Value kvh, Value q,
+                     Online state) {
+  auto vecType = cast<VectorType>(q.getType());
+  auto blockType = VectorType::get({kKeyBlock}, b.getF32Type());
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  Value width = arith::ConstantIndexOp::create(b, loc, kKeyBlock);
+  auto loop = scf::ForOp::create(
+      b, loc, c0, blocks, c1, ValueRange{state.m, state.l, state.acc},
+      [&](OpBuilder &nb, Location nl, Value blk, ValueRange it) {
+        Value first = arith::MulIOp::create(nb, nl, blk, width);
+        SmallVector<Value> keys, scores;
+        for (int64_t t = 0; t < kKeyBlock; ++t) {
+          keys.push_back(arith::AddIOp::create(
+              nb, nl, first, arith::ConstantIndexOp::create(nb, nl, t)));
+          scores.push_back(score(nb, nl, src, keys.back(), batch, kvh, q));
+        }
+        Value s = vector::FromElementsOp::create(nb, nl, blockType, scores);
+        Value m = it[0], l = it[1], acc = it[2];
+        Value mNew = arith::MaximumFOp::create(
+            nb, nl, m,
+            vector::ReductionOp::create(nb, nl, vector::CombiningKind::MAXIMUMF,
+                                        s));
+        Value alpha =
+            math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, m, mNew));
+        Value p = math::ExpOp::create(
+            nb, nl,
+            arith::SubFOp::create(
+                nb, nl, s,
+                vector::BroadcastOp::create(nb, nl, blockType, mNew)));
+        Value lNew = arith::AddFOp::create(
+            nb, nl, arith::MulFOp::create(nb, nl, l, alpha),
+            vector::ReductionOp::create(nb, nl, vector::CombiningKind::ADD, p,
+                                        Value(), reassocContract()));
+        Value accNew = arith::MulFOp::create(
+            nb, nl, acc, vector::BroadcastOp::create(nb, nl, vecType, alpha));
+        for (int64_t t = 0; t < kKeyBlock; ++t) {
+          Value pt = vector::ExtractOp::create(nb, nl, p, t);
+          accNew = vector::FMAOp::create(
+              nb, nl, vector::BroadcastOp::create(nb, nl, vecType, pt),
+              valueRow(nb, nl, src, keys[t], batch, kvh, vecType), accNew);
+        }
+        scf::YieldOp::create(nb, nl, ValueRange{mNew, lNew, accNew});
+      });
+  return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+}
+
+/// Folds keys [0, count): whole blocks, then the tail one key at a time.
+Online foldAll(OpBuilder &b, Location loc, const KeySource &src, Value count,
+               Value batch, Value kvh, Value q, Online state) {
+  Value width = arith::ConstantIndexOp::create(b, loc, kKeyBlock);
+  Value blocks = arith::DivUIOp::create(b, loc, count, width);
+  state = foldKeyBlocks(b, loc, src, blocks, batch, kvh, q, state);
+  Value tail = arith::MulIOp::create(b, loc, blocks, width);
+  return foldKeys(b, loc, src, tail, count, batch, kvh, q, state);
 }
 
 } // namespace
@@ -90,7 +173,6 @@ Value tlm::fusedCachedAttention(OpBuilder &b, Location loc, Value q,
   Value batch = tensor::DimOp::create(b, loc, q, 0);
   Value seq = tensor::DimOp::create(b, loc, q, 1);
   Value past = tensor::DimOp::create(b, loc, kPast, 0);
-  Value hCount = arith::ConstantIndexOp::create(b, loc, heads);
   Value groupV = arith::ConstantIndexOp::create(b, loc, group);
   Value init = emptyTensor(b, loc, sizesOf(b, loc, q), f32);
   Value scale = arith::ConstantOp::create(
@@ -99,8 +181,8 @@ Value tlm::fusedCachedAttention(OpBuilder &b, Location loc, Value q,
   // key without relying on how an approximated exp treats -inf.
   Value lowest = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(-3.0e38f));
   Value zeroF = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-  Value zeroV = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(
-                                                      vecType, 0.0f));
+  Value zeroV =
+      arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vecType, 0.0f));
   SmallVector<bool> inBounds(1, true);
 
   KeySource pastSrc{kPast, vPast, [&](Value j, Value bb, Value kvh) {
@@ -110,42 +192,47 @@ Value tlm::fusedCachedAttention(OpBuilder &b, Location loc, Value q,
                      return SmallVector<Value>{bb, j, kvh, c0};
                    }};
 
-  auto nest = [&](OpBuilder &b1, Location l1, Value bb, Value out1) {
-    return scf::ForOp::create(
-        b1, l1, c0, seq, c1, ValueRange{out1},
-        [&](OpBuilder &b2, Location l2, Value i, ValueRange it2) {
-          auto heads = scf::ForOp::create(
-              b2, l2, c0, hCount, c1, ValueRange{it2[0]},
-              [&](OpBuilder &b3, Location l3, Value h, ValueRange it3) {
-                Value kvh = arith::DivUIOp::create(b3, l3, h, groupV);
-                Value pad = zeroF;
-                Value qRow = vector::TransferReadOp::create(
-                    b3, l3, vecType, q, ValueRange{bb, i, h, c0}, pad,
-                    inBounds);
-                qRow = arith::MulFOp::create(
-                    b3, l3, qRow,
-                    vector::BroadcastOp::create(b3, l3, vecType, scale));
-                Online st{lowest, zeroF, zeroV};
-                st = foldKeys(b3, l3, pastSrc, past, bb, kvh, qRow, st);
-                // Causal: new query i sees new keys 0..i.
-                Value visible = arith::AddIOp::create(b3, l3, i, c1);
-                st = foldKeys(b3, l3, newSrc, visible, bb, kvh, qRow, st);
-                Value outRow = arith::DivFOp::create(
-                    b3, l3, st.acc,
-                    vector::BroadcastOp::create(b3, l3, vecType, st.l));
-                Value written = vector::TransferWriteOp::create(
-                                    b3, l3, outRow, it3[0],
-                                    ValueRange{bb, i, h, c0}, inBounds)
-                                    .getResult();
-                scf::YieldOp::create(b3, l3, written);
-              });
-          scf::YieldOp::create(b2, l2, heads.getResults());
-        });
-  };
-  auto loop = scf::ForOp::create(
-      b, loc, c0, batch, c1, ValueRange{init},
-      [&](OpBuilder &b1, Location l1, Value bb, ValueRange it1) {
-        scf::YieldOp::create(b1, l1, nest(b1, l1, bb, it1[0]).getResults());
+  // (batch, head) pairs are independent: an scf.forall, which the CPU
+  // pipeline runs on every thread. Each owns the (1, S, 1, dk) slice of the
+  // output it writes; its keys and values (one kv head) stay in cache while
+  // its queries run in order.
+  auto forall = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{batch, b.getIndexAttr(heads)},
+      ValueRange{init}, std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forall.getBody());
+  Value bb = forall.getInductionVars()[0], h = forall.getInductionVars()[1];
+  Value kvh = arith::DivUIOp::create(b, loc, h, groupV);
+  SmallVector<OpFoldResult> offsets{bb, b.getIndexAttr(0), h,
+                                    b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes{b.getIndexAttr(1), seq, b.getIndexAttr(1),
+                                  b.getIndexAttr(dk)};
+  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+  Value slice = tensor::ExtractSliceOp::create(
+      b, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
+  auto rows = scf::ForOp::create(
+      b, loc, c0, seq, c1, ValueRange{slice},
+      [&](OpBuilder &nb, Location nl, Value i, ValueRange it) {
+        Value qRow = vector::TransferReadOp::create(
+            nb, nl, vecType, q, ValueRange{bb, i, h, c0}, zeroF, inBounds);
+        qRow = arith::MulFOp::create(
+            nb, nl, qRow, vector::BroadcastOp::create(nb, nl, vecType, scale));
+        Online st{lowest, zeroF, zeroV};
+        st = foldAll(nb, nl, pastSrc, past, bb, kvh, qRow, st);
+        // Causal: new query i sees new keys 0..i.
+        Value visible = arith::AddIOp::create(nb, nl, i, c1);
+        st = foldAll(nb, nl, newSrc, visible, bb, kvh, qRow, st);
+        Value outRow = arith::DivFOp::create(
+            nb, nl, st.acc, vector::BroadcastOp::create(nb, nl, vecType, st.l));
+        Value written =
+            vector::TransferWriteOp::create(nb, nl, outRow, it[0],
+                                            ValueRange{c0, i, c0, c0}, inBounds)
+                .getResult();
+        scf::YieldOp::create(nb, nl, written);
       });
-  return loop.getResult(0);
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(b, loc, rows.getResult(0),
+                                        forall.getRegionIterArgs()[0], offsets,
+                                        sizes, strides);
+  return forall.getResult(0);
 }

@@ -203,26 +203,37 @@ func.func @silu(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
 // CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 0]
 // CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, %[[T]]]
 // CHECK: return %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>
-// Fused (the default): per (batch, query, head) an online-softmax loop over
-// the past keys, then over the new keys 0..i, carrying (max, sum, output
-// row); GQA reads kv head h / 2; no scores tensor and no concat.
+// Fused (the default): per (batch, head) pair, an scf.forall iteration
+// owning its slice of the output, each query runs an online-softmax loop
+// over the past keys, then over the new keys 0..i, carrying (max, sum, output
+// row): whole blocks of 16 keys (one vector of scores, vector exp) and the
+// tail key by key. GQA reads kv head h / 2; no scores tensor, no concat.
 // FUSED-LABEL: func @cached_attention
 // FUSED-NOT:     tensor.concat
 // FUSED:         linalg.transpose {{.*}} permutation = [1, 0, 2, 3]
-// FUSED:         scf.for %[[B:.*]] = %c0 to
-// FUSED:           scf.for %[[I:.*]] = %c0 to
-// FUSED:             scf.for %[[H:.*]] = %c0 to %c4
-// FUSED:               %[[KVH:.*]] = arith.divui %[[H]], %c2
-// FUSED:               scf.for {{.*}} -> (f32, f32, vector<16xf32>)
-// FUSED:                 vector.transfer_read %{{.*}}[%{{.*}}, %[[B]], %[[KVH]], %c0]
-// FUSED:                 vector.reduction <add>
-// FUSED:                 arith.maximumf
-// FUSED:                 math.exp
-// FUSED:                 vector.fma
-// FUSED:               %[[SEEN:.*]] = arith.addi %[[I]], %c1
-// FUSED:               scf.for %{{.*}} = %c0 to %[[SEEN]] {{.*}} -> (f32, f32, vector<16xf32>)
-// FUSED:               arith.divf {{.*}} : vector<16xf32>
-// FUSED:               vector.transfer_write {{.*}}[%[[B]], %[[I]], %[[H]], %c0]
+// FUSED:         scf.forall (%[[B:.*]], %[[H:.*]]) in (%{{.*}}, 4) shared_outs(%[[OUT:.*]] = %{{.*}})
+// FUSED:           %[[KVH:.*]] = arith.divui %[[H]], %c2
+// FUSED:           %[[ROWS:.*]] = tensor.extract_slice %[[OUT]][%[[B]], 0, %[[H]], 0] [1, %{{.*}}, 1, 16]
+// FUSED:           scf.for %[[I:.*]] = %c0 to %{{.*}} iter_args(%{{.*}} = %[[ROWS]])
+// FUSED:             vector.transfer_read %{{.*}}[%[[B]], %[[I]], %[[H]], %c0]
+// FUSED:             scf.for {{.*}} -> (f32, f32, vector<16xf32>)
+// FUSED:               vector.transfer_read %{{.*}}[%{{.*}}, %[[B]], %[[KVH]], %c0]
+// FUSED:               vector.reduction <add>
+// FUSED:               vector.from_elements {{.*}} : vector<16xf32>
+// FUSED:               vector.reduction <maximumf>
+// FUSED:               math.exp {{.*}} : vector<16xf32>
+// FUSED:               vector.fma
+// FUSED:             scf.for {{.*}} -> (f32, f32, vector<16xf32>)
+// FUSED:               arith.maximumf
+// FUSED:               math.exp {{.*}} : f32
+// FUSED:             %[[SEEN:.*]] = arith.addi %[[I]], %c1
+// FUSED:             %[[BLOCKS:.*]] = arith.divui %[[SEEN]], %c16
+// FUSED:             scf.for %{{.*}} = %c0 to %[[BLOCKS]] {{.*}} -> (f32, f32, vector<16xf32>)
+// FUSED:             scf.for %{{.*}} = %{{.*}} to %[[SEEN]] {{.*}} -> (f32, f32, vector<16xf32>)
+// FUSED:             arith.divf {{.*}} : vector<16xf32>
+// FUSED:             vector.transfer_write {{.*}}[%c0, %[[I]], %c0, %c0]
+// FUSED:           scf.forall.in_parallel
+// FUSED:             tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[B]], 0, %[[H]], 0]
 // FUSED-NOT:     tensor.concat
 func.func @cached_attention(%q: tensor<?x?x64xf32>, %kv: tensor<?x?x32xf32>, %past: tensor<?x?x32xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>) {
   %o, %kn, %vn = tlm.cached_attention %q, %kv, %kv, %past, %past {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.0e+04 : f64} : (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)

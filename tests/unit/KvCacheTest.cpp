@@ -87,7 +87,7 @@ std::vector<Case> cases() {
   auto base = [](int64_t heads, int64_t kvHeads) {
     model::Config c;
     c.vocabSize = 37;
-    c.contextLength = 12;
+    c.contextLength = 48;
     c.dModel = 8 * heads;
     c.numLayers = 2;
     c.numHeads = heads;
@@ -115,7 +115,10 @@ class KvCache : public ::testing::TestWithParam<Case> {};
 
 TEST_P(KvCache, PrefillThenDecodeMatchesForwardAndReference) {
   const model::Config &c = GetParam().config;
-  const int64_t batch = 2, seq = 9, prompt = 4, vocab = c.vocabSize;
+  // Long enough for the fused attention's blocks of 16 keys and their
+  // tails: 41 new keys (2 blocks + 9), a prefill of 19 (1 + 3), decode steps
+  // over 19..40 past keys (1 or 2 blocks + a tail, or none).
+  const int64_t batch = 2, seq = 41, prompt = 19, vocab = c.vocabSize;
   std::vector<std::vector<float>> w =
       model::initWeights(c, /*seed=*/7, model::InitScheme::Module);
   std::vector<const float *> ptrs;
@@ -203,7 +206,7 @@ TEST(Session, RejectsOutOfRangeTokensAndContextOverflow) {
   std::vector<int64_t> tooLong(c.contextLength + 1, 0);
   err = (*session)->step(tooLong.data(), tooLong.size(), logits.data());
   EXPECT_EQ(llvm::toString(std::move(err)),
-            "sequence of 13 tokens exceeds context_length (12)");
+            "sequence of 49 tokens exceeds context_length (48)");
 }
 
 TEST(Init, SeededAndDeterministic) {
