@@ -8,12 +8,14 @@
 // CHECK-NOT: tlm.
 // CHECK-NOT: linalg.
 // CHECK-NOT: memref.
-// CHECK: llvm.func @block(
+// Inlined into its wrapper (alwaysinline), the entry itself may be dropped.
+// CHECK: llvm.func linkonce_odr @block(
 // CHECK: llvm.call @malloc
 // CHECK: llvm.call @free
 // CHECK: llvm.func @_mlir_ciface_block(
-// LLVMIR: define void @block(
+// LLVMIR: define linkonce_odr void @block({{.*}}) #[[ATTRS:[0-9]+]]
 // LLVMIR: define void @_mlir_ciface_block(
+// LLVMIR: attributes #[[ATTRS]] = { alwaysinline
 func.func @block(%x: tensor<?x?x64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<32x64xf32>,
                  %wv: tensor<32x64xf32>, %wo: tensor<64x64xf32>, %ln1: tensor<64xf32>,
                  %w1: tensor<128x64xf32>, %w2: tensor<64x128xf32>, %w3: tensor<128x64xf32>,

@@ -45,7 +45,7 @@
 
 // The host is LLVM; its launches stay gpu.launch_func on LLVM values until
 // translation turns them into mgpu* calls.
-// PTX:           llvm.func @model(
+// PTX:           llvm.func linkonce_odr @model(
 // PTX-NOT:         gpu.alloc
 // PTX:             llvm.call @mgpuMemAlloc
 // PTX:             gpu.launch_func <%{{.*}} : !llvm.ptr> @model_kernel::@model_kernel

@@ -4,7 +4,7 @@
 // an appended output memref filled by materialize_in_destination.
 // CHECK-LABEL: func.func @entry
 // CHECK-SAME: (%[[X:[^:]*]]: memref<?x4xf32>, %[[OUT:[^:]*]]: memref<?x4xf32>)
-// CHECK-SAME: attributes {llvm.emit_c_interface}
+// CHECK-SAME: attributes {llvm.emit_c_interface, llvm.linkage = #llvm.linkage<linkonce_odr>, passthrough = ["alwaysinline"]}
 // CHECK: %[[T:.*]] = bufferization.to_tensor %[[X]] restrict : memref<?x4xf32> to tensor<?x4xf32>
 // CHECK: %[[S:.*]] = tlm.silu %[[T]]
 // CHECK: bufferization.materialize_in_destination %[[S]] in restrict writable %[[OUT]]

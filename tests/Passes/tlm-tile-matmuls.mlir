@@ -1,7 +1,8 @@
 // RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="row-tile=6 col-tile=4 col-panel=0" --canonicalize --cse | FileCheck %s
 // RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="threads=2 row-tile=6" --canonicalize | FileCheck %s --check-prefix=THREADS
 // RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls=vectorize=false | FileCheck %s --check-prefix=NOVEC
-// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls --canonicalize --cse | FileCheck %s --check-prefix=PANEL
+// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="row-tile=4 col-tile=4 col-panel=64" --canonicalize --cse | FileCheck %s --check-prefix=PANEL
+// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls --canonicalize --cse | FileCheck %s --check-prefix=DEFAULT
 
 #xk = affine_map<(m, n, k) -> (m, k)>
 #nk = affine_map<(m, n, k) -> (n, k)>
@@ -28,13 +29,23 @@
 // NOVEC-LABEL: func.func @projection
 // NOVEC-NOT:     vector.
 // NOVEC:         linalg.matmul
-// With the defaults (4 x 4 blocks, 64-column panels), the panel loop is
-// outermost and the peeled row loops run inside each panel.
+// With 4 x 4 blocks and 64-column panels, the panel loop is outermost and
+// the peeled row loops run inside each panel.
 // PANEL-LABEL: func.func @projection
 // PANEL:         scf.for %{{.*}} = %c0 to %c128 step %c64
 // PANEL:           scf.for %{{.*}} step %c4
 // PANEL:             scf.for %{{.*}} = %c0 to %c64 step %c4
 // PANEL:               -> (vector<4x4x16xf32>)
+// The defaults: 8 x 2 blocks (8 rows share each w load), 128-column panels
+// (here all of n, so no panel loop), the one-row remainder in 1 x 8 blocks.
+// DEFAULT-LABEL: func.func @projection
+// DEFAULT-NOT:     step %c128
+// DEFAULT:         scf.for %{{.*}} step %c8
+// DEFAULT:           scf.for %{{.*}} = %c0 to %c128 step %c2
+// DEFAULT:             -> (vector<8x2x16xf32>)
+// DEFAULT:         vector.multi_reduction <add>, {{.*}} [2] : vector<8x2x16xf32> to vector<8x2xf32>
+// DEFAULT:         scf.for %{{.*}} step %c8
+// DEFAULT:           -> (vector<1x8x16xf32>)
 // THREADS-LABEL: func.func @projection
 // THREADS:         scf.forall (%{{.*}}) = (0) to (128) step (64)
 func.func @projection(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>,
