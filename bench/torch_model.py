@@ -6,8 +6,8 @@ interleaved pairs, SwiGLU, causal attention with GQA, optional tied head)
 with a KV cache, reading the same safetensors weights tlm-run wrote. It
 times one prefill of --prompt-len tokens and --gen one-token decode steps
 exactly like `tlm-run bench` (a warm-up prefill of the same length and one
-decode step first) and
-prints one JSON line.
+decode step first; every step computes the last position's logits only, as
+generation needs) and prints one JSON line.
 
     torch_model.py --config C.json --weights W.safetensors \
         --prompt-len 128 --gen 64 --threads 1
@@ -64,7 +64,7 @@ class Model:
         a, b = x[..., 0::2], x[..., 1::2]
         return torch.stack((a * c - b * s, a * s + b * c), -1).flatten(-2)
 
-    def step(self, ids, start):
+    def step(self, ids, start, last=False):
         w, B, S = self.w, ids.shape[0], ids.shape[1]
         pos = torch.arange(start, start + S)
         x = w["token_embeddings.weight"][ids]
@@ -96,6 +96,8 @@ class Model:
             h = self.rms(x, w[p + "ln2.weight"])
             a = torch.nn.functional.silu(h @ w[p + "ffn.w1.weight"].T)
             x = x + (a * (h @ w[p + "ffn.w3.weight"].T)) @ w[p + "ffn.w2.weight"].T
+        if last:  # generation needs the last position's logits only
+            x = x[:, -1:]
         return self.rms(x, w["ln_final.weight"]) @ self.head.T
 
 
@@ -132,15 +134,17 @@ def main():
                               "max_abs_logit": theirs.abs().max().item(),
                               "elements": ours.numel(), "within_tol": ok}))
             raise SystemExit(0 if ok else 1)
-        m.step(prompt, 0)  # warm-up with the measured shapes, as tlm-run
-        m.step(prompt[:, :1], a.prompt_len)  # bench does
+        # Warm-up with the measured shapes, as tlm-run bench does; every
+        # step computes the last position's logits, as generation needs.
+        m.step(prompt, 0, last=True)
+        m.step(prompt[:, :1], a.prompt_len, last=True)
         t = time.perf_counter()
-        m.step(prompt, 0)
+        m.step(prompt, 0, last=True)
         prefill = time.perf_counter() - t
         nxt = torch.ones(1, 1, dtype=torch.long)
         t = time.perf_counter()
         for i in range(a.gen):
-            m.step(nxt, a.prompt_len + i)
+            m.step(nxt, a.prompt_len + i, last=True)
         decode = time.perf_counter() - t
     print(json.dumps({"prefill_tok_s": a.prompt_len / prefill,
                       "decode_tok_s": a.gen / decode if a.gen else 0.0,

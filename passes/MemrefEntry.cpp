@@ -73,13 +73,13 @@ LogicalResult rewriteEntry(func::FuncOp func, bool emitCInterface) {
   // every descriptor field as an argument: over 1000 for small.json, most
   // on the stack, and instruction selection of that one call took 2 s of
   // the 4.7 s compile. Inlined into its wrapper, the call is gone.
-  func->setAttr("passthrough",
-                ArrayAttr::get(func.getContext(),
-                               {StringAttr::get(func.getContext(),
-                                                "alwaysinline")}));
-  func->setAttr("llvm.linkage",
-                LLVM::LinkageAttr::get(func.getContext(),
-                                       LLVM::Linkage::LinkonceODR));
+  func->setAttr(
+      "passthrough",
+      ArrayAttr::get(func.getContext(),
+                     {StringAttr::get(func.getContext(), "alwaysinline")}));
+  func->setAttr(
+      "llvm.linkage",
+      LLVM::LinkageAttr::get(func.getContext(), LLVM::Linkage::LinkonceODR));
   return success();
 }
 

@@ -164,9 +164,11 @@ static func::FuncOp getOrCreateBlockFunction(ModuleOp module, const Config &c,
 }
 
 /// Embedding, the blocks (incremental when `caches` is non-empty), the final
-/// norm and the LM head: logits (batch, seq, vocab).
+/// norm and the LM head: logits (batch, seq, vocab), or with `lastOnly`
+/// (batch, 1, vocab) for the last position.
 static Value emitModel(OpBuilder &b, Location loc, const Config &c, Value ids,
-                       ValueRange w, MutableArrayRef<BlockCache> caches) {
+                       ValueRange w, MutableArrayRef<BlockCache> caches,
+                       bool lastOnly = false) {
   Value embedding = w[0];
   auto idsType = cast<RankedTensorType>(ids.getType());
   Value x = tlmd::EmbeddingOp::create(
@@ -191,6 +193,21 @@ static Value emitModel(OpBuilder &b, Location loc, const Config &c, Value ids,
       caches[i].kNew = call.getResult(1);
       caches[i].vNew = call.getResult(2);
     }
+  }
+  if (lastOnly) {
+    // The final norm and the head work row by row: generation needs only
+    // the last row, and the head is a fifth of small.json's prefill.
+    Value seq = tensor::DimOp::create(b, loc, x, 1);
+    Value last = arith::SubIOp::create(
+        b, loc, seq, arith::ConstantIndexOp::create(b, loc, 1));
+    Value batch = tensor::DimOp::create(b, loc, x, 0);
+    x = tensor::ExtractSliceOp::create(
+        b, loc, tensorOf(b, {kDyn, 1, c.dModel}), x,
+        ArrayRef<OpFoldResult>{b.getIndexAttr(0), last, b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{batch, b.getIndexAttr(1),
+                               b.getIndexAttr(c.dModel)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
+                               b.getIndexAttr(1)});
   }
   if (c.useRMSNorm)
     x = norm(b, loc, c, x, w[next++]);
@@ -243,13 +260,14 @@ void addForwardFunction(ModuleOp module, const Config &c,
 }
 
 void addStepFunction(ModuleOp module, const Config &c, llvm::StringRef name,
-                     int64_t seq) {
+                     int64_t seq, bool lastLogits) {
   OpBuilder b(module.getBodyRegion());
   b.setInsertionPointToEnd(module.getBody());
   Location loc = b.getUnknownLoc();
   auto ids = RankedTensorType::get({kDyn, seq}, b.getI64Type());
   auto rows = tensorOf(b, {kDyn, kDyn, c.kvDim()});
-  SmallVector<Type> inputs{ids}, results{tensorOf(b, {kDyn, seq, c.vocabSize})};
+  SmallVector<Type> inputs{ids},
+      results{tensorOf(b, {kDyn, lastLogits ? 1 : seq, c.vocabSize})};
   for (int64_t i = 0; i < 2 * c.numLayers; ++i) {
     inputs.push_back(rows);
     results.push_back(rows);
@@ -265,8 +283,9 @@ void addStepFunction(ModuleOp module, const Config &c, llvm::StringRef name,
     caches[i].kPast = args[1 + 2 * i];
     caches[i].vPast = args[2 + 2 * i];
   }
-  Value logits = emitModel(b, loc, c, args[0],
-                           args.drop_front(1 + 2 * c.numLayers), caches);
+  Value logits =
+      emitModel(b, loc, c, args[0], args.drop_front(1 + 2 * c.numLayers),
+                caches, lastLogits);
   SmallVector<Value> outs{castTo(b, loc, logits, results[0])};
   for (BlockCache &cache : caches) {
     outs.push_back(cache.kNew);
@@ -277,9 +296,11 @@ void addStepFunction(ModuleOp module, const Config &c, llvm::StringRef name,
 
 void addGenerationFunctions(ModuleOp module, const Config &c) {
   // Both bodies are short (embedding, one call per layer to the shared
-  // block, head); the block itself is compiled once.
-  addStepFunction(module, c, "prefill", kDyn);
-  addStepFunction(module, c, "decode", 1);
+  // block, head); the block itself is compiled once. `decode` takes any
+  // number of new tokens too (generation's prompt step as well as each
+  // token after it) but computes only the last position's logits.
+  addStepFunction(module, c, "prefill", kDyn, /*lastLogits=*/false);
+  addStepFunction(module, c, "decode", kDyn, /*lastLogits=*/true);
 }
 
 } // namespace tlm::model

@@ -41,13 +41,15 @@ void addForwardFunction(mlir::ModuleOp module, const Config &config,
 
 /// Adds the incremental entry `@name(%ids: tensor<Bx?xi64>, (k_past_i,
 /// v_past_i: tensor<?xBxkv>) per layer, weights...) -> (logits, (k_new_i,
-/// v_new_i) per layer)`. `seq` is the static step length (1 for decode) or
-/// dynamic (kDynamic, prefill); the past length T is always dynamic, and the
-/// new tokens sit at positions T..T+S-1.
+/// v_new_i) per layer)`. `seq` is the static step length or dynamic
+/// (kDynamic); the past length T is always dynamic, and the new tokens sit
+/// at positions T..T+S-1. With `lastLogits` the logits are those of the
+/// last new position only, (B, 1, vocab).
 void addStepFunction(mlir::ModuleOp module, const Config &config,
-                     llvm::StringRef name, int64_t seq);
+                     llvm::StringRef name, int64_t seq, bool lastLogits);
 
-/// The prefill (dynamic S) and decode (S = 1) entries.
+/// The prefill (every position's logits) and decode (the last position's)
+/// entries, both for any number of new tokens.
 void addGenerationFunctions(mlir::ModuleOp module, const Config &config);
 
 } // namespace tlm::model

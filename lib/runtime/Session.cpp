@@ -100,6 +100,16 @@ Session::compile(const model::Config &config, const SessionOptions &options) {
 }
 
 llvm::Error Session::step(const int64_t *ids, int64_t seq, float *logits) {
+  // One new token: both entries compute the same single row.
+  return run(seq == 1 ? "decode" : "prefill", ids, seq, logits);
+}
+
+llvm::Error Session::stepLast(const int64_t *ids, int64_t seq, float *logits) {
+  return run("decode", ids, seq, logits);
+}
+
+llvm::Error Session::run(llvm::StringRef entry, const int64_t *ids, int64_t seq,
+                         float *logits) {
   assert(weights_.size() == weightShapes_.size() && "setWeights first");
   const model::Config &c = config_;
   if (seq < 1)
@@ -123,25 +133,27 @@ llvm::Error Session::step(const int64_t *ids, int64_t seq, float *logits) {
     args.push_back({cacheBuffer(i), {position_, batch_, c.kvDim()}});
   for (size_t i = 0; i < weights_.size(); ++i)
     args.push_back({const_cast<float *>(weights_[i]), weightShapes_[i]});
-  args.push_back({logits, {batch_, seq, c.vocabSize}});
+  int64_t logitRows = entry == "decode" ? 1 : seq;
+  args.push_back({logits, {batch_, logitRows, c.vocabSize}});
   // This step's rows land right after the past ones: no copy.
   for (int64_t i = 0; i < 2 * c.numLayers; ++i)
     args.push_back(
         {cacheBuffer(i) + position_ * rowFloats, {seq, batch_, c.kvDim()}});
   if (cuda_) {
-    if (llvm::Error err = stepOnDevice(ids, seq, logits, args))
+    if (llvm::Error err =
+            stepOnDevice(entry, ids, seq, logits, logitRows, args))
       return err;
   } else {
-    bool decode = seq == 1 && position_ > 0;
-    if (llvm::Error err = jit_->call(decode ? "decode" : "prefill", args))
+    if (llvm::Error err = jit_->call(entry, args))
       return err;
   }
   position_ += seq;
   return llvm::Error::success();
 }
 
-llvm::Error Session::stepOnDevice(const int64_t *ids, int64_t seq,
-                                  float *logits, std::vector<TensorRef> &args) {
+llvm::Error Session::stepOnDevice(llvm::StringRef entry, const int64_t *ids,
+                                  int64_t seq, float *logits, int64_t logitRows,
+                                  std::vector<TensorRef> &args) {
   // The ids go up and the logits come back; everything else stays there.
   auto grow = [](cuda::DevicePtr &buffer, size_t &capacity,
                  size_t bytes) -> llvm::Error {
@@ -157,7 +169,7 @@ llvm::Error Session::stepOnDevice(const int64_t *ids, int64_t seq,
     return llvm::Error::success();
   };
   size_t idsBytes = batch_ * seq * sizeof(int64_t);
-  size_t logitsBytes = batch_ * seq * config_.vocabSize * sizeof(float);
+  size_t logitsBytes = batch_ * logitRows * config_.vocabSize * sizeof(float);
   if (llvm::Error err = grow(deviceIds_, idsBytes_, idsBytes))
     return err;
   if (llvm::Error err = grow(deviceLogits_, logitsBytes_, logitsBytes))
@@ -167,8 +179,7 @@ llvm::Error Session::stepOnDevice(const int64_t *ids, int64_t seq,
   size_t logitsArg = 1 + 2 * config_.numLayers + weights_.size();
   args[0].data = deviceIds_.get();
   args[logitsArg].data = deviceLogits_.get();
-  bool decode = seq == 1 && position_ > 0;
-  if (llvm::Error err = jit_->call(decode ? "decode" : "prefill", args))
+  if (llvm::Error err = jit_->call(entry, args))
     return err;
   return cuda::copyToHost(logits, deviceLogits_.get(), logitsBytes);
 }

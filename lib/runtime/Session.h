@@ -58,9 +58,13 @@ public:
 
   /// Runs `seq` new tokens per sequence (`ids` is (batch, seq)) at positions
   /// position()..position()+seq-1, appends their keys/values to the cache
-  /// and writes logits (batch, seq, vocab). Uses the decode entry when
-  /// seq == 1 and the cache is not empty.
+  /// and writes logits (batch, seq, vocab).
   llvm::Error step(const int64_t *ids, int64_t seq, float *logits);
+
+  /// As step(), but writes only the last position's logits (batch, vocab):
+  /// what generation needs, for the prompt and for every token after it.
+  /// The head (a fifth of small.json's prefill) runs on one row.
+  llvm::Error stepLast(const int64_t *ids, int64_t seq, float *logits);
 
   /// Forgets the cache: the next step starts at position 0.
   void reset() { position_ = 0; }
@@ -91,7 +95,12 @@ private:
   std::vector<cuda::DevicePtr> deviceWeights_;
   cuda::DevicePtr deviceCache_, deviceIds_, deviceLogits_;
   size_t idsBytes_ = 0, logitsBytes_ = 0;
-  llvm::Error stepOnDevice(const int64_t *ids, int64_t seq, float *logits,
+  /// Both steps: `entry` "prefill" (every position's logits) or "decode"
+  /// (the last position's).
+  llvm::Error run(llvm::StringRef entry, const int64_t *ids, int64_t seq,
+                  float *logits);
+  llvm::Error stepOnDevice(llvm::StringRef entry, const int64_t *ids,
+                           int64_t seq, float *logits, int64_t logitRows,
                            std::vector<TensorRef> &args);
   std::unique_ptr<Jit> jit_;
 };

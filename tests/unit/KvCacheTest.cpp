@@ -3,7 +3,9 @@
 // For random small configs (GQA, every switch) with seeded weights: the
 // whole-sequence step matches the C++ reference LM; prefill of n tokens then
 // one-token decode steps reproduce the whole-sequence logits at every
-// position; a prefix gives the prefix rows (causality).
+// position; a prefix gives the prefix rows (causality); generation's steps
+// (stepLast: the prompt, then one token at a time, last row only) give the
+// same rows.
 //
 //===----------------------------------------------------------------------===//
 
@@ -182,6 +184,31 @@ TEST_P(KvCache, PrefillThenDecodeMatchesForwardAndReference) {
                               full.begin() + (b * seq + pos + 1) * vocab);
       EXPECT_TRUE(allClose(step.data() + b * vocab, want, kCache))
           << "decode at position " << pos << ", sequence " << b;
+    }
+  }
+  EXPECT_EQ(s.position(), seq);
+
+  // Generation's steps: the prompt, then one token at a time, each writing
+  // only the last position's logits, equal to the whole run's rows.
+  s.reset();
+  std::vector<float> last(batch * vocab);
+  ASSERT_FALSE(bool(s.stepLast(head.data(), prompt, last.data())));
+  for (int64_t b = 0; b < batch; ++b) {
+    std::vector<float> want(full.begin() + (b * seq + prompt - 1) * vocab,
+                            full.begin() + (b * seq + prompt) * vocab);
+    EXPECT_TRUE(allClose(last.data() + b * vocab, want, kCache))
+        << "last prompt row of sequence " << b;
+  }
+  for (int64_t pos = prompt; pos < seq; ++pos) {
+    std::vector<int64_t> tok(batch);
+    for (int64_t b = 0; b < batch; ++b)
+      tok[b] = ids[b * seq + pos];
+    ASSERT_FALSE(bool(s.stepLast(tok.data(), 1, last.data())));
+    for (int64_t b = 0; b < batch; ++b) {
+      std::vector<float> want(full.begin() + (b * seq + pos) * vocab,
+                              full.begin() + (b * seq + pos + 1) * vocab);
+      EXPECT_TRUE(allClose(last.data() + b * vocab, want, kCache))
+          << "stepLast at position " << pos << ", sequence " << b;
     }
   }
   EXPECT_EQ(s.position(), seq);
