@@ -119,7 +119,9 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
        `vector<lanes>` multiply-add chains (marked `contract`, so LLVM emits
        FMAs) on contiguous loads of x and w, the `part` block is hoisted
        into registers, and the horizontal sums happen once per block.
-    5. Main part: `row-tile x col-tile` blocks. Remainder (fewer than
+    5. Main part: `row-tile x col-tile` blocks (rows halved and columns
+       doubled while `row-tile` rows of x would exceed `x-tile-bytes`, so
+       the tile of x stays in L1: `k = 2048` runs 4 x 4). Remainder (fewer than
        `row-tile` rows, which is every decode step): one row at a time in
        `1 x gemv-col-tile` blocks, so every weight row streams once. A block
        whose k does not split into `lanes` is vectorized as it is; a ragged
@@ -157,6 +159,10 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
            "Rows per register block of the main part">,
     Option<"colTile", "col-tile", "int64_t", /*default=*/"2",
            "Output columns per register block of the main part">,
+    Option<"xTileBytes", "x-tile-bytes", "int64_t", /*default=*/"32768",
+           "Most bytes of x one row tile may span (row-tile x k floats): "
+           "above it the rows halve and the columns double, so the tile "
+           "stays in L1 (k = 2048 runs 4 x 4 blocks)">,
     Option<"colPanel", "col-panel", "int64_t", /*default=*/"128",
            "Columns per panel: the rows loop runs inside each panel of W so "
            "the panel stays in cache (the largest multiple of col-tile up to "

@@ -82,16 +82,33 @@ Value expandLastDim(OpBuilder &b, Location loc, Value v, int64_t lanes) {
 struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
   using Base::Base;
 
-  /// Tiles the rows (1 per outer row dim, `rowTile` for the innermost) and
-  /// peels the row loop: full row tiles run `rowTile x colTile` blocks, the
+  /// The register block of the main part for reduction length `k`:
+  /// `rowTile x colTile`, unless a tile of x (rows x k floats) would exceed
+  /// `xTileBytes`; then the rows halve and the columns double (the same
+  /// number of accumulators), so x stays in L1 while W streams past it.
+  struct BlockShape {
+    int64_t rows, cols;
+  };
+  BlockShape blockShape(int64_t k) const {
+    BlockShape b{rowTile, colTile};
+    while (b.rows > 1 && b.rows % 2 == 0 &&
+           b.rows * k * int64_t(sizeof(float)) > xTileBytes) {
+      b.rows /= 2;
+      b.cols *= 2;
+    }
+    return b;
+  }
+
+  /// Tiles the rows (1 per outer row dim, `shape.rows` for the innermost)
+  /// and peels the row loop: full row tiles run `shape` blocks, the
   /// remaining rows one at a time in `1 x gemvColTile` blocks.
   LogicalResult tileRows(RewriterBase &rewriter, linalg::LinalgOp op,
-                         const tlm::ProjectionDims &p) {
+                         const tlm::ProjectionDims &p, BlockShape shape) {
     unsigned loops = op.getNumLoops(); // `op` is replaced by its tiling
     SmallVector<int64_t> sizes(loops, 0);
     for (unsigned r : p.rows)
       sizes[r] = 1;
-    sizes[p.rows.back()] = rowTile;
+    sizes[p.rows.back()] = shape.rows;
     FailureOr<scf::SCFTilingResult> rowsTiled = tile(rewriter, op, sizes);
     if (failed(rowsTiled))
       return op.emitOpError("row tiling failed");
@@ -100,7 +117,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     if (failed(scf::peelForLoopAndSimplifyBounds(rewriter, rowLoop, remainder)))
       remainder = nullptr; // nothing to peel: rowLoop holds every row
     if (linalg::LinalgOp main = findTiled(rowLoop.getRegion()))
-      if (failed(blockColumns(rewriter, main, p, colTile)))
+      if (failed(blockColumns(rewriter, main, p, shape.cols)))
         return failure();
     if (!remainder)
       return success();
@@ -234,13 +251,12 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     return success();
   }
 
-  /// The largest multiple of colTile up to colPanel that divides `n`
+  /// The largest multiple of `cols` up to colPanel that divides `n`
   /// (static), or 0 when there is none or it would be all of `n`.
-  int64_t panelSize(int64_t n) const {
+  int64_t panelSize(int64_t n, int64_t cols) const {
     if (ShapedType::isDynamic(n))
       return 0;
-    for (int64_t panel = colPanel / colTile * colTile; panel >= colTile;
-         panel -= colTile)
+    for (int64_t panel = colPanel / cols * cols; panel >= cols; panel -= cols)
       if (n % panel == 0)
         return panel < n ? panel : 0;
     return 0;
@@ -262,12 +278,14 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     IRRewriter rewriter(&getContext());
     for (auto &[op, p] : work) {
       linalg::LinalgOp target = op;
+      BlockShape shape = blockShape(op.getStaticLoopRanges()[p.k]);
       if (threads > 1) {
-        // Columns split across threads in colTile-aligned chunks; the
+        // Columns split across threads in block-aligned chunks; the
         // forall becomes an OpenMP worksharing loop later.
         int64_t n = op.getStaticLoopRanges()[p.n];
         int64_t chunk =
-            llvm::divideCeil(llvm::divideCeil(n, threads), colTile) * colTile;
+            llvm::divideCeil(llvm::divideCeil(n, threads), shape.cols) *
+            shape.cols;
         SmallVector<int64_t> sizes(op.getNumLoops(), 0);
         sizes[p.n] = chunk;
         FailureOr<scf::SCFTilingResult> split =
@@ -279,7 +297,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
       // Column panels: all rows run against one panel of W (colPanel x k,
       // L2-resident) before the next, instead of streaming all of W from
       // memory once per row tile.
-      int64_t panel = panelSize(target.getStaticLoopRanges()[p.n]);
+      int64_t panel = panelSize(target.getStaticLoopRanges()[p.n], shape.cols);
       if (panel) {
         SmallVector<int64_t> sizes(target.getNumLoops(), 0);
         sizes[p.n] = panel;
@@ -288,7 +306,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
           return signalPassFailure();
         target = cast<linalg::LinalgOp>(panels->tiledOps.front());
       }
-      if (failed(tileRows(rewriter, target, p)))
+      if (failed(tileRows(rewriter, target, p, shape)))
         return signalPassFailure();
     }
 

@@ -3,6 +3,7 @@
 // RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls=vectorize=false | FileCheck %s --check-prefix=NOVEC
 // RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="row-tile=4 col-tile=4 col-panel=64" --canonicalize --cse | FileCheck %s --check-prefix=PANEL
 // RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls --canonicalize --cse | FileCheck %s --check-prefix=DEFAULT
+// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls=x-tile-bytes=1024 --canonicalize --cse | FileCheck %s --check-prefix=XTILE
 
 #xk = affine_map<(m, n, k) -> (m, k)>
 #nk = affine_map<(m, n, k) -> (n, k)>
@@ -46,6 +47,12 @@
 // DEFAULT:         vector.multi_reduction <add>, {{.*}} [2] : vector<8x2x16xf32> to vector<8x2xf32>
 // DEFAULT:         scf.for %{{.*}} step %c8
 // DEFAULT:           -> (vector<1x8x16xf32>)
+// When 8 rows of x (8 x 64 floats, 2 KiB) exceed x-tile-bytes, the block
+// becomes 4 x 4: half the rows, twice the columns, as many accumulators.
+// XTILE-LABEL: func.func @projection
+// XTILE:         scf.for %{{.*}} step %c4
+// XTILE:           scf.for %{{.*}} = %c0 to %c128 step %c4
+// XTILE:             -> (vector<4x4x16xf32>)
 // THREADS-LABEL: func.func @projection
 // THREADS:         scf.forall (%{{.*}}) = (0) to (128) step (64)
 func.func @projection(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>,
