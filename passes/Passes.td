@@ -126,6 +126,10 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
        `1 x gemv-col-tile` blocks, so every weight row streams once. A block
        whose k does not split into `lanes` is vectorized as it is; a ragged
        (dynamic) block stays scalar. No masks anywhere.
+    6. When the output is `linalg.fill 0` of a `tensor.empty` and every
+       block is a split-k one, the blocks sum into zeros and overwrite their
+       outputs: the output is neither filled nor read (nor copied, which
+       bufferization did when CSE had merged equal fills).
 
     Before:
     ```mlir

@@ -82,6 +82,10 @@ Value expandLastDim(OpBuilder &b, Location loc, Value v, int64_t lanes) {
 struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
   using Base::Base;
 
+  /// The projection being tiled starts at zero and every block of it
+  /// overwrites its part of the output (see everyBlockSplitsK).
+  bool overwrite = false;
+
   /// The register block of the main part for reduction length `k`:
   /// `rowTile x colTile`, unless a tile of x (rows x k floats) would exceed
   /// `xTileBytes`; then the rows halve and the columns double (the same
@@ -169,8 +173,20 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     Value x = expandLastDim(rewriter, loc, op.getDpsInputs()[0], lanes);
     Value w = expandLastDim(rewriter, loc, op.getDpsInputs()[1], lanes);
-    Value out = op.getDpsInits()[0];
     Type f32 = rewriter.getF32Type();
+    Value out = op.getDpsInits()[0];
+    if (overwrite) {
+      // The projection's output starts at zero: sum into a zero block
+      // (registers after vectorization) and never read the output.
+      auto outType = cast<RankedTensorType>(out.getType());
+      Value zero = arith::ConstantOp::create(rewriter, loc, f32,
+                                             rewriter.getF32FloatAttr(0.0));
+      out = linalg::FillOp::create(
+                rewriter, loc, zero,
+                tensor::EmptyOp::create(rewriter, loc, outType.getShape(), f32)
+                    .getResult())
+                .getResult(0);
+    }
 
     // part[r.., c, l]: loops (r.., c, kb, l).
     unsigned c = nRows, kb = nRows + 1, l = nRows + 2, loops = nRows + 3;
@@ -237,6 +253,8 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
         failed(vectorizeOp(rewriter, sum)))
       return failure();
 
+    if (overwrite && failed(vectorizeOp(rewriter, out.getDefiningOp())))
+      return failure();
     return vectorizeOp(rewriter, part.getDefiningOp());
   }
 
@@ -249,6 +267,40 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
       return op->emitOpError("vectorization failed");
     rewriter.replaceOp(op, v->replacements);
     return success();
+  }
+
+  /// Whether the projection's output is `linalg.fill 0` of a tensor.empty.
+  static bool startsAtZero(linalg::LinalgOp op) {
+    auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+    if (!fill || !fill.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>())
+      return false;
+    auto value = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
+    auto attr = value ? dyn_cast<FloatAttr>(value.getValue()) : FloatAttr();
+    return attr && attr.getValue().isZero();
+  }
+
+  /// Whether every block the tiling below makes is static and goes through
+  /// splitK (which then may overwrite the output): k splits into lanes and
+  /// each level of column tiles divides the one above.
+  bool everyBlockSplitsK(linalg::LinalgOp op, const tlm::ProjectionDims &p,
+                         BlockShape shape) const {
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    int64_t n = ranges[p.n], k = ranges[p.k];
+    if (!vectorize || ShapedType::isDynamic(n) || ShapedType::isDynamic(k) ||
+        k % lanes != 0)
+      return false;
+    int64_t columns = n;
+    if (threads > 1) {
+      int64_t chunk =
+          llvm::divideCeil(llvm::divideCeil(n, threads), shape.cols) *
+          shape.cols;
+      if (n % chunk != 0)
+        return false;
+      columns = chunk;
+    }
+    if (int64_t panel = panelSize(columns, shape.cols))
+      columns = panel;
+    return columns % shape.cols == 0 && columns % gemvColTile == 0;
   }
 
   /// The largest multiple of `cols` up to colPanel that divides `n`
@@ -279,6 +331,19 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     for (auto &[op, p] : work) {
       linalg::LinalgOp target = op;
       BlockShape shape = blockShape(op.getStaticLoopRanges()[p.k]);
+      overwrite = startsAtZero(op) && everyBlockSplitsK(op, p, shape);
+      if (overwrite) {
+        // Every block writes its sums without reading the output, so the
+        // output needs no zero fill (nor the copy bufferization adds when
+        // CSE has merged equal fills): an uninitialized tensor will do.
+        // A fresh one per projection: CSE may have merged equal fills.
+        auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+        rewriter.setInsertionPoint(op);
+        Operation *empty =
+            rewriter.clone(*fill.getDpsInits()[0].getDefiningOp());
+        rewriter.modifyOpInPlace(
+            op, [&] { op.getDpsInitsMutable()[0].set(empty->getResult(0)); });
+      }
       if (threads > 1) {
         // Columns split across threads in block-aligned chunks; the
         // forall becomes an OpenMP worksharing loop later.

@@ -134,3 +134,31 @@ func.func @batched(%x: tensor<?x?x32xf32>, %w: tensor<16x32xf32>,
   } -> tensor<?x?x16xf32>
   return %y : tensor<?x?x16xf32>
 }
+
+// -----
+
+#xk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// An output that starts at zero (linalg.fill 0 of tensor.empty) is never
+// filled nor read: each block sums into zeros and writes its outputs. An
+// output given by the caller (@projection above) is read and added to.
+// CHECK-LABEL: func.func @from_zero
+// CHECK-NOT:     linalg.fill
+// CHECK:         %[[OUT:.*]] = tensor.empty(%{{.*}}) : tensor<?x128xf32>
+// CHECK-NOT:     vector.transfer_read %{{.*}} : tensor<6x128xf32>, vector<6x4xf32>
+// CHECK:         vector.multi_reduction <add>, %{{.*}}, %cst{{.*}} [2] : vector<6x4x16xf32> to vector<6x4xf32>
+// CHECK:         vector.multi_reduction <add>, %{{.*}}, %cst{{.*}} [2] : vector<1x8x16xf32> to vector<1x8xf32>
+func.func @from_zero(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>)
+    -> tensor<?x128xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %e = tensor.empty(%m) : tensor<?x128xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x128xf32>) -> tensor<?x128xf32>
+  %y = linalg.matmul indexing_maps = [#xk, #nk, #mn]
+         ins(%x, %w : tensor<?x64xf32>, tensor<128x64xf32>)
+         outs(%z : tensor<?x128xf32>) -> tensor<?x128xf32>
+  return %y : tensor<?x128xf32>
+}
