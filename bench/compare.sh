@@ -100,7 +100,8 @@ if [ "${TLM_BENCH_ABLATION:-1}" != 0 ]; then
   cfg="$work/small.json"
   weights="$work/small.safetensors"
   if [ -f "$cfg" ]; then
-    for off in none tile-matmuls approximate-math fuse-attention; do
+    for off in none tile-matmuls approximate-math fuse-attention \
+      vectorize-elementwise; do
       flag=(); [ "$off" = none ] || flag=(--disable "$off")
       a=$("$tlm" bench --config "$cfg" --weights "$weights" --prompt-len 512 \
             --gen "$gen" --threads 1 "${flag[@]}" --json | tail -1)

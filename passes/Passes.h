@@ -51,6 +51,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Polynomial exp (tlm-approximate-math), so softmax and "
                      "SiLU loops vectorize"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> vectorizeElementwise{
+      *this, "vectorize-elementwise",
+      llvm::cl::desc("Vectorize the elementwise ops (SiLU·gate, residual "
+                     "adds, norm scaling) in blocks of 16 "
+                     "(tlm-vectorize-elementwise)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> cInterface{
       *this, "c-interface",
       llvm::cl::desc("Give entries the llvm.emit_c_interface wrappers"),

@@ -186,6 +186,47 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
   ];
 }
 
+def TlmVectorizeElementwise
+    : Pass<"tlm-vectorize-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Vectorize elementwise linalg.generic ops with dynamic rows";
+  let description = [{
+    Takes every `linalg.generic` on tensors whose loops are all parallel,
+    whose operands are indexed by projected permutations and whose innermost
+    loop is static and a multiple of `lanes` (SiLU·gate, residual adds, the
+    norms' scaling), tiles every other loop by 1 and the innermost by
+    `lanes`, and vectorizes the static block. Without it these ops lower to
+    scalar loops (rows are dynamic), with a scalar exp per element in SiLU.
+    Ops already inside a loop (tiled by another pass), reductions and ops
+    with a ragged innermost dim are left alone.
+
+    Before:
+    ```mlir
+    %y = linalg.generic {indexing_maps = [#id, #id, #id],
+                         iterator_types = ["parallel", "parallel"]}
+           ins(%a, %b : tensor<?x64xf32>, tensor<?x64xf32>)
+           outs(%e : tensor<?x64xf32>) { arith.addf ... }
+    ```
+    After:
+    ```mlir
+    %y = scf.for %i = %c0 to %rows step %c1 iter_args(%o = %e) {
+      %r = scf.for %j = %c0 to %c64 step %c16 iter_args(%o1 = %o) {
+        %va = vector.transfer_read %a[%i, %j] ... : vector<1x16xf32>
+        %vb = vector.transfer_read %b[%i, %j] ... : vector<1x16xf32>
+        %s = arith.addf %va, %vb : vector<1x16xf32>
+        %w = vector.transfer_write %s, %o1[%i, %j] ...
+      }
+    }
+    ```
+  }];
+  let options = [
+    Option<"lanes", "lanes", "int64_t", /*default=*/"16",
+           "Elements per vector (16 f32 = one AVX-512 register)">
+  ];
+  let dependentDialects = [
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
 def TlmApproximateMath : Pass<"tlm-approximate-math"> {
   let summary = "Replace chosen math ops by polynomial approximations";
   let description = [{

@@ -57,6 +57,10 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
   }
+  if (options.vectorizeElementwise) {
+    pm.addNestedPass<func::FuncOp>(createTlmVectorizeElementwise());
+    pm.addPass(createCanonicalizerPass());
+  }
   if (options.approximateMath)
     pm.addPass(createTlmApproximateMath());
   TlmMemrefEntryOptions entryOptions;

@@ -52,6 +52,7 @@ struct JitOptions {
   bool tileMatmuls = true;
   bool approximateMath = true;
   bool fuseAttention = true;
+  bool vectorizeElementwise = true;
   /// Print the IR after each pass of the pipeline (debugging).
   bool printIR = false;
   /// Lets a tool apply its command-line options (--mlir-timing, IR

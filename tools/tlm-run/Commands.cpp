@@ -137,10 +137,12 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
       j.approximateMath = false;
     else if (d == "fuse-attention")
       j.fuseAttention = false;
+    else if (d == "vectorize-elementwise")
+      j.vectorizeElementwise = false;
     else
-      return userError(
-          "--disable: unknown optimization '" + d +
-          "' (known: tile-matmuls, approximate-math, fuse-attention)");
+      return userError("--disable: unknown optimization '" + d +
+                       "' (known: tile-matmuls, approximate-math, "
+                       "fuse-attention, vectorize-elementwise)");
   }
   j.configurePassManager = [](mlir::PassManager &pm) {
     if (failed(mlir::applyPassManagerCLOptions(pm)))

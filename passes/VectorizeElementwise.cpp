@@ -1,0 +1,98 @@
+//===- VectorizeElementwise.cpp - the tlm-vectorize-elementwise pass ------===//
+//
+// The elementwise ops around the projections (SiLU·gate, residual adds, the
+// norms' scaling, RoPE's rotation) have dynamic rows, so linalg lowers them
+// to scalar loops, and SiLU's exp then costs a scalar polynomial per
+// element. Tiling every dim to 1 except the innermost, static one, which is
+// tiled by `lanes`, gives static blocks that vectorize without masks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::tlm {
+#define GEN_PASS_DEF_TLMVECTORIZEELEMENTWISE
+#include "passes/Passes.h.inc"
+} // namespace mlir::tlm
+
+using namespace mlir;
+
+namespace {
+
+/// Why `op` is left alone, or an empty string.
+std::string reasonToSkip(linalg::GenericOp op, int64_t lanes) {
+  if (!op.hasPureTensorSemantics())
+    return "not on tensors";
+  if (op.getNumReductionLoops() != 0)
+    return "has a reduction";
+  if (op.getNumLoops() == 0)
+    return "has no loops";
+  for (AffineMap map : op.getIndexingMapsArray())
+    if (!map.isProjectedPermutation())
+      return "an operand is not indexed by a projected permutation";
+  int64_t inner = op.getStaticLoopRanges().back();
+  if (ShapedType::isDynamic(inner) || inner % lanes != 0)
+    return "the innermost dim is dynamic or not a multiple of the lanes";
+  return "";
+}
+
+struct TlmVectorizeElementwise
+    : public tlm::impl::TlmVectorizeElementwiseBase<TlmVectorizeElementwise> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<linalg::GenericOp> work;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (op->getParentOfType<scf::ForOp>() ||
+          op->getParentOfType<scf::ForallOp>())
+        return; // inside code another pass has tiled
+      if (reasonToSkip(op, lanes).empty())
+        work.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::GenericOp op : work) {
+      SmallVector<OpFoldResult> sizes(op.getNumLoops(),
+                                      rewriter.getIndexAttr(1));
+      sizes.back() = rewriter.getIndexAttr(lanes);
+      scf::SCFTilingOptions options;
+      options.setTileSizes(sizes);
+      rewriter.setInsertionPoint(op);
+      FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+          rewriter, cast<TilingInterface>(op.getOperation()), options);
+      if (failed(tiled)) {
+        op.emitOpError("tiling failed");
+        return signalPassFailure();
+      }
+      rewriter.replaceOp(op, tiled->replacements);
+      Operation *block = tiled->tiledOps.front();
+      if (failed(linalg::vectorizeOpPrecondition(block)))
+        continue; // stays a scalar loop, as before
+      rewriter.setInsertionPoint(block);
+      FailureOr<linalg::VectorizationResult> v =
+          linalg::vectorize(rewriter, block);
+      if (failed(v)) {
+        block->emitOpError("vectorization failed");
+        return signalPassFailure();
+      }
+      rewriter.replaceOp(block, v->replacements);
+    }
+    // Read and write the whole tensors at the block's offsets rather than
+    // through one-block slices.
+    RewritePatternSet patterns(&getContext());
+    tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
