@@ -75,6 +75,11 @@ json.dump(c, open(sys.argv[2], "w"))
 print(" ".join(str(i * 7919 % c["vocab_size"]) for i in range(16)))
 PY
 )
+  # Embedding and head parameters: a prefill runs the head on its last
+  # token only, so they are left out of its FLOP count.
+  head=$("$py" -c 'import json, sys
+c = json.load(open(sys.argv[1]))
+print(c["vocab_size"] * c["d_model"] * (1 if c.get("tie_embeddings") else 2))' "$cfg")
   weights="$work/$(basename "$src" .json).safetensors"
   "$tlm" init --config "$cfg" --seed 0 --output "$weights" >/dev/null
   "$tlm" forward --config "$cfg" --weights "$weights" --tokens "$ids" \
@@ -89,6 +94,7 @@ PY
       b=$(torch_run "$t" --config "$cfg" --weights "$weights" \
             --prompt-len "$p" --gen "$gen")
       echo "{\"config\": \"$name\", \"prompt\": $p, \"threads\": $t," \
+           "\"head_params\": $head," \
            "\"tlm\": $a, \"torch\": $b}" >>"$results"
       echo "  $name threads=$t prompt=$p done" >&2
     done
@@ -124,7 +130,9 @@ for r in rows:
     t, p = r["tlm"], r["torch"]
     peak = probe["fma_gflops_1"] if r["threads"] == 1 else probe["fma_gflops_all"]
     bw = probe["read_gbs_1"] if r["threads"] == 1 else probe["read_gbs_all"]
-    fpt = 2 * t["params"]  # a lower bound of the projection work per token
+    # Projection work per prompt token (a lower bound: attention left out);
+    # the head runs on the last token only.
+    fpt = 2 * (t["params"] - r["head_params"])
     gflops = fpt * t["prefill_tok_s"] / 1e9
     gbs = t["weights_mb"] * 1048576 * t["decode_tok_s"] / 1e9
     print(f"| {r['config']} | {r['threads']} | {r['prompt']} | "
@@ -145,6 +153,8 @@ if os.path.exists(sys.argv[2]) and os.path.getsize(sys.argv[2]):
         print(f"| {label} | {t['compile_ms']:.0f} | {t['prefill_tok_s']:.1f} | "
               f"{t['decode_tok_s']:.1f} |")
 print()
-print("GFLOP/s = 2 x parameters x prefill tok/s (attention excluded: a lower "
-      "bound); decode GB/s = weight bytes x decode tok/s.")
+print("GFLOP/s = 2 x parameters outside the embedding and head x prefill "
+      "tok/s (attention and the head's one row excluded: a lower bound); "
+      "decode GB/s = weight bytes x decode tok/s. Every step computes the "
+      "logits of its last token only, on both sides.")
 PY
