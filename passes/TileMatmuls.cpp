@@ -174,19 +174,19 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     Value x = expandLastDim(rewriter, loc, op.getDpsInputs()[0], lanes);
     Value w = expandLastDim(rewriter, loc, op.getDpsInputs()[1], lanes);
     Type f32 = rewriter.getF32Type();
+    Value zero = arith::ConstantOp::create(rewriter, loc, f32,
+                                           rewriter.getF32FloatAttr(0.0));
+    auto zeros = [&](ArrayRef<int64_t> shape) {
+      return linalg::FillOp::create(
+                 rewriter, loc, zero,
+                 tensor::EmptyOp::create(rewriter, loc, shape, f32).getResult())
+          .getResult(0);
+    };
+    // When the projection's output starts at zero, sum into a zero block
+    // (registers after vectorization) and never read the output.
     Value out = op.getDpsInits()[0];
-    if (overwrite) {
-      // The projection's output starts at zero: sum into a zero block
-      // (registers after vectorization) and never read the output.
-      auto outType = cast<RankedTensorType>(out.getType());
-      Value zero = arith::ConstantOp::create(rewriter, loc, f32,
-                                             rewriter.getF32FloatAttr(0.0));
-      out = linalg::FillOp::create(
-                rewriter, loc, zero,
-                tensor::EmptyOp::create(rewriter, loc, outType.getShape(), f32)
-                    .getResult())
-                .getResult(0);
-    }
+    if (overwrite)
+      out = zeros(cast<RankedTensorType>(out.getType()).getShape());
 
     // part[r.., c, l]: loops (r.., c, kb, l).
     unsigned c = nRows, kb = nRows + 1, l = nRows + 2, loops = nRows + 3;
@@ -195,13 +195,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     for (unsigned r : p.rows)
       partShape.push_back(ranges[r]);
     partShape.append({ranges[p.n], lanes});
-    Value zero = arith::ConstantOp::create(rewriter, loc, f32,
-                                           rewriter.getF32FloatAttr(0.0));
-    Value part =
-        linalg::FillOp::create(
-            rewriter, loc, zero,
-            tensor::EmptyOp::create(rewriter, loc, partShape, f32).getResult())
-            .getResult(0);
+    Value part = zeros(partShape);
     auto concat = [](ArrayRef<unsigned> a, ArrayRef<unsigned> b) {
       SmallVector<unsigned> v(a);
       v.append(b.begin(), b.end());
@@ -269,6 +263,11 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     return success();
   }
 
+  /// Columns per thread: n split `threads` ways in whole blocks of `cols`.
+  int64_t threadChunk(int64_t n, int64_t cols) const {
+    return llvm::divideCeil(llvm::divideCeil(n, threads), cols) * cols;
+  }
+
   /// Whether the projection's output is `linalg.fill 0` of a tensor.empty.
   static bool startsAtZero(linalg::LinalgOp op) {
     auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
@@ -291,9 +290,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
       return false;
     int64_t columns = n;
     if (threads > 1) {
-      int64_t chunk =
-          llvm::divideCeil(llvm::divideCeil(n, threads), shape.cols) *
-          shape.cols;
+      int64_t chunk = threadChunk(n, shape.cols);
       if (n % chunk != 0)
         return false;
       columns = chunk;
@@ -334,9 +331,9 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
       overwrite = startsAtZero(op) && everyBlockSplitsK(op, p, shape);
       if (overwrite) {
         // Every block writes its sums without reading the output, so the
-        // output needs no zero fill (nor the copy bufferization adds when
-        // CSE has merged equal fills): an uninitialized tensor will do.
-        // A fresh one per projection: CSE may have merged equal fills.
+        // output needs no zero fill: an uninitialized tensor will do, a
+        // fresh one per projection (CSE may have merged equal fills, and
+        // bufferization copied a shared one for each user).
         auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
         rewriter.setInsertionPoint(op);
         Operation *empty =
@@ -347,12 +344,8 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
       if (threads > 1) {
         // Columns split across threads in block-aligned chunks; the
         // forall becomes an OpenMP worksharing loop later.
-        int64_t n = op.getStaticLoopRanges()[p.n];
-        int64_t chunk =
-            llvm::divideCeil(llvm::divideCeil(n, threads), shape.cols) *
-            shape.cols;
         SmallVector<int64_t> sizes(op.getNumLoops(), 0);
-        sizes[p.n] = chunk;
+        sizes[p.n] = threadChunk(op.getStaticLoopRanges()[p.n], shape.cols);
         FailureOr<scf::SCFTilingResult> split =
             tile(rewriter, op, sizes, /*forall=*/true);
         if (failed(split))

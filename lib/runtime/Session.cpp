@@ -100,15 +100,15 @@ Session::compile(const model::Config &config, const SessionOptions &options) {
 }
 
 llvm::Error Session::step(const int64_t *ids, int64_t seq, float *logits) {
-  // One new token: both entries compute the same single row.
-  return run(seq == 1 ? "decode" : "prefill", ids, seq, logits);
+  // One new token: every row is the last one.
+  return run(/*lastOnly=*/seq == 1, ids, seq, logits);
 }
 
 llvm::Error Session::stepLast(const int64_t *ids, int64_t seq, float *logits) {
-  return run("decode", ids, seq, logits);
+  return run(/*lastOnly=*/true, ids, seq, logits);
 }
 
-llvm::Error Session::run(llvm::StringRef entry, const int64_t *ids, int64_t seq,
+llvm::Error Session::run(bool lastOnly, const int64_t *ids, int64_t seq,
                          float *logits) {
   assert(weights_.size() == weightShapes_.size() && "setWeights first");
   const model::Config &c = config_;
@@ -133,7 +133,8 @@ llvm::Error Session::run(llvm::StringRef entry, const int64_t *ids, int64_t seq,
     args.push_back({cacheBuffer(i), {position_, batch_, c.kvDim()}});
   for (size_t i = 0; i < weights_.size(); ++i)
     args.push_back({const_cast<float *>(weights_[i]), weightShapes_[i]});
-  int64_t logitRows = entry == "decode" ? 1 : seq;
+  llvm::StringRef entry = lastOnly ? "decode" : "prefill";
+  int64_t logitRows = lastOnly ? 1 : seq;
   args.push_back({logits, {batch_, logitRows, c.vocabSize}});
   // This step's rows land right after the past ones: no copy.
   for (int64_t i = 0; i < 2 * c.numLayers; ++i)

@@ -95,9 +95,9 @@ private:
   std::vector<cuda::DevicePtr> deviceWeights_;
   cuda::DevicePtr deviceCache_, deviceIds_, deviceLogits_;
   size_t idsBytes_ = 0, logitsBytes_ = 0;
-  /// Both steps: `entry` "prefill" (every position's logits) or "decode"
-  /// (the last position's).
-  llvm::Error run(llvm::StringRef entry, const int64_t *ids, int64_t seq,
+  /// Both steps: the "prefill" entry (every position's logits) or, with
+  /// `lastOnly`, the "decode" one (the last position's).
+  llvm::Error run(bool lastOnly, const int64_t *ids, int64_t seq,
                   float *logits);
   llvm::Error stepOnDevice(llvm::StringRef entry, const int64_t *ids,
                            int64_t seq, float *logits, int64_t logitRows,

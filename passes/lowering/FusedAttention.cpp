@@ -46,26 +46,24 @@ arith::FastMathFlags reassocContract() {
   return arith::FastMathFlags::reassoc | arith::FastMathFlags::contract;
 }
 
+/// Row `j` of `rows` (src.keys or src.values) as a vector<dk>.
+Value readRow(OpBuilder &b, Location loc, const KeySource &src, Value rows,
+              Value j, Value batch, Value kvh, VectorType vecType) {
+  Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  return vector::TransferReadOp::create(b, loc, vecType, rows,
+                                        src.at(j, batch, kvh), pad,
+                                        SmallVector<bool>{true});
+}
+
 /// q · key(j): one vector multiply and a horizontal sum.
 Value score(OpBuilder &b, Location loc, const KeySource &src, Value j,
             Value batch, Value kvh, Value q) {
   auto vecType = cast<VectorType>(q.getType());
-  Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-  Value key = vector::TransferReadOp::create(b, loc, vecType, src.keys,
-                                             src.at(j, batch, kvh), pad,
-                                             SmallVector<bool>{true});
+  Value key = readRow(b, loc, src, src.keys, j, batch, kvh, vecType);
   return vector::ReductionOp::create(
       b, loc, vector::CombiningKind::ADD,
       arith::MulFOp::create(b, loc, q, key, reassocContract()), Value(),
       reassocContract());
-}
-
-Value valueRow(OpBuilder &b, Location loc, const KeySource &src, Value j,
-               Value batch, Value kvh, VectorType vecType) {
-  Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-  return vector::TransferReadOp::create(b, loc, vecType, src.values,
-                                        src.at(j, batch, kvh), pad,
-                                        SmallVector<bool>{true});
 }
 
 /// Folds keys [begin, end) into `state` one at a time: the tail after the
@@ -86,7 +84,7 @@ Online foldKeys(OpBuilder &b, Location loc, const KeySource &src, Value begin,
             math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, s, mNew));
         Value lNew = arith::AddFOp::create(
             nb, nl, arith::MulFOp::create(nb, nl, l, alpha), p);
-        Value value = valueRow(nb, nl, src, j, batch, kvh, vecType);
+        Value value = readRow(nb, nl, src, src.values, j, batch, kvh, vecType);
         Value alphaV = vector::BroadcastOp::create(nb, nl, vecType, alpha);
         Value pV = vector::BroadcastOp::create(nb, nl, vecType, p);
         Value accNew = vector::FMAOp::create(
@@ -141,7 +139,8 @@ Online foldKeyBlocks(OpBuilder &b, Location loc, const KeySource &src,
           Value pt = vector::ExtractOp::create(nb, nl, p, t);
           accNew = vector::FMAOp::create(
               nb, nl, vector::BroadcastOp::create(nb, nl, vecType, pt),
-              valueRow(nb, nl, src, keys[t], batch, kvh, vecType), accNew);
+              readRow(nb, nl, src, src.values, keys[t], batch, kvh, vecType),
+              accNew);
         }
         scf::YieldOp::create(nb, nl, ValueRange{mNew, lNew, accNew});
       });

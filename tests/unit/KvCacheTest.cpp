@@ -158,6 +158,29 @@ TEST_P(KvCache, PrefillThenDecodeMatchesForwardAndReference) {
   double want = ref::crossEntropy(rows, next, vocab);
   EXPECT_NEAR(eval, want, 1e-5 * std::fabs(want));
 
+  // Row `pos` of sequence `b` in the whole run.
+  auto fullRow = [&](int64_t b, int64_t pos) {
+    return std::vector<float>(full.begin() + (b * seq + pos) * vocab,
+                              full.begin() + (b * seq + pos + 1) * vocab);
+  };
+  // Tokens prompt..seq-1 one at a time (step or stepLast), each step's
+  // logits against the whole run's row.
+  auto decodeRest = [&](bool last) {
+    std::vector<float> step(batch * vocab);
+    for (int64_t pos = prompt; pos < seq; ++pos) {
+      std::vector<int64_t> tok(batch);
+      for (int64_t b = 0; b < batch; ++b)
+        tok[b] = ids[b * seq + pos];
+      ASSERT_FALSE(bool(last ? s.stepLast(tok.data(), 1, step.data())
+                             : s.step(tok.data(), 1, step.data())));
+      for (int64_t b = 0; b < batch; ++b)
+        EXPECT_TRUE(allClose(step.data() + b * vocab, fullRow(b, pos), kCache))
+            << (last ? "stepLast" : "decode") << " at position " << pos
+            << ", sequence " << b;
+    }
+    EXPECT_EQ(s.position(), seq);
+  };
+
   // Prefill `prompt` tokens, then decode one at a time.
   s.reset();
   std::vector<int64_t> head(batch * prompt);
@@ -173,45 +196,18 @@ TEST_P(KvCache, PrefillThenDecodeMatchesForwardAndReference) {
     EXPECT_TRUE(allClose(pre.data() + b * prompt * vocab, want, kCache))
         << "prefill rows of sequence " << b;
   }
-  for (int64_t pos = prompt; pos < seq; ++pos) {
-    std::vector<int64_t> tok(batch);
-    for (int64_t b = 0; b < batch; ++b)
-      tok[b] = ids[b * seq + pos];
-    std::vector<float> step(batch * vocab);
-    ASSERT_FALSE(bool(s.step(tok.data(), 1, step.data())));
-    for (int64_t b = 0; b < batch; ++b) {
-      std::vector<float> want(full.begin() + (b * seq + pos) * vocab,
-                              full.begin() + (b * seq + pos + 1) * vocab);
-      EXPECT_TRUE(allClose(step.data() + b * vocab, want, kCache))
-          << "decode at position " << pos << ", sequence " << b;
-    }
-  }
-  EXPECT_EQ(s.position(), seq);
+  ASSERT_NO_FATAL_FAILURE(decodeRest(/*last=*/false));
 
   // Generation's steps: the prompt, then one token at a time, each writing
   // only the last position's logits, equal to the whole run's rows.
   s.reset();
   std::vector<float> last(batch * vocab);
   ASSERT_FALSE(bool(s.stepLast(head.data(), prompt, last.data())));
-  for (int64_t b = 0; b < batch; ++b) {
-    std::vector<float> want(full.begin() + (b * seq + prompt - 1) * vocab,
-                            full.begin() + (b * seq + prompt) * vocab);
-    EXPECT_TRUE(allClose(last.data() + b * vocab, want, kCache))
+  for (int64_t b = 0; b < batch; ++b)
+    EXPECT_TRUE(
+        allClose(last.data() + b * vocab, fullRow(b, prompt - 1), kCache))
         << "last prompt row of sequence " << b;
-  }
-  for (int64_t pos = prompt; pos < seq; ++pos) {
-    std::vector<int64_t> tok(batch);
-    for (int64_t b = 0; b < batch; ++b)
-      tok[b] = ids[b * seq + pos];
-    ASSERT_FALSE(bool(s.stepLast(tok.data(), 1, last.data())));
-    for (int64_t b = 0; b < batch; ++b) {
-      std::vector<float> want(full.begin() + (b * seq + pos) * vocab,
-                              full.begin() + (b * seq + pos + 1) * vocab);
-      EXPECT_TRUE(allClose(last.data() + b * vocab, want, kCache))
-          << "stepLast at position " << pos << ", sequence " << b;
-    }
-  }
-  EXPECT_EQ(s.position(), seq);
+  ASSERT_NO_FATAL_FAILURE(decodeRest(/*last=*/true));
 }
 
 INSTANTIATE_TEST_SUITE_P(Configs, KvCache, ::testing::ValuesIn(cases()),
