@@ -41,6 +41,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Register-block and vectorize the projections "
                      "(tlm-tile-matmuls)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> packProjections{
+      *this, "pack-projections",
+      llvm::cl::desc("Full row tiles of the projections against packed "
+                     "panels of W (tlm-tile-matmuls{pack}); off: split-k "
+                     "blocks"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> fuseAttention{
       *this, "fuse-attention",
       llvm::cl::desc("Cached attention as one online-softmax loop nest "

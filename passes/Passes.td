@@ -131,6 +131,45 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
        outputs: the output is neither filled nor read (nor copied, which
        bufferization did when CSE had merged equal fills).
 
+    With `pack` (the default), a projection whose `n` splits into panels of
+    `pack-cols` (in every thread's chunk) and whose `k` splits into `lanes`
+    takes the packed form instead of steps 2-5 (one batch row at a time, on
+    rank-reduced slices):
+
+    7. For each panel of `pack-cols` columns, if there is at least one full
+       tile of `pack-rows` rows, W's panel is transposed into a
+       `k x pack-cols` buffer (`lanes x lanes` vector transposes; one buffer
+       per thread, carried across the panels). Every full row tile then
+       keeps `pack-rows x pack-cols / lanes` accumulator vectors over k: per
+       k it loads the buffer row's vectors and broadcasts one x value per
+       row against them (an outer product: no horizontal sums, no split of
+       k). The rows after the last full tile (all of them in decode, which
+       never packs) run the one-row GEMV blocks of step 5 against W itself.
+
+    ```mlir
+    %r:2 = scf.for %c = %c0 to %c128 step %c32
+        iter_args(%o = %z, %buf = %empty) -> (tensor<?x128xf32>, tensor<64x32xf32>) {
+      %t:2 = scf.if %has_full_tile -> (tensor<?x128xf32>, tensor<64x32xf32>) {
+        %p = scf.for %kb = %c0 to %c64 step %c16 iter_args(%b = %buf) {
+          %blk = vector.transfer_read %w[%c, %kb] : tensor<128x64xf32>, vector<16x16xf32>
+          %tr = vector.transpose %blk, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
+          ... vector.transfer_write %tr, %b[%kb, %c0] ...
+        }
+        scf.for %i = %c0 to %full step %c8 iter_args(%o1 = %o) {
+          %acc:16 = scf.for %k = %c0 to %c64 step %c1 iter_args(...) -> (vector<16xf32>, ...) {
+            %w0 = vector.transfer_read %p[%k, %c0] : tensor<64x32xf32>, vector<16xf32>
+            %xi = tensor.extract %x[%i, %k] : tensor<?x64xf32>
+            %xv = vector.broadcast %xi : f32 to vector<16xf32>
+            %a0 = vector.fma %xv, %w0, %acc0 : vector<16xf32>
+            ...
+          }
+          ... vector.transfer_write %acc#0, %o1[%i, %c] ...
+        }
+      } else { scf.yield %o, %buf }
+      // rows %full.. : the split-k GEMV blocks
+    }
+    ```
+
     Before:
     ```mlir
     %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
@@ -178,11 +217,18 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
     Option<"threads", "threads", "int64_t", /*default=*/"1",
            "Split the output columns into this many scf.forall chunks">,
     Option<"vectorize", "vectorize", "bool", /*default=*/"true",
-           "Vectorize the blocks (off: tiling only, for inspection)">
+           "Vectorize the blocks (off: tiling only, for inspection)">,
+    Option<"pack", "pack", "bool", /*default=*/"true",
+           "Packed form for the full row tiles (off: split-k blocks)">,
+    Option<"packRows", "pack-rows", "int64_t", /*default=*/"8",
+           "Rows per tile of the packed kernel (x values broadcast per k)">,
+    Option<"packCols", "pack-cols", "int64_t", /*default=*/"32",
+           "Columns per packed panel of W (a multiple of lanes)">
   ];
   let dependentDialects = [
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
-    "::mlir::affine::AffineDialect"
+    "::mlir::affine::AffineDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::arith::ArithDialect"
   ];
 }
 

@@ -53,6 +53,7 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
   if (options.tileMatmuls) {
     TlmTileMatmulsOptions tileOptions;
     tileOptions.threads = options.parallel ? options.threads : 1;
+    tileOptions.pack = options.packProjections;
     pm.addNestedPass<func::FuncOp>(createTlmTileMatmuls(tileOptions));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
@@ -104,6 +105,10 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
   // tree instead of a lane-by-lane chain.
   ConvertVectorToLLVMPassOptions vectorToLlvm;
   vectorToLlvm.reassociateFPReductions = true;
+  // The packed projections transpose W's panels in 16 x 16 blocks: as
+  // shuffles between whole registers rather than lane by lane.
+  vectorToLlvm.vectorTransposeLowering =
+      vector::VectorTransposeLowering::Shuffle16x16;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLlvm));
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());

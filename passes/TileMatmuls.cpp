@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/PackedProjection.h"
 #include "passes/Passes.h"
 #include "passes/Projection.h"
 
@@ -311,6 +312,60 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     return 0;
   }
 
+  tlm::PackedShape packedShape() const { return {packRows, packCols, lanes}; }
+
+  /// Whether `op` takes the packed form (PackedProjection.h): vectorized,
+  /// whole panels of W in every thread's chunk of columns.
+  bool usePacked(linalg::LinalgOp op, const tlm::ProjectionDims &p) const {
+    if (!vectorize || !pack)
+      return false;
+    std::string why = tlm::packedMismatch(op, p, packedShape());
+    if (!why.empty()) {
+      LLVM_DEBUG(llvm::dbgs() << "not packed (" << why << "): " << op << "\n");
+      return false;
+    }
+    int64_t n = op.getStaticLoopRanges()[p.n];
+    return threads <= 1 || n % threadChunk(n, packCols) == 0;
+  }
+
+  /// Whether the packed form's remaining rows all become split-k GEMV
+  /// blocks (so the whole projection may overwrite its output).
+  bool packedRestSplitsK(linalg::LinalgOp op,
+                         const tlm::ProjectionDims &p) const {
+    return op.getStaticLoopRanges()[p.k] % lanes == 0 &&
+           packCols % gemvColTile == 0;
+  }
+
+  /// The packed form of `op`, its remaining rows one at a time in
+  /// `1 x gemv-col-tile` blocks.
+  LogicalResult packRest(RewriterBase &rewriter, linalg::LinalgOp op,
+                         const tlm::ProjectionDims &p) {
+    if (p.rows.size() > 1) {
+      // One batch row at a time: the packed form works on (rows, cols)
+      // views of its operands. (Collapsing batch and sequence instead would
+      // copy a thread's strided column chunk in bufferization, and
+      // expand-strided-metadata crashes on expanding two dynamic dims.)
+      SmallVector<int64_t> sizes(op.getNumLoops(), 0);
+      for (unsigned r : ArrayRef<unsigned>(p.rows).drop_back())
+        sizes[r] = 1;
+      FailureOr<scf::SCFTilingResult> batches = tile(rewriter, op, sizes);
+      if (failed(batches))
+        return op.emitOpError("batch tiling failed");
+      op = cast<linalg::LinalgOp>(batches->tiledOps.front());
+    }
+    linalg::LinalgOp rest;
+    if (failed(tlm::packProjection(rewriter, op, p, packedShape(), overwrite,
+                                   rest)))
+      return failure();
+    FailureOr<scf::SCFTilingResult> single = tile(rewriter, rest, {1, 0, 0});
+    if (failed(single))
+      return rest.emitOpError("row tiling failed");
+    tlm::ProjectionDims restDims{{0}, 1, 2};
+    return blockColumns(rewriter,
+                        cast<linalg::LinalgOp>(single->tiledOps.front()),
+                        restDims, gemvColTile);
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     SmallVector<std::pair<linalg::LinalgOp, tlm::ProjectionDims>> work;
@@ -328,7 +383,12 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     for (auto &[op, p] : work) {
       linalg::LinalgOp target = op;
       BlockShape shape = blockShape(op.getStaticLoopRanges()[p.k]);
-      overwrite = startsAtZero(op) && everyBlockSplitsK(op, p, shape);
+      bool packed = usePacked(op, p);
+      if (packed)
+        shape = {packRows, packCols};
+      overwrite =
+          startsAtZero(op) &&
+          (packed ? packedRestSplitsK(op, p) : everyBlockSplitsK(op, p, shape));
       if (overwrite) {
         // Every block writes its sums without reading the output, so the
         // output needs no zero fill: an uninitialized tensor will do, a
@@ -351,6 +411,11 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
         if (failed(split))
           return signalPassFailure();
         target = cast<linalg::LinalgOp>(split->tiledOps.front());
+      }
+      if (packed) {
+        if (failed(packRest(rewriter, target, p)))
+          return signalPassFailure();
+        continue;
       }
       // Column panels: all rows run against one panel of W (colPanel x k,
       // L2-resident) before the next, instead of streaming all of W from

@@ -117,6 +117,7 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
     pipelineOptions.approximateMath = options.approximateMath;
     pipelineOptions.fuseAttention = options.fuseAttention;
     pipelineOptions.vectorizeElementwise = options.vectorizeElementwise;
+    pipelineOptions.packProjections = options.packProjections;
     // The JIT calls ExecutionEngine's packed wrapper of each entry
     // directly: the C-interface wrappers would only add another call with
     // every descriptor field as an argument, which LLVM is slow to compile.

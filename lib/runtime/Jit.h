@@ -53,6 +53,7 @@ struct JitOptions {
   bool approximateMath = true;
   bool fuseAttention = true;
   bool vectorizeElementwise = true;
+  bool packProjections = true;
   /// Print the IR after each pass of the pipeline (debugging).
   bool printIR = false;
   /// Lets a tool apply its command-line options (--mlir-timing, IR

@@ -1,9 +1,13 @@
-// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="row-tile=6 col-tile=4 col-panel=0" --canonicalize --cse | FileCheck %s
-// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="threads=2 row-tile=6" --canonicalize | FileCheck %s --check-prefix=THREADS
+// The split-k blocks (pack=false):
+// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="pack=false row-tile=6 col-tile=4 col-panel=0" --canonicalize --cse | FileCheck %s
+// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="pack=false threads=2 row-tile=6" --canonicalize | FileCheck %s --check-prefix=THREADS
 // RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls=vectorize=false | FileCheck %s --check-prefix=NOVEC
-// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="row-tile=4 col-tile=4 col-panel=64" --canonicalize --cse | FileCheck %s --check-prefix=PANEL
-// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls --canonicalize --cse | FileCheck %s --check-prefix=DEFAULT
-// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls=x-tile-bytes=1024 --canonicalize --cse | FileCheck %s --check-prefix=XTILE
+// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="pack=false row-tile=4 col-tile=4 col-panel=64" --canonicalize --cse | FileCheck %s --check-prefix=PANEL
+// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls=pack=false --canonicalize --cse | FileCheck %s --check-prefix=DEFAULT
+// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="pack=false x-tile-bytes=1024" --canonicalize --cse | FileCheck %s --check-prefix=XTILE
+// The packed form (the default):
+// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls --canonicalize --cse | FileCheck %s --check-prefix=PACK
+// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="threads=2 pack-rows=4" --canonicalize --cse | FileCheck %s --check-prefix=PACKTHR
 
 #xk = affine_map<(m, n, k) -> (m, k)>
 #nk = affine_map<(m, n, k) -> (n, k)>
@@ -55,6 +59,42 @@
 // XTILE:             -> (vector<4x4x16xf32>)
 // THREADS-LABEL: func.func @projection
 // THREADS:         scf.forall (%{{.*}}) = (0) to (128) step (64)
+// Packed: for each 32-column panel of W, when there is a full 8-row tile,
+// the panel is transposed (16 x 16 blocks) into a 64 x 32 buffer carried
+// across panels; each 8-row tile then keeps 8 x 2 accumulator vectors over
+// k, broadcasting one x value per row against the buffer's two vectors per
+// k. The remaining rows run the split-k GEMV blocks against W itself.
+// PACK-LABEL: func.func @projection
+// PACK:         %[[FULL:.*]] = arith.muli %{{.*}}, %c8 : index
+// PACK:         %[[HAS:.*]] = arith.cmpi sgt, %[[FULL]], %c0 : index
+// PACK:         %[[BUF:.*]] = tensor.empty() : tensor<64x32xf32>
+// PACK:         scf.for %[[COL:.*]] = %c0 to %c128 step %c32 iter_args(%{{.*}} = %{{.*}}, %[[B:.*]] = %[[BUF]])
+// PACK:           scf.if %[[HAS]] -> (tensor<?x128xf32>, tensor<64x32xf32>)
+// PACK:             scf.for %[[KB:.*]] = %c0 to %c64 step %c16 iter_args(%{{.*}} = %[[B]])
+// PACK:               vector.transfer_read %{{.*}}[%[[COL]], %[[KB]]]{{.*}} : tensor<128x64xf32>, vector<16x16xf32>
+// PACK:               vector.transpose %{{.*}}, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
+// PACK:               vector.transfer_write %{{.*}}[%[[KB]], %c0] {{.*}} : vector<16x16xf32>, tensor<64x32xf32>
+// PACK:               vector.transfer_write %{{.*}}[%[[KB]], %c16] {{.*}} : vector<16x16xf32>, tensor<64x32xf32>
+// PACK:             scf.for %{{.*}} = %c0 to %[[FULL]] step %c8
+// PACK-COUNT-16:      vector.transfer_read %{{.*}} : tensor<?x128xf32>, vector<16xf32>
+// PACK:               scf.for %[[K:.*]] = %c0 to %c64 step %c1 iter_args({{.*}}) -> (vector<16xf32>, {{.*}})
+// PACK-COUNT-2:         vector.transfer_read %{{.*}}[%[[K]], %{{.*}}]{{.*}} : tensor<64x32xf32>, vector<16xf32>
+// PACK:                 %[[X:.*]] = tensor.extract %{{.*}}[%{{.*}}, %[[K]]] : tensor<?x64xf32>
+// PACK:                 %[[XV:.*]] = vector.broadcast %[[X]] : f32 to vector<16xf32>
+// PACK:                 vector.fma %[[XV]], %{{.*}}, %{{.*}} : vector<16xf32>
+// PACK:                 vector.fma %[[XV]], %{{.*}}, %{{.*}} : vector<16xf32>
+// PACK-COUNT-16:      vector.transfer_write %{{.*}} : vector<16xf32>, tensor<?x128xf32>
+// PACK:           } else {
+// PACK:           scf.for %{{.*}} = %c0 to %{{.*}} step %c1
+// PACK:             scf.for %{{.*}} = %c0 to %c32 step %c8
+// PACK:               -> (vector<1x8x16xf32>)
+// With threads, each thread's chunk of columns is made of whole panels.
+// PACKTHR-LABEL: func.func @projection
+// PACKTHR:         scf.forall (%{{.*}}) = (0) to (128) step (64)
+// PACKTHR:           tensor.empty() : tensor<64x32xf32>
+// PACKTHR:           scf.for %{{.*}} = %c0 to %c64 step %c32
+// PACKTHR:               scf.for %{{.*}} step %c4
+// PACKTHR-COUNT-8:         vector.fma
 func.func @projection(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>,
                       %acc: tensor<?x128xf32>) -> tensor<?x128xf32> {
   %y = linalg.matmul indexing_maps = [#xk, #nk, #mn]
@@ -70,7 +110,11 @@ func.func @projection(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>,
 #mn = affine_map<(m, n, k) -> (m, n)>
 
 // k = 24 does not split into 16 lanes: the blocks are vectorized as they
-// are (a reduction over k per block), still without masks.
+// are (a reduction over k per block), still without masks. Nor does it
+// pack (n = 8 is not a whole panel either): split-k blocks.
+// PACK-LABEL: func.func @ragged_k
+// PACK-NOT:     vector.transpose
+// PACK:         vector.multi_reduction
 // CHECK-LABEL: func.func @ragged_k
 // CHECK-NOT:     tensor.expand_shape
 // CHECK:         vector.multi_reduction <add>, {{.*}} [2] : vector<6x4x24xf32> to vector<6x4xf32>
@@ -150,6 +194,15 @@ func.func @batched(%x: tensor<?x?x32xf32>, %w: tensor<16x32xf32>,
 // CHECK-NOT:     vector.transfer_read %{{.*}} : tensor<6x128xf32>, vector<6x4xf32>
 // CHECK:         vector.multi_reduction <add>, %{{.*}}, %cst{{.*}} [2] : vector<6x4x16xf32> to vector<6x4xf32>
 // CHECK:         vector.multi_reduction <add>, %{{.*}}, %cst{{.*}} [2] : vector<1x8x16xf32> to vector<1x8xf32>
+// Packed, the tiles' accumulators start at zero and the output is only
+// written.
+// PACK-LABEL: func.func @from_zero
+// PACK-NOT:     linalg.fill
+// PACK:         %[[Z:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// PACK:         tensor.empty(%{{.*}}) : tensor<?x128xf32>
+// PACK-NOT:     vector.transfer_read %{{.*}} : tensor<?x128xf32>, vector<16xf32>
+// PACK:         scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args(%{{.*}} = %[[Z]], %{{.*}} = %[[Z]],
+// PACK-COUNT-16: vector.transfer_write %{{.*}} : vector<16xf32>, tensor<?x128xf32>
 func.func @from_zero(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>)
     -> tensor<?x128xf32> {
   %c0 = arith.constant 0 : index

@@ -139,10 +139,13 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
       j.fuseAttention = false;
     else if (d == "vectorize-elementwise")
       j.vectorizeElementwise = false;
+    else if (d == "pack-projections")
+      j.packProjections = false;
     else
       return userError("--disable: unknown optimization '" + d +
                        "' (known: tile-matmuls, approximate-math, "
-                       "fuse-attention, vectorize-elementwise)");
+                       "fuse-attention, vectorize-elementwise, "
+                       "pack-projections)");
   }
   j.configurePassManager = [](mlir::PassManager &pm) {
     if (failed(mlir::applyPassManagerCLOptions(pm)))

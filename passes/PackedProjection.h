@@ -1,0 +1,43 @@
+//===- PackedProjection.h - projections over packed panels of W -*- C++ -*-===//
+//
+// tlm-tile-matmuls' main form for the projections of a prompt: each panel
+// of W is transposed once into a small buffer, then every full tile of rows
+// runs an outer-product kernel against it (see PackedProjection.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TLM_PASSES_PACKEDPROJECTION_H
+#define TLM_PASSES_PACKEDPROJECTION_H
+
+#include "passes/Projection.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::tlm {
+
+/// The register block of the packed kernel: `rows` rows of x against
+/// `cols` columns of W (a multiple of `lanes`), `rows * cols / lanes`
+/// vector accumulators.
+struct PackedShape {
+  int64_t rows, cols, lanes;
+};
+
+/// Why `op` (a matched projection on tensors) cannot take the packed form,
+/// or an empty string when it can: n must split into panels of `cols` and
+/// k into `lanes` x `lanes` transposes.
+std::string packedMismatch(linalg::LinalgOp op, const ProjectionDims &p,
+                           PackedShape shape);
+
+/// Rewrites `op` (rows: unit dims, then one dynamic) into a loop over panels of
+/// `shape.cols` columns: when there is at least one full tile of `shape.rows`
+/// rows, the panel of W is packed (transposed to k x cols) and every full row
+/// tile accumulates `rows x cols` outputs in registers over k; the remaining
+/// rows (all of them in decode) stay a projection on W itself, returned in
+/// `rest` for the caller's GEMV blocking. With `overwrite` the output is never
+/// read: each tile starts from zero.
+LogicalResult packProjection(RewriterBase &rewriter, linalg::LinalgOp op,
+                             const ProjectionDims &p, PackedShape shape,
+                             bool overwrite, linalg::LinalgOp &rest);
+
+} // namespace mlir::tlm
+
+#endif // TLM_PASSES_PACKEDPROJECTION_H
