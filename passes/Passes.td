@@ -43,14 +43,18 @@ def TlmLowerToLinalg : Pass<"tlm-lower-to-linalg", "::mlir::ModuleOp"> {
   let options = [
     Option<"fuseAttention", "fuse-attention", "bool", /*default=*/"true",
            "Lower tlm.cached_attention (f32) to one online-softmax loop "
-           "nest: per query row, a running max, sum and output over the "
-           "cached then the new keys, vectorized over head_dim; no scores "
-           "tensor. Off: the scores / softmax / P·V generics above">
+           "nest per (batch, head): a running max, sum and output over the "
+           "cached then the new keys; 16 query rows at a time (Qᵀ and Oᵀ "
+           "blocks, one row per vector lane, keys in blocks of 16) when "
+           "head_dim is a multiple of 16, the other rows one at a time "
+           "(vectorized over head_dim); no scores tensor. Off: the scores / "
+           "softmax / P·V generics above">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect",
-    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
+    "::mlir::bufferization::BufferizationDialect"
   ];
 }
 
@@ -269,7 +273,8 @@ def TlmVectorizeElementwise
            "Elements per vector (16 f32 = one AVX-512 register)">
   ];
   let dependentDialects = [
-    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
+    "::mlir::bufferization::BufferizationDialect"
   ];
 }
 

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/lowering/FusedAttention.h"
 #include "passes/lowering/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -33,13 +34,6 @@ constexpr int64_t kKeyBlock = 16;
 /// The running state of one query row.
 struct Online {
   Value m, l, acc; ///< f32, f32, vector<dk x f32>
-};
-
-/// One key/value source: (keys, values) and how to index row `j` of them.
-struct KeySource {
-  Value keys, values;
-  /// Indices of key `j` for batch `b` and kv head `kvh` (last index 0).
-  std::function<SmallVector<Value>(Value j, Value b, Value kvh)> at;
 };
 
 arith::FastMathFlags reassocContract() {
@@ -209,8 +203,19 @@ Value tlm::fusedCachedAttention(OpBuilder &b, Location loc, Value q,
   SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
   Value slice = tensor::ExtractSliceOp::create(
       b, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
+  // Whole blocks of 16 query rows together (AttentionBlocks.cpp), the rest
+  // (all of a decode step) one row at a time.
+  Value full = c0;
+  if (dk % kQueryBlock == 0) {
+    Value width = arith::ConstantIndexOp::create(b, loc, kQueryBlock);
+    full = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, seq, width), width);
+    slice = attentionQueryBlocks(
+        b, loc,
+        {q, slice, bb, h, kvh, pastSrc, newSrc, past, full, scale, lowest});
+  }
   auto rows = scf::ForOp::create(
-      b, loc, c0, seq, c1, ValueRange{slice},
+      b, loc, full, seq, c1, ValueRange{slice},
       [&](OpBuilder &nb, Location nl, Value i, ValueRange it) {
         Value qRow = vector::TransferReadOp::create(
             nb, nl, vecType, q, ValueRange{bb, i, h, c0}, zeroF, inBounds);

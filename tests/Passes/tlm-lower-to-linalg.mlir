@@ -204,7 +204,8 @@ func.func @silu(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
 // CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, %[[T]]]
 // CHECK: return %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>
 // Fused (the default): per (batch, head) pair, an scf.forall iteration
-// owning its slice of the output, each query runs an online-softmax loop
+// owning its slice of the output; whole blocks of 16 queries go together
+// (below); each remaining query runs an online-softmax loop
 // over the past keys, then over the new keys 0..i, carrying (max, sum, output
 // row): whole blocks of 16 keys (one vector of scores, vector exp) and the
 // tail key by key. GQA reads kv head h / 2; no scores tensor, no concat.
@@ -214,7 +215,30 @@ func.func @silu(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
 // FUSED:         scf.forall (%[[B:.*]], %[[H:.*]]) in (%{{.*}}, 4) shared_outs(%[[OUT:.*]] = %{{.*}})
 // FUSED:           %[[KVH:.*]] = arith.divui %[[H]], %c2
 // FUSED:           %[[ROWS:.*]] = tensor.extract_slice %[[OUT]][%[[B]], 0, %[[H]], 0] [1, %{{.*}}, 1, 16]
-// FUSED:           scf.for %[[I:.*]] = %c0 to %{{.*}} iter_args(%{{.*}} = %[[ROWS]])
+// Whole blocks of 16 query rows (head size 16): Qᵀ scaled, Oᵀ zeroed, then
+// past keys in blocks and one at a time, the new keys of earlier blocks,
+// and this block's keys with causal lane masks; Oᵀ / l transposed back.
+// FUSED:           %[[FULL:.*]] = arith.muli %{{.*}}, %c16 : index
+// FUSED:           %[[QT:.*]] = bufferization.alloc_tensor() : tensor<16x16xf32>
+// FUSED:           %[[OT:.*]] = bufferization.alloc_tensor() : tensor<16x16xf32>
+// FUSED:           %[[BLK:.*]]:3 = scf.for %[[I0:.*]] = %c0 to %[[FULL]] step %c16 iter_args(%{{.*}} = %[[ROWS]], %{{.*}} = %[[QT]], %{{.*}} = %[[OT]])
+// FUSED:             tensor.extract_slice %{{.*}}[%[[B]], %[[I0]], %[[H]], 0] [1, 16, 1, 16] [1, 1, 1, 1] : tensor<?x?x4x16xf32> to tensor<16x16xf32>
+// FUSED:             vector.transpose %{{.*}}, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
+// FUSED:             arith.mulf %{{.*}} : vector<16x16xf32>
+// FUSED:             scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, tensor<16x16xf32>)
+// FUSED:               scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// FUSED:                 tensor.extract %{{.*}}[%{{.*}}, %[[B]], %[[KVH]], %{{.*}}] : tensor<?x?x2x16xf32>
+// FUSED:                 vector.fma
+// FUSED:               math.exp {{.*}} : vector<16xf32>
+// FUSED:             scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, tensor<16x16xf32>)
+// FUSED:             %[[BEFORE:.*]] = arith.divui %[[I0]], %c16 : index
+// FUSED:             scf.for %{{.*}} = %c0 to %[[BEFORE]] {{.*}} -> (vector<16xf32>, vector<16xf32>, tensor<16x16xf32>)
+// FUSED:             arith.select %{{.*}} : vector<16xi1>, vector<16xf32>
+// FUSED:             arith.divf {{.*}} : vector<16xf32>
+// FUSED:             vector.transpose
+// FUSED:             tensor.insert_slice %{{.*}}[0, %[[I0]], 0, 0] [1, 16, 1, 16]
+// The remaining rows one at a time.
+// FUSED:           scf.for %[[I:.*]] = %[[FULL]] to %{{.*}} iter_args(%{{.*}} = %[[BLK]]#0)
 // FUSED:             vector.transfer_read %{{.*}}[%[[B]], %[[I]], %[[H]], %c0]
 // FUSED:             scf.for {{.*}} -> (f32, f32, vector<16xf32>)
 // FUSED:               vector.transfer_read %{{.*}}[%{{.*}}, %[[B]], %[[KVH]], %c0]

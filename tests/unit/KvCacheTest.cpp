@@ -86,19 +86,23 @@ struct Case {
 };
 
 std::vector<Case> cases() {
-  auto base = [](int64_t heads, int64_t kvHeads) {
+  // Head size 16: the fused attention takes 16 query rows at a time
+  // (AttentionBlocks.cpp); `mha_dk8` keeps every row in the row form.
+  auto base = [](int64_t heads, int64_t kvHeads, int64_t dk = 16) {
     model::Config c;
     c.vocabSize = 37;
     c.contextLength = 48;
-    c.dModel = 8 * heads;
+    c.dModel = dk * heads;
     c.numLayers = 2;
     c.numHeads = heads;
     c.numKvHeads = kvHeads;
     c.dFF = 24;
     return c;
   };
-  std::vector<Case> out = {
-      {"mha", base(2, 2)}, {"gqa2", base(4, 2)}, {"gqa4", base(4, 1)}};
+  std::vector<Case> out = {{"mha", base(2, 2)},
+                           {"gqa2", base(4, 2)},
+                           {"gqa4", base(4, 1)},
+                           {"mha_dk8", base(2, 2, /*dk=*/8)}};
   Case post{"post_norm", base(2, 1)};
   post.config.postNorm = true;
   Case noNorm{"no_rmsnorm", base(2, 2)};
@@ -117,10 +121,12 @@ class KvCache : public ::testing::TestWithParam<Case> {};
 
 TEST_P(KvCache, PrefillThenDecodeMatchesForwardAndReference) {
   const model::Config &c = GetParam().config;
-  // Long enough for the fused attention's blocks of 16 keys and their
-  // tails: 41 new keys (2 blocks + 9), a prefill of 19 (1 + 3), decode steps
-  // over 19..40 past keys (1 or 2 blocks + a tail, or none).
-  const int64_t batch = 2, seq = 41, prompt = 19, vocab = c.vocabSize;
+  // Long enough for the fused attention's blocks of 16 keys (and of 16
+  // query rows) and their tails: 41 new keys (2 blocks + 9), a prefill of 19
+  // (1 + 3), decode steps over 19..40 past keys (1 or 2 blocks + a tail, or
+  // none), and a chunk of 17 new rows over 19 past keys.
+  const int64_t batch = 2, seq = 41, prompt = 19, chunk = 17;
+  const int64_t vocab = c.vocabSize;
   std::vector<std::vector<float>> w =
       model::initWeights(c, /*seed=*/7, model::InitScheme::Module);
   std::vector<const float *> ptrs;
@@ -163,11 +169,11 @@ TEST_P(KvCache, PrefillThenDecodeMatchesForwardAndReference) {
     return std::vector<float>(full.begin() + (b * seq + pos) * vocab,
                               full.begin() + (b * seq + pos + 1) * vocab);
   };
-  // Tokens prompt..seq-1 one at a time (step or stepLast), each step's
+  // Tokens from..seq-1 one at a time (step or stepLast), each step's
   // logits against the whole run's row.
-  auto decodeRest = [&](bool last) {
+  auto decodeRest = [&](bool last, int64_t from = prompt) {
     std::vector<float> step(batch * vocab);
-    for (int64_t pos = prompt; pos < seq; ++pos) {
+    for (int64_t pos = from; pos < seq; ++pos) {
       std::vector<int64_t> tok(batch);
       for (int64_t b = 0; b < batch; ++b)
         tok[b] = ids[b * seq + pos];
@@ -197,6 +203,23 @@ TEST_P(KvCache, PrefillThenDecodeMatchesForwardAndReference) {
         << "prefill rows of sequence " << b;
   }
   ASSERT_NO_FATAL_FAILURE(decodeRest(/*last=*/false));
+
+  // Prefill, then a chunk of `chunk` tokens in one step (query blocks over
+  // past keys), then one at a time.
+  s.reset();
+  ASSERT_FALSE(bool(s.step(head.data(), prompt, pre.data())));
+  std::vector<int64_t> middle(batch * chunk);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < chunk; ++i)
+      middle[b * chunk + i] = ids[b * seq + prompt + i];
+  std::vector<float> mid(batch * chunk * vocab);
+  ASSERT_FALSE(bool(s.step(middle.data(), chunk, mid.data())));
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < chunk; ++i)
+      EXPECT_TRUE(allClose(mid.data() + (b * chunk + i) * vocab,
+                           fullRow(b, prompt + i), kCache))
+          << "chunk row " << prompt + i << " of sequence " << b;
+  ASSERT_NO_FATAL_FAILURE(decodeRest(/*last=*/false, prompt + chunk));
 
   // Generation's steps: the prompt, then one token at a time, each writing
   // only the last position's logits, equal to the whole run's rows.

@@ -1,0 +1,274 @@
+//===- AttentionBlocks.cpp - fused attention, 16 query rows at a time -----===//
+//
+// The row form (FusedAttention.cpp) spends most of its time on horizontal
+// sums: every score is a dot product of two rows. Here 16 query rows of one
+// (batch, head) go together, transposed once into Qᵀ (dk x 16, scaled), so
+// the scores of one key against all 16 rows are one vector:
+//   Sⱼ = Σ_d key_j[d] · Qᵀ[d]           (a broadcast and an FMA per d)
+// and the softmax runs across lanes = rows: the block max, the exps and the
+// row sums are plain vector ops. The output is kept transposed too,
+//   Oᵀ[d] = α · Oᵀ[d] + Σⱼ value_j[d] · Pⱼ,
+// and transposed back when the block is done. Keys go in blocks of 16
+// (16 score vectors in registers); the block on the diagonal masks the keys
+// a row must not see with constant lane masks; the past keys' last partial
+// block goes key by key. No horizontal sum anywhere.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/lowering/FusedAttention.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::tlm;
+
+namespace {
+
+constexpr int64_t kLanes = kQueryBlock;
+
+/// The running state of 16 rows: m and l per lane (row), Oᵀ (dk x 16).
+struct Rows {
+  Value m, l, ot;
+};
+
+Value index(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+VectorType laneType(OpBuilder &b) {
+  return VectorType::get({kLanes}, b.getF32Type());
+}
+
+Value readLanes(OpBuilder &b, Location loc, Value t, Value row) {
+  Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  return vector::TransferReadOp::create(b, loc, laneType(b), t,
+                                        ValueRange{row, index(b, loc, 0)}, pad,
+                                        SmallVector<bool>{true});
+}
+
+Value writeLanes(OpBuilder &b, Location loc, Value v, Value t, Value row) {
+  return vector::TransferWriteOp::create(b, loc, v, t,
+                                         ValueRange{row, index(b, loc, 0)},
+                                         SmallVector<bool>{true})
+      .getResult();
+}
+
+/// Element d of row `j` of `rows` (src.keys or src.values), as a vector of
+/// 16 equal lanes.
+Value splat(OpBuilder &b, Location loc, const KeySource &src, Value rows,
+            Value j, Value d, const QueryBlocks &a) {
+  SmallVector<Value> at = src.at(j, a.batch, a.kvHead);
+  at.back() = d;
+  Value x = tensor::ExtractOp::create(b, loc, rows, at);
+  return vector::BroadcastOp::create(b, loc, laneType(b), x);
+}
+
+/// Folds keys [first, first + count) (count static: kLanes or 1) into `st`;
+/// with `diagonal`, key first + t is visible to lanes (rows) r >= t only.
+Rows fold(OpBuilder &b, Location loc, const KeySource &src, Value first,
+          int64_t count, bool diagonal, Value qt, int64_t dk, Rows st,
+          const QueryBlocks &a) {
+  VectorType lanes = laneType(b);
+  Value zero =
+      arith::ConstantOp::create(b, loc, DenseElementsAttr::get(lanes, 0.0f));
+  SmallVector<Value> keys;
+  for (int64_t t = 0; t < count; ++t)
+    keys.push_back(arith::AddIOp::create(b, loc, first, index(b, loc, t)));
+
+  // Sₜ = Σ_d key_t[d] · Qᵀ[d], one FMA chain per key.
+  SmallVector<Value> init(count, zero);
+  auto scoreLoop = scf::ForOp::create(
+      b, loc, index(b, loc, 0), index(b, loc, dk), index(b, loc, 1), init,
+      [&](OpBuilder &nb, Location nl, Value d, ValueRange s) {
+        Value qd = readLanes(nb, nl, qt, d);
+        SmallVector<Value> next;
+        for (int64_t t = 0; t < count; ++t)
+          next.push_back(vector::FMAOp::create(
+              nb, nl, splat(nb, nl, src, src.keys, keys[t], d, a), qd, s[t]));
+        scf::YieldOp::create(nb, nl, next);
+      });
+  SmallVector<Value> s(scoreLoop.getResults());
+  if (diagonal) {
+    Value lowest = vector::BroadcastOp::create(b, loc, lanes, a.lowest);
+    for (int64_t t = 0; t < count; ++t) {
+      SmallVector<bool> visible(kLanes);
+      for (int64_t r = 0; r < kLanes; ++r)
+        visible[r] = r >= t;
+      Value mask = arith::ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(VectorType::get({kLanes}, b.getI1Type()),
+                                 ArrayRef<bool>(visible)));
+      s[t] = arith::SelectOp::create(b, loc, mask, s[t], lowest);
+    }
+  }
+
+  // Online softmax across the keys, every lane a row.
+  Value mNew = st.m;
+  for (Value v : s)
+    mNew = arith::MaximumFOp::create(b, loc, mNew, v);
+  Value alpha =
+      math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, st.m, mNew));
+  SmallVector<Value> p;
+  Value sum;
+  for (Value v : s) {
+    p.push_back(
+        math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, v, mNew)));
+    sum = sum ? arith::AddFOp::create(b, loc, sum, p.back()) : p.back();
+  }
+  Value lNew = arith::AddFOp::create(
+      b, loc, arith::MulFOp::create(b, loc, st.l, alpha), sum);
+
+  // Oᵀ[d] = α · Oᵀ[d] + Σₜ value_t[d] · Pₜ.
+  auto outLoop = scf::ForOp::create(
+      b, loc, index(b, loc, 0), index(b, loc, dk), index(b, loc, 1),
+      ValueRange{st.ot},
+      [&](OpBuilder &nb, Location nl, Value d, ValueRange it) {
+        Value acc =
+            arith::MulFOp::create(nb, nl, readLanes(nb, nl, it[0], d), alpha);
+        for (int64_t t = 0; t < count; ++t)
+          acc = vector::FMAOp::create(
+              nb, nl, splat(nb, nl, src, src.values, keys[t], d, a), p[t], acc);
+        scf::YieldOp::create(nb, nl, writeLanes(nb, nl, acc, it[0], d));
+      });
+  return {mNew, lNew, outLoop.getResult(0)};
+}
+
+/// Folds blocks [0, blocks) of 16 keys of `src`, all visible.
+Rows foldBlocks(OpBuilder &b, Location loc, const KeySource &src, Value blocks,
+                Value qt, int64_t dk, Rows st, const QueryBlocks &a) {
+  auto loop = scf::ForOp::create(
+      b, loc, index(b, loc, 0), blocks, index(b, loc, 1),
+      ValueRange{st.m, st.l, st.ot},
+      [&](OpBuilder &nb, Location nl, Value blk, ValueRange it) {
+        Value first = arith::MulIOp::create(nb, nl, blk, index(nb, nl, kLanes));
+        Rows r = fold(nb, nl, src, first, kLanes, /*diagonal=*/false, qt, dk,
+                      {it[0], it[1], it[2]}, a);
+        scf::YieldOp::create(nb, nl, ValueRange{r.m, r.l, r.ot});
+      });
+  return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+}
+
+/// Folds keys [begin, end) of `src` one at a time, all visible.
+Rows foldEach(OpBuilder &b, Location loc, const KeySource &src, Value begin,
+              Value end, Value qt, int64_t dk, Rows st, const QueryBlocks &a) {
+  auto loop = scf::ForOp::create(
+      b, loc, begin, end, index(b, loc, 1), ValueRange{st.m, st.l, st.ot},
+      [&](OpBuilder &nb, Location nl, Value j, ValueRange it) {
+        Rows r = fold(nb, nl, src, j, 1, /*diagonal=*/false, qt, dk,
+                      {it[0], it[1], it[2]}, a);
+        scf::YieldOp::create(nb, nl, ValueRange{r.m, r.l, r.ot});
+      });
+  return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+}
+
+/// The 16 x 16 blocks of a (16 x dk) <-> (dk x 16) transpose: reads
+/// `from` at (0, c) or (c, 0), writes the transposed block to `to`.
+Value transposeInto(OpBuilder &b, Location loc, Value from, Value to,
+                    int64_t dk, bool toTransposed, Value scale = Value()) {
+  auto blockType = VectorType::get({kLanes, kLanes}, b.getF32Type());
+  Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  SmallVector<bool> inBounds{true, true};
+  Value c0 = index(b, loc, 0);
+  for (int64_t c = 0; c < dk; c += kLanes) {
+    Value cc = index(b, loc, c);
+    SmallVector<Value> src{c0, cc}, dst{cc, c0};
+    if (!toTransposed)
+      std::swap(src, dst);
+    Value block = vector::TransferReadOp::create(b, loc, blockType, from, src,
+                                                 pad, inBounds);
+    Value t =
+        vector::TransposeOp::create(b, loc, block, ArrayRef<int64_t>{1, 0});
+    if (scale)
+      t = arith::MulFOp::create(
+          b, loc, t, vector::BroadcastOp::create(b, loc, blockType, scale));
+    to = vector::TransferWriteOp::create(b, loc, t, to, dst, inBounds)
+             .getResult();
+  }
+  return to;
+}
+
+} // namespace
+
+Value tlm::attentionQueryBlocks(OpBuilder &b, Location loc,
+                                const QueryBlocks &a) {
+  auto outType = cast<RankedTensorType>(a.out.getType());
+  int64_t dk = outType.getDimSize(3);
+  assert(dk % kLanes == 0 && "checked by the caller");
+  Type f32 = b.getF32Type();
+  VectorType lanes = laneType(b);
+  Value zero =
+      arith::ConstantOp::create(b, loc, DenseElementsAttr::get(lanes, 0.0f));
+  Value lowest = vector::BroadcastOp::create(b, loc, lanes, a.lowest);
+  // Qᵀ and Oᵀ: one buffer each per (batch, head), reused by every block.
+  // alloc_tensor, not tensor.empty: CSE would merge two equal empties, and
+  // bufferization then gave both loop-carried tensors the same buffer.
+  auto bufType = RankedTensorType::get({dk, kLanes}, f32);
+  Value qtInit =
+      bufferization::AllocTensorOp::create(b, loc, bufType, ValueRange{});
+  Value otInit =
+      bufferization::AllocTensorOp::create(b, loc, bufType, ValueRange{});
+  auto rowsType = RankedTensorType::get({kLanes, dk}, f32);
+  Value c0 = index(b, loc, 0), c1 = index(b, loc, 1);
+
+  auto blocks = scf::ForOp::create(
+      b, loc, c0, a.full, index(b, loc, kLanes),
+      ValueRange{a.out, qtInit, otInit},
+      [&](OpBuilder &nb, Location nl, Value i0, ValueRange it) {
+        SmallVector<OpFoldResult> ones(4, nb.getIndexAttr(1));
+        Value qRows = tensor::ExtractSliceOp::create(
+            nb, nl, rowsType, a.q,
+            SmallVector<OpFoldResult>{a.batch, i0, a.head, nb.getIndexAttr(0)},
+            SmallVector<OpFoldResult>{nb.getIndexAttr(1),
+                                      nb.getIndexAttr(kLanes),
+                                      nb.getIndexAttr(1), nb.getIndexAttr(dk)},
+            ones);
+        Value qt = transposeInto(nb, nl, qRows, it[1], dk,
+                                 /*toTransposed=*/true, a.scale);
+        auto zeroLoop = scf::ForOp::create(
+            nb, nl, c0, index(nb, nl, dk), c1, ValueRange{it[2]},
+            [&](OpBuilder &lb, Location ll, Value d, ValueRange ot) {
+              scf::YieldOp::create(lb, ll, writeLanes(lb, ll, zero, ot[0], d));
+            });
+        Rows st{lowest, zero, zeroLoop.getResult(0)};
+        // Every past key, then the new keys of the blocks before this one,
+        // then this block's own keys, masked causally.
+        Value pastBlocks =
+            arith::DivUIOp::create(nb, nl, a.pastCount, index(nb, nl, kLanes));
+        st = foldBlocks(nb, nl, a.past, pastBlocks, qt, dk, st, a);
+        Value tail =
+            arith::MulIOp::create(nb, nl, pastBlocks, index(nb, nl, kLanes));
+        st = foldEach(nb, nl, a.past, tail, a.pastCount, qt, dk, st, a);
+        Value before =
+            arith::DivUIOp::create(nb, nl, i0, index(nb, nl, kLanes));
+        st = foldBlocks(nb, nl, a.fresh, before, qt, dk, st, a);
+        st =
+            fold(nb, nl, a.fresh, i0, kLanes, /*diagonal=*/true, qt, dk, st, a);
+
+        // Oᵀ / l, transposed back into the 16 output rows.
+        auto divLoop = scf::ForOp::create(
+            nb, nl, c0, index(nb, nl, dk), c1, ValueRange{st.ot},
+            [&](OpBuilder &lb, Location ll, Value d, ValueRange ot) {
+              Value o = arith::DivFOp::create(
+                  lb, ll, readLanes(lb, ll, ot[0], d), st.l);
+              scf::YieldOp::create(lb, ll, writeLanes(lb, ll, o, ot[0], d));
+            });
+        SmallVector<OpFoldResult> offsets{
+            nb.getIndexAttr(0), i0, nb.getIndexAttr(0), nb.getIndexAttr(0)};
+        SmallVector<OpFoldResult> sizes{
+            nb.getIndexAttr(1), nb.getIndexAttr(kLanes), nb.getIndexAttr(1),
+            nb.getIndexAttr(dk)};
+        Value outRows = tensor::ExtractSliceOp::create(nb, nl, rowsType, it[0],
+                                                       offsets, sizes, ones);
+        outRows = transposeInto(nb, nl, divLoop.getResult(0), outRows, dk,
+                                /*toTransposed=*/false);
+        Value out = tensor::InsertSliceOp::create(nb, nl, outRows, it[0],
+                                                  offsets, sizes, ones);
+        scf::YieldOp::create(nb, nl, ValueRange{out, qt, divLoop.getResult(0)});
+      });
+  return blocks.getResult(0);
+}

@@ -1,0 +1,46 @@
+//===- FusedAttention.h - pieces of the fused attention lowering -*- C++
+//-*-===//
+//
+// Shared by FusedAttention.cpp (the per-(batch, head) loop nest and the
+// one-query-row form) and AttentionBlocks.cpp (16 query rows at a time).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TLM_PASSES_LOWERING_FUSEDATTENTION_H
+#define TLM_PASSES_LOWERING_FUSEDATTENTION_H
+
+#include "mlir/IR/Builders.h"
+
+#include <functional>
+
+namespace mlir::tlm {
+
+/// One key/value source: (keys, values) and how to index row `j` of them.
+struct KeySource {
+  Value keys, values;
+  /// Indices of key `j` for batch `b` and kv head `kvh` (last index 0).
+  std::function<SmallVector<Value>(Value j, Value b, Value kvh)> at;
+};
+
+/// Query rows per block of attentionQueryBlocks: one f32 vector of them.
+constexpr int64_t kQueryBlock = 16;
+
+/// What attentionQueryBlocks works on: one (batch, head) pair.
+struct QueryBlocks {
+  Value q;           ///< (B, S, H, dk)
+  Value out;         ///< (1, S, 1, dk): this pair's output slice
+  Value batch, head; ///< indices of the pair
+  Value kvHead;      ///< the kv head it reads
+  KeySource past, fresh;
+  Value pastCount; ///< keys in the cache before this step
+  Value full;      ///< query rows done here: a multiple of kQueryBlock
+  Value scale;     ///< 1 / sqrt(dk), f32
+  Value lowest;    ///< the finite "minus infinity" of the row form
+};
+
+/// Causal attention of query rows [0, full) (see AttentionBlocks.cpp);
+/// returns `out` with those rows written. Needs dk % kQueryBlock == 0.
+Value attentionQueryBlocks(OpBuilder &b, Location loc, const QueryBlocks &a);
+
+} // namespace mlir::tlm
+
+#endif // TLM_PASSES_LOWERING_FUSEDATTENTION_H
