@@ -270,7 +270,10 @@ def TlmVectorizeElementwise
   }];
   let options = [
     Option<"lanes", "lanes", "int64_t", /*default=*/"16",
-           "Elements per vector (16 f32 = one AVX-512 register)">
+           "Elements per vector (16 f32 = one AVX-512 register)">,
+    Option<"threads", "threads", "int64_t", /*default=*/"1",
+           "Above 1, the blocks are one scf.forall (an OpenMP loop later) "
+           "instead of nested scf.for loops">
   ];
   let dependentDialects = [
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",

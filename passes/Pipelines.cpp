@@ -59,7 +59,10 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
     pm.addPass(createCSEPass());
   }
   if (options.vectorizeElementwise) {
-    pm.addNestedPass<func::FuncOp>(createTlmVectorizeElementwise());
+    TlmVectorizeElementwiseOptions vectorOptions;
+    vectorOptions.threads = options.parallel ? options.threads : 1;
+    pm.addNestedPass<func::FuncOp>(
+        createTlmVectorizeElementwise(vectorOptions));
     pm.addPass(createCanonicalizerPass());
   }
   if (options.approximateMath)

@@ -66,6 +66,10 @@ struct TlmVectorizeElementwise
       sizes.back() = rewriter.getIndexAttr(lanes);
       scf::SCFTilingOptions options;
       options.setTileSizes(sizes);
+      // With threads, every block is an iteration of one forall: these ops
+      // would otherwise run on one thread between the parallel projections.
+      if (threads > 1)
+        options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
       rewriter.setInsertionPoint(op);
       FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
           rewriter, cast<TilingInterface>(op.getOperation()), options);

@@ -1,4 +1,5 @@
 // RUN: tlm-opt %s --split-input-file --tlm-vectorize-elementwise --canonicalize | FileCheck %s
+// RUN: tlm-opt %s --split-input-file --tlm-vectorize-elementwise=threads=2 --canonicalize | FileCheck %s --check-prefix=THREADS
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
@@ -15,6 +16,14 @@
 // CHECK:             arith.addf {{.*}} : vector<1x16xf32>
 // CHECK:             vector.transfer_write {{.*}} : vector<1x16xf32>, tensor<?x64xf32>
 // CHECK-NOT:     linalg.generic
+// With threads, the blocks are the iterations of one forall (an OpenMP
+// loop later), each writing its own 1 x 16 slice.
+// THREADS-LABEL: func.func @scale_add
+// THREADS:         scf.forall (%[[R:.*]], %[[C:.*]]) = (0, 0) to (%{{.*}}, 64) step (1, 16)
+// THREADS:           arith.mulf {{.*}} : vector<1x16xf32>
+// THREADS:           scf.forall.in_parallel
+// THREADS:             tensor.parallel_insert_slice %{{.*}}[%[[R]], %[[C]]] [1, 16]
+// THREADS-NOT:   scf.for
 func.func @scale_add(%a: tensor<?x64xf32>, %b: tensor<?x64xf32>,
                      %g: tensor<64xf32>) -> tensor<?x64xf32> {
   %c0 = arith.constant 0 : index
