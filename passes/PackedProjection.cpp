@@ -62,31 +62,34 @@ Value flatten(OpBuilder &b, Location loc, Value v) {
 }
 
 /// Transposes W[col0 : col0 + cols, 0 : k] into `buf` (k x cols), one
-/// lanes x lanes block at a time.
+/// lanes x lanes block at a time (a loop, not unrolled: each 16 x 16
+/// transpose is 64 shuffles of code, and LLVM's time grows with it).
 Value pack(OpBuilder &b, Location loc, Value w, Value col0, Value buf,
            int64_t k, const tlm::PackedShape &s) {
   auto blockType = VectorType::get({s.lanes, s.lanes}, b.getF32Type());
   Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   SmallVector<bool> inBounds{true, true};
-  auto loop = scf::ForOp::create(
-      b, loc, index(b, loc, 0), index(b, loc, k), index(b, loc, s.lanes),
-      ValueRange{buf},
-      [&](OpBuilder &nb, Location nl, Value kb, ValueRange it) {
-        Value packed = it[0];
-        for (int64_t c = 0; c < s.cols; c += s.lanes) {
-          Value row = arith::AddIOp::create(nb, nl, col0, index(nb, nl, c));
-          Value block = vector::TransferReadOp::create(
-              nb, nl, blockType, w, ValueRange{row, kb}, pad, inBounds);
-          Value t = vector::TransposeOp::create(nb, nl, block,
-                                                ArrayRef<int64_t>{1, 0});
-          packed =
-              vector::TransferWriteOp::create(
-                  nb, nl, t, packed, ValueRange{kb, index(nb, nl, c)}, inBounds)
-                  .getResult();
-        }
-        scf::YieldOp::create(nb, nl, packed);
+  Value c0 = index(b, loc, 0), step = index(b, loc, s.lanes);
+  auto cols = scf::ForOp::create(
+      b, loc, c0, index(b, loc, s.cols), step, ValueRange{buf},
+      [&](OpBuilder &cb, Location cl, Value c, ValueRange outer) {
+        Value row = arith::AddIOp::create(cb, cl, col0, c);
+        auto ks = scf::ForOp::create(
+            cb, cl, c0, index(cb, cl, k), step, ValueRange{outer[0]},
+            [&](OpBuilder &nb, Location nl, Value kb, ValueRange it) {
+              Value block = vector::TransferReadOp::create(
+                  nb, nl, blockType, w, ValueRange{row, kb}, pad, inBounds);
+              Value t = vector::TransposeOp::create(nb, nl, block,
+                                                    ArrayRef<int64_t>{1, 0});
+              scf::YieldOp::create(
+                  nb, nl,
+                  vector::TransferWriteOp::create(nb, nl, t, it[0],
+                                                  ValueRange{kb, c}, inBounds)
+                      .getResult());
+            });
+        scf::YieldOp::create(cb, cl, ks.getResult(0));
       });
-  return loop.getResult(0);
+  return cols.getResult(0);
 }
 
 /// out[row0 : row0 + rows, col0 : col0 + cols] (+)= x[row0.., :] · buf.

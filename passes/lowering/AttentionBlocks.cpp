@@ -167,29 +167,33 @@ Rows foldEach(OpBuilder &b, Location loc, const KeySource &src, Value begin,
 }
 
 /// The 16 x 16 blocks of a (16 x dk) <-> (dk x 16) transpose: reads
-/// `from` at (0, c) or (c, 0), writes the transposed block to `to`.
+/// `from` at (0, c) or (c, 0), writes the transposed block to `to`. A loop
+/// over the blocks: one transpose (64 shuffles) of code.
 Value transposeInto(OpBuilder &b, Location loc, Value from, Value to,
                     int64_t dk, bool toTransposed, Value scale = Value()) {
   auto blockType = VectorType::get({kLanes, kLanes}, b.getF32Type());
   Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   SmallVector<bool> inBounds{true, true};
   Value c0 = index(b, loc, 0);
-  for (int64_t c = 0; c < dk; c += kLanes) {
-    Value cc = index(b, loc, c);
-    SmallVector<Value> src{c0, cc}, dst{cc, c0};
-    if (!toTransposed)
-      std::swap(src, dst);
-    Value block = vector::TransferReadOp::create(b, loc, blockType, from, src,
-                                                 pad, inBounds);
-    Value t =
-        vector::TransposeOp::create(b, loc, block, ArrayRef<int64_t>{1, 0});
-    if (scale)
-      t = arith::MulFOp::create(
-          b, loc, t, vector::BroadcastOp::create(b, loc, blockType, scale));
-    to = vector::TransferWriteOp::create(b, loc, t, to, dst, inBounds)
-             .getResult();
-  }
-  return to;
+  auto loop = scf::ForOp::create(
+      b, loc, c0, index(b, loc, dk), index(b, loc, kLanes), ValueRange{to},
+      [&](OpBuilder &nb, Location nl, Value c, ValueRange it) {
+        SmallVector<Value> src{c0, c}, dst{c, c0};
+        if (!toTransposed)
+          std::swap(src, dst);
+        Value block = vector::TransferReadOp::create(nb, nl, blockType, from,
+                                                     src, pad, inBounds);
+        Value t =
+            vector::TransposeOp::create(nb, nl, block, ArrayRef<int64_t>{1, 0});
+        if (scale)
+          t = arith::MulFOp::create(
+              nb, nl, t, vector::BroadcastOp::create(nb, nl, blockType, scale));
+        scf::YieldOp::create(
+            nb, nl,
+            vector::TransferWriteOp::create(nb, nl, t, it[0], dst, inBounds)
+                .getResult());
+      });
+  return loop.getResult(0);
 }
 
 } // namespace
