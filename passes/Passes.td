@@ -154,10 +154,13 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
     %r:2 = scf.for %c = %c0 to %c128 step %c32
         iter_args(%o = %z, %buf = %empty) -> (tensor<?x128xf32>, tensor<64x32xf32>) {
       %t:2 = scf.if %has_full_tile -> (tensor<?x128xf32>, tensor<64x32xf32>) {
-        %p = scf.for %kb = %c0 to %c64 step %c16 iter_args(%b = %buf) {
-          %blk = vector.transfer_read %w[%c, %kb] : tensor<128x64xf32>, vector<16x16xf32>
-          %tr = vector.transpose %blk, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
-          ... vector.transfer_write %tr, %b[%kb, %c0] ...
+        %p = scf.for %h = %c0 to %c32 step %c16 iter_args(%b = %buf) {
+          // %row = %c + %h
+          scf.for %kb = %c0 to %c64 step %c16 iter_args(%b1 = %b) {
+            %blk = vector.transfer_read %w[%row, %kb] : tensor<128x64xf32>, vector<16x16xf32>
+            %tr = vector.transpose %blk, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
+            ... vector.transfer_write %tr, %b1[%kb, %h] ...
+          }
         }
         scf.for %i = %c0 to %full step %c8 iter_args(%o1 = %o) {
           %acc:16 = scf.for %k = %c0 to %c64 step %c1 iter_args(...) -> (vector<16xf32>, ...) {

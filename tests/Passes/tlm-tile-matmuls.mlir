@@ -70,11 +70,12 @@
 // PACK:         %[[BUF:.*]] = tensor.empty() : tensor<64x32xf32>
 // PACK:         scf.for %[[COL:.*]] = %c0 to %c128 step %c32 iter_args(%{{.*}} = %{{.*}}, %[[B:.*]] = %[[BUF]])
 // PACK:           scf.if %[[HAS]] -> (tensor<?x128xf32>, tensor<64x32xf32>)
-// PACK:             scf.for %[[KB:.*]] = %c0 to %c64 step %c16 iter_args(%{{.*}} = %[[B]])
-// PACK:               vector.transfer_read %{{.*}}[%[[COL]], %[[KB]]]{{.*}} : tensor<128x64xf32>, vector<16x16xf32>
-// PACK:               vector.transpose %{{.*}}, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
-// PACK:               vector.transfer_write %{{.*}}[%[[KB]], %c0] {{.*}} : vector<16x16xf32>, tensor<64x32xf32>
-// PACK:               vector.transfer_write %{{.*}}[%[[KB]], %c16] {{.*}} : vector<16x16xf32>, tensor<64x32xf32>
+// PACK:             scf.for %[[C:.*]] = %c0 to %c32 step %c16 iter_args(%{{.*}} = %[[B]])
+// PACK:               %[[ROW:.*]] = arith.addi %[[COL]], %[[C]] : index
+// PACK:               scf.for %[[KB:.*]] = %c0 to %c64 step %c16
+// PACK:                 vector.transfer_read %{{.*}}[%[[ROW]], %[[KB]]]{{.*}} : tensor<128x64xf32>, vector<16x16xf32>
+// PACK:                 vector.transpose %{{.*}}, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
+// PACK:                 vector.transfer_write %{{.*}}[%[[KB]], %[[C]]] {{.*}} : vector<16x16xf32>, tensor<64x32xf32>
 // PACK:             scf.for %{{.*}} = %c0 to %[[FULL]] step %c8
 // PACK-COUNT-16:      vector.transfer_read %{{.*}} : tensor<?x128xf32>, vector<16xf32>
 // PACK:               scf.for %[[K:.*]] = %c0 to %c64 step %c1 iter_args({{.*}}) -> (vector<16xf32>, {{.*}})
