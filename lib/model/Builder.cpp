@@ -163,6 +163,36 @@ static func::FuncOp getOrCreateBlockFunction(ModuleOp module, const Config &c,
   return fn;
 }
 
+/// `@head(x, [ln_final,] head) -> logits`: the final norm and the LM head,
+/// made once per module and shared by the entries, which each used to carry
+/// a copy (the head is the model's biggest projection).
+static func::FuncOp getOrCreateHeadFunction(ModuleOp module, const Config &c,
+                                            Type headType) {
+  if (auto fn = module.lookupSymbol<func::FuncOp>("head"))
+    return fn;
+  OpBuilder b(module.getBodyRegion());
+  b.setInsertionPointToStart(module.getBody());
+  Location loc = b.getUnknownLoc();
+  auto act = tensorOf(b, {kDyn, kDyn, c.dModel});
+  SmallVector<Type> inputs{act};
+  if (c.useRMSNorm)
+    inputs.push_back(tensorOf(b, {c.dModel}));
+  inputs.push_back(headType);
+  auto fn = func::FuncOp::create(
+      b, loc, "head",
+      b.getFunctionType(inputs, tensorOf(b, {kDyn, kDyn, c.vocabSize})));
+  fn.setPrivate();
+  setNoInline(fn);
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  Value x = entry->getArgument(0);
+  if (c.useRMSNorm)
+    x = norm(b, loc, c, x, entry->getArgument(1));
+  func::ReturnOp::create(b, loc,
+                         linear(b, loc, x, entry->getArguments().back()));
+  return fn;
+}
+
 /// Embedding, the blocks (incremental when `caches` is non-empty), the final
 /// norm and the LM head: logits (batch, seq, vocab), or with `lastOnly`
 /// (batch, 1, vocab) for the last position.
@@ -209,11 +239,15 @@ static Value emitModel(OpBuilder &b, Location loc, const Config &c, Value ids,
         ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
                                b.getIndexAttr(1)});
   }
+  SmallVector<Value> args{
+      castTo(b, loc, x, tensorOf(b, {kDyn, kDyn, c.dModel}))};
   if (c.useRMSNorm)
-    x = norm(b, loc, c, x, w[next++]);
-  Value head = c.tieEmbeddings ? embedding : w[next++];
+    args.push_back(w[next++]);
+  args.push_back(c.tieEmbeddings ? embedding : w[next++]);
   assert(next == w.size() && "weights do not match weightSpecs");
-  return linear(b, loc, x, head);
+  func::FuncOp headFn =
+      getOrCreateHeadFunction(module, c, args.back().getType());
+  return func::CallOp::create(b, loc, headFn, args).getResult(0);
 }
 
 static SmallVector<Type> weightTypes(OpBuilder &b,

@@ -15,8 +15,12 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/PassManager.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Transforms/IPO/AlwaysInliner.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -51,6 +55,34 @@ std::string shapeStr(llvm::ArrayRef<int64_t> shape) {
     s += ShapedType::isDynamic(shape[i]) ? "?" : std::to_string(shape[i]);
   }
   return s + ")";
+}
+
+/// The entries are `alwaysinline` (see tlm-memref-entry): inlined here into
+/// the engine's packed wrappers (`_mlir_<name>`), which are then compiled
+/// without optimization. They only unpack memref descriptors and call the
+/// block and head functions (every loop nest of the CPU pipeline lives in
+/// those or in OpenMP-outlined functions), yet instruction selection of
+/// their thousand-odd descriptor fields took ~0.1 s each at O3; FastISel
+/// takes a fraction.
+void compileWrappersQuickly(llvm::Module &m) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb;
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm;
+  mpm.addPass(llvm::AlwaysInlinerPass());
+  mpm.run(m, mam);
+  for (llvm::Function &f : m)
+    if (!f.isDeclaration() && f.getName().starts_with("_mlir_")) {
+      f.addFnAttr(llvm::Attribute::NoInline);
+      f.addFnAttr(llvm::Attribute::OptimizeNone);
+    }
 }
 } // namespace
 
@@ -146,8 +178,14 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
     return tm.takeError();
   ExecutionEngineOptions engineOptions;
   // `transformer` is a function_ref: the std::function must outlive create().
-  std::function<llvm::Error(llvm::Module *)> transformer =
+  std::function<llvm::Error(llvm::Module *)> optimize =
       makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0, tm->get());
+  std::function<llvm::Error(llvm::Module *)> transformer =
+      [&optimize, cuda](llvm::Module *m) {
+        if (!cuda)
+          compileWrappersQuickly(*m);
+        return optimize(m);
+      };
   engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel = level;
   // TLM_JIT_OBJECT=path writes the generated machine code there, to read
