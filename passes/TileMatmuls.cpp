@@ -398,8 +398,9 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
         rewriter.setInsertionPoint(op);
         Operation *empty =
             rewriter.clone(*fill.getDpsInits()[0].getDefiningOp());
-        rewriter.modifyOpInPlace(
-            op, [&] { op.getDpsInitsMutable()[0].set(empty->getResult(0)); });
+        rewriter.modifyOpInPlace(target, [&] {
+          target.getDpsInitsMutable()[0].set(empty->getResult(0));
+        });
       }
       if (threads > 1) {
         // Columns split across threads in block-aligned chunks; the
