@@ -250,7 +250,10 @@ def TlmVectorizeElementwise
     `lanes`, and vectorizes the static block. Without it these ops lower to
     scalar loops (rows are dynamic), with a scalar exp per element in SiLU.
     Ops already inside a loop (tiled by another pass), reductions and ops
-    with a ragged innermost dim are left alone.
+    with a ragged innermost dim are left alone. An output the payload does
+    not read (the lowering writes the residual add into one of its inputs)
+    becomes a fresh `tensor.empty`, so bufferization does not copy the input
+    first. With `threads > 1` the blocks are one `scf.forall`.
 
     Before:
     ```mlir

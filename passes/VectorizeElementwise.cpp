@@ -46,6 +46,25 @@ std::string reasonToSkip(linalg::GenericOp op, int64_t lanes) {
   return "";
 }
 
+/// Gives every output the payload never reads a fresh tensor.empty. The
+/// lowering passes an input as the output of ops like the residual add
+/// (`outs(%x)`), and bufferization then copied %x into a new buffer before
+/// overwriting all of it (a function argument is not written in place).
+void freshUnreadOutputs(RewriterBase &rewriter, linalg::GenericOp op) {
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    if (op.payloadUsesValueFromOperand(&init) ||
+        init.get().getDefiningOp<tensor::EmptyOp>())
+      continue;
+    rewriter.setInsertionPoint(op);
+    auto type = cast<RankedTensorType>(init.get().getType());
+    Value empty = tensor::EmptyOp::create(
+        rewriter, op.getLoc(),
+        tensor::getMixedSizes(rewriter, op.getLoc(), init.get()),
+        type.getElementType());
+    rewriter.modifyOpInPlace(op, [&] { init.set(empty); });
+  }
+}
+
 struct TlmVectorizeElementwise
     : public tlm::impl::TlmVectorizeElementwiseBase<TlmVectorizeElementwise> {
   using Base::Base;
@@ -61,6 +80,7 @@ struct TlmVectorizeElementwise
     });
     IRRewriter rewriter(&getContext());
     for (linalg::GenericOp op : work) {
+      freshUnreadOutputs(rewriter, op);
       SmallVector<OpFoldResult> sizes(op.getNumLoops(),
                                       rewriter.getIndexAttr(1));
       sizes.back() = rewriter.getIndexAttr(lanes);

@@ -23,7 +23,7 @@
 // THREADS:           arith.mulf {{.*}} : vector<1x16xf32>
 // THREADS:           scf.forall.in_parallel
 // THREADS:             tensor.parallel_insert_slice %{{.*}}[%[[R]], %[[C]]] [1, 16]
-// THREADS-NOT:   scf.for
+// THREADS-NOT:   scf.for %
 func.func @scale_add(%a: tensor<?x64xf32>, %b: tensor<?x64xf32>,
                      %g: tensor<64xf32>) -> tensor<?x64xf32> {
   %c0 = arith.constant 0 : index
@@ -75,4 +75,32 @@ func.func @not_elementwise(%a: tensor<?x64xf32>, %r: tensor<?xf32>,
     linalg.yield %n : f32
   } -> tensor<?x24xf32>
   return %sum, %neg : tensor<?xf32>, tensor<?x24xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// The residual add as the lowering writes it, into one of its inputs
+// (outs(%a)) without reading it: the blocks write a fresh tensor.empty
+// instead, so bufferization does not copy %a first.
+// CHECK-LABEL: func.func @unread_output
+// CHECK-SAME:    (%[[A:[^:]*]]: tensor<?x32xf32>
+// CHECK:         %[[E:.*]] = tensor.empty(%{{.*}}) : tensor<?x32xf32>
+// CHECK:         scf.for {{.*}} iter_args(%{{.*}} = %[[E]])
+// CHECK:           arith.addf {{.*}} : vector<1x16xf32>
+// THREADS-LABEL: func.func @unread_output
+// THREADS:         %[[E:.*]] = tensor.empty(%{{.*}}) : tensor<?x32xf32>
+// THREADS:         scf.forall {{.*}} shared_outs(%{{.*}} = %[[E]])
+func.func @unread_output(%a: tensor<?x32xf32>, %b: tensor<?x32xf32>)
+    -> tensor<?x32xf32> {
+  %y = linalg.generic {indexing_maps = [#id, #id, #id],
+                       iterator_types = ["parallel", "parallel"]}
+         ins(%a, %b : tensor<?x32xf32>, tensor<?x32xf32>)
+         outs(%a : tensor<?x32xf32>) {
+  ^bb0(%x: f32, %z: f32, %o: f32):
+    %s = arith.addf %x, %z : f32
+    linalg.yield %s : f32
+  } -> tensor<?x32xf32>
+  return %y : tensor<?x32xf32>
 }
