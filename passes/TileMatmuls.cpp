@@ -127,13 +127,18 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     if (!remainder)
       return success();
     linalg::LinalgOp rest = findTiled(remainder.getRegion());
-    if (!rest)
-      return success();
-    sizes.assign(loops, 0);
+    return rest ? gemvRows(rewriter, rest, p) : success();
+  }
+
+  /// The rows of `op` one at a time, in `1 x gemvColTile` blocks: every
+  /// weight row streams once per row.
+  LogicalResult gemvRows(RewriterBase &rewriter, linalg::LinalgOp op,
+                         const tlm::ProjectionDims &p) {
+    SmallVector<int64_t> sizes(op.getNumLoops(), 0);
     sizes[p.rows.back()] = 1;
-    FailureOr<scf::SCFTilingResult> single = tile(rewriter, rest, sizes);
+    FailureOr<scf::SCFTilingResult> single = tile(rewriter, op, sizes);
     if (failed(single))
-      return rest.emitOpError("row tiling failed");
+      return op.emitOpError("row tiling failed");
     return blockColumns(rewriter,
                         cast<linalg::LinalgOp>(single->tiledOps.front()), p,
                         gemvColTile);
@@ -329,12 +334,9 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
   }
 
   /// Whether the packed form's remaining rows all become split-k GEMV
-  /// blocks (so the whole projection may overwrite its output).
-  bool packedRestSplitsK(linalg::LinalgOp op,
-                         const tlm::ProjectionDims &p) const {
-    return op.getStaticLoopRanges()[p.k] % lanes == 0 &&
-           packCols % gemvColTile == 0;
-  }
+  /// blocks (so the whole projection may overwrite its output); usePacked
+  /// has already checked that k splits into lanes.
+  bool packedRestSplitsK() const { return packCols % gemvColTile == 0; }
 
   /// The packed form of `op`, its remaining rows one at a time in
   /// `1 x gemv-col-tile` blocks.
@@ -357,13 +359,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     if (failed(tlm::packProjection(rewriter, op, p, packedShape(), overwrite,
                                    rest)))
       return failure();
-    FailureOr<scf::SCFTilingResult> single = tile(rewriter, rest, {1, 0, 0});
-    if (failed(single))
-      return rest.emitOpError("row tiling failed");
-    tlm::ProjectionDims restDims{{0}, 1, 2};
-    return blockColumns(rewriter,
-                        cast<linalg::LinalgOp>(single->tiledOps.front()),
-                        restDims, gemvColTile);
+    return gemvRows(rewriter, rest, tlm::ProjectionDims{{0}, 1, 2});
   }
 
   void runOnOperation() override {
@@ -388,7 +384,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
         shape = {packRows, packCols};
       overwrite =
           startsAtZero(op) &&
-          (packed ? packedRestSplitsK(op, p) : everyBlockSplitsK(op, p, shape));
+          (packed ? packedRestSplitsK() : everyBlockSplitsK(op, p, shape));
       if (overwrite) {
         // Every block writes its sums without reading the output, so the
         // output needs no zero fill: an uninitialized tensor will do, a

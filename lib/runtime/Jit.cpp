@@ -59,11 +59,11 @@ std::string shapeStr(llvm::ArrayRef<int64_t> shape) {
 
 /// The entries are `alwaysinline` (see tlm-memref-entry): inlined here into
 /// the engine's packed wrappers (`_mlir_<name>`), which are then compiled
-/// without optimization. They only unpack memref descriptors and call the
-/// block and head functions (every loop nest of the CPU pipeline lives in
-/// those or in OpenMP-outlined functions), yet instruction selection of
-/// their thousand-odd descriptor fields took ~0.1 s each at O3; FastISel
-/// takes a fraction.
+/// without optimization. They unpack memref descriptors, gather the
+/// prompt's embedding rows (inline with one thread, an OpenMP-outlined and
+/// optimized function with more) and call the block and head functions,
+/// yet instruction selection of their thousand-odd descriptor fields took
+/// ~0.1 s each at O3; FastISel takes a fraction.
 void compileWrappersQuickly(llvm::Module &m) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -182,6 +182,7 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
       makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0, tm->get());
   std::function<llvm::Error(llvm::Module *)> transformer =
       [&optimize, cuda](llvm::Module *m) {
+        // Not for the GPU path's host code: it has not run on a GPU here.
         if (!cuda)
           compileWrappersQuickly(*m);
         return optimize(m);

@@ -138,28 +138,19 @@ Rows fold(OpBuilder &b, Location loc, const KeySource &src, Value first,
   return {mNew, lNew, outLoop.getResult(0)};
 }
 
-/// Folds blocks [0, blocks) of 16 keys of `src`, all visible.
-Rows foldBlocks(OpBuilder &b, Location loc, const KeySource &src, Value blocks,
-                Value qt, int64_t dk, Rows st, const QueryBlocks &a) {
-  auto loop = scf::ForOp::create(
-      b, loc, index(b, loc, 0), blocks, index(b, loc, 1),
-      ValueRange{st.m, st.l, st.ot},
-      [&](OpBuilder &nb, Location nl, Value blk, ValueRange it) {
-        Value first = arith::MulIOp::create(nb, nl, blk, index(nb, nl, kLanes));
-        Rows r = fold(nb, nl, src, first, kLanes, /*diagonal=*/false, qt, dk,
-                      {it[0], it[1], it[2]}, a);
-        scf::YieldOp::create(nb, nl, ValueRange{r.m, r.l, r.ot});
-      });
-  return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
-}
-
-/// Folds keys [begin, end) of `src` one at a time, all visible.
-Rows foldEach(OpBuilder &b, Location loc, const KeySource &src, Value begin,
-              Value end, Value qt, int64_t dk, Rows st, const QueryBlocks &a) {
+/// Folds `width` keys of `src` per step for steps [begin, end) (step i
+/// starts at key i * width), all visible: whole blocks with `width` 16, the
+/// last partial one key by key with 1.
+Rows foldSteps(OpBuilder &b, Location loc, const KeySource &src, Value begin,
+               Value end, int64_t width, Value qt, int64_t dk, Rows st,
+               const QueryBlocks &a) {
   auto loop = scf::ForOp::create(
       b, loc, begin, end, index(b, loc, 1), ValueRange{st.m, st.l, st.ot},
-      [&](OpBuilder &nb, Location nl, Value j, ValueRange it) {
-        Rows r = fold(nb, nl, src, j, 1, /*diagonal=*/false, qt, dk,
+      [&](OpBuilder &nb, Location nl, Value i, ValueRange it) {
+        Value first =
+            width == 1 ? i
+                       : arith::MulIOp::create(nb, nl, i, index(nb, nl, width));
+        Rows r = fold(nb, nl, src, first, width, /*diagonal=*/false, qt, dk,
                       {it[0], it[1], it[2]}, a);
         scf::YieldOp::create(nb, nl, ValueRange{r.m, r.l, r.ot});
       });
@@ -243,13 +234,13 @@ Value tlm::attentionQueryBlocks(OpBuilder &b, Location loc,
         // then this block's own keys, masked causally.
         Value pastBlocks =
             arith::DivUIOp::create(nb, nl, a.pastCount, index(nb, nl, kLanes));
-        st = foldBlocks(nb, nl, a.past, pastBlocks, qt, dk, st, a);
+        st = foldSteps(nb, nl, a.past, c0, pastBlocks, kLanes, qt, dk, st, a);
         Value tail =
             arith::MulIOp::create(nb, nl, pastBlocks, index(nb, nl, kLanes));
-        st = foldEach(nb, nl, a.past, tail, a.pastCount, qt, dk, st, a);
+        st = foldSteps(nb, nl, a.past, tail, a.pastCount, 1, qt, dk, st, a);
         Value before =
             arith::DivUIOp::create(nb, nl, i0, index(nb, nl, kLanes));
-        st = foldBlocks(nb, nl, a.fresh, before, qt, dk, st, a);
+        st = foldSteps(nb, nl, a.fresh, c0, before, kLanes, qt, dk, st, a);
         st =
             fold(nb, nl, a.fresh, i0, kLanes, /*diagonal=*/true, qt, dk, st, a);
 
