@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -148,6 +149,40 @@ Value kernel(OpBuilder &b, Location loc, Value x, Value buf, Value out,
   return out;
 }
 
+/// The tensor that holds W's rows [row, row + cols) and the first of them in
+/// it: W itself, or when W is (a slice of) a concatenation, the part the
+/// panel lies in (packedMismatch checked that no panel straddles two).
+std::pair<Value, Value> panelSource(OpBuilder &b, Location loc, Value w,
+                                    Value row) {
+  std::optional<tlm::ConcatRows> rows = tlm::concatRows(w);
+  if (!rows)
+    return {w, row};
+  Value abs = row;
+  for (OpFoldResult offset : rows->rowOffsets)
+    abs = arith::AddIOp::create(
+        b, loc, abs, getValueOrCreateConstantIndexOp(b, loc, offset));
+  OperandRange parts = rows->concat.getInputs();
+  int64_t k = cast<RankedTensorType>(w.getType()).getDimSize(1);
+  auto anyRows =
+      RankedTensorType::get({ShapedType::kDynamic, k}, b.getF32Type());
+  auto asAny = [&](Value part) -> Value {
+    return part.getType() == anyRows
+               ? part
+               : tensor::CastOp::create(b, loc, anyRows, part).getResult();
+  };
+  Value source = asAny(parts[0]), start = index(b, loc, 0);
+  int64_t partStart = 0;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    partStart += cast<RankedTensorType>(parts[i - 1].getType()).getDimSize(0);
+    Value here = index(b, loc, partStart);
+    Value inPart =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, abs, here);
+    source = arith::SelectOp::create(b, loc, inPart, asAny(parts[i]), source);
+    start = arith::SelectOp::create(b, loc, inPart, here, start);
+  }
+  return {source, arith::SubIOp::create(b, loc, abs, start)};
+}
+
 /// out[rows, n] += x[rows, k] · w[n, k] as a generic the rest of
 /// tlm-tile-matmuls recognizes (tlm::matchProjection).
 linalg::GenericOp projection(OpBuilder &b, Location loc, Value x, Value w,
@@ -180,6 +215,11 @@ std::string tlm::packedMismatch(linalg::LinalgOp op, const ProjectionDims &p,
     return "k is not a multiple of the vector width";
   if (!op.hasPureTensorSemantics())
     return "not on tensors";
+  if (std::optional<ConcatRows> rows = concatRows(op.getDpsInputs()[1]))
+    for (Value part : rows->concat.getInputs())
+      if (cast<RankedTensorType>(part.getType()).getDimSize(0) % shape.cols)
+        return "a part of the concatenated W is not a multiple of the panel "
+               "width";
   return "";
 }
 
@@ -212,11 +252,14 @@ LogicalResult tlm::packProjection(RewriterBase &rewriter, linalg::LinalgOp op,
       b, loc, index(b, loc, 0), index(b, loc, n), index(b, loc, shape.cols),
       ValueRange{out, buf},
       [&](OpBuilder &nb, Location nl, Value col0, ValueRange it) {
+        // The panel's rows of W: in W, or in the part of it that holds them.
+        std::pair<Value, Value> panel = panelSource(nb, nl, w, col0);
+        Value source = panel.first, wRow = panel.second;
         auto ifFull = scf::IfOp::create(nb, nl, it.getTypes(), hasFull,
                                         /*withElseRegion=*/true);
         {
           OpBuilder tb = ifFull.getThenBodyBuilder();
-          Value packed = pack(tb, nl, w, col0, it[1], k, shape);
+          Value packed = pack(tb, nl, source, wRow, it[1], k, shape);
           auto tiles = scf::ForOp::create(
               tb, nl, index(tb, nl, 0), full, tileRows, ValueRange{it[0]},
               [&](OpBuilder &lb, Location ll, Value row0, ValueRange acc) {
@@ -238,7 +281,7 @@ LogicalResult tlm::packProjection(RewriterBase &rewriter, linalg::LinalgOp op,
             nb, nl, x, SmallVector<OpFoldResult>{full, zeroAttr},
             SmallVector<OpFoldResult>{restRows, nb.getIndexAttr(k)}, ones);
         Value wPanel = tensor::ExtractSliceOp::create(
-            nb, nl, w, SmallVector<OpFoldResult>{col0, zeroAttr},
+            nb, nl, source, SmallVector<OpFoldResult>{wRow, zeroAttr},
             SmallVector<OpFoldResult>{nb.getIndexAttr(shape.cols),
                                       nb.getIndexAttr(k)},
             ones);

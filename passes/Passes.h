@@ -47,6 +47,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "panels of W (tlm-tile-matmuls{pack}); off: split-k "
                      "blocks"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> fuseProjections{
+      *this, "fuse-projections",
+      llvm::cl::desc("Projections of one input (Q/K/V, W1/W3) as one over "
+                     "their concatenated weights (tlm-fuse-projections; "
+                     "only with tile-matmuls)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> fuseAttention{
       *this, "fuse-attention",
       llvm::cl::desc("Cached attention as one online-softmax loop nest "

@@ -101,6 +101,47 @@ def TlmMemrefEntry : Pass<"tlm-memref-entry", "::mlir::ModuleOp"> {
   ];
 }
 
+def TlmFuseProjections : Pass<"tlm-fuse-projections", "::mlir::func::FuncOp"> {
+  let summary = "Fuse projections of one input into one over concatenated weights";
+  let description = [{
+    Horizontal fusion: the projections `tlm-lower-to-linalg` makes for
+    `tlm.linear` and the FFNs (`out[rows..., n] = x[rows..., k] · w[n, k]`,
+    see `tlm-tile-matmuls`) that read the same `x`, start from zero (a
+    `linalg.fill 0` of a `tensor.empty`) and sit in one block become one
+    projection over `tensor.concat` of their weights along `n`; each old
+    result is a slice of the new one. In the model these are Q/K/V and
+    SwiGLU's W1/W3: one loop nest (one OpenMP fork/join, one copy of the
+    GEMM kernel to compile) instead of three and two.
+
+    `tlm-tile-matmuls` reads the concatenation's parts in place, choosing
+    the part per panel of columns; anything else would copy the weights at
+    every call, which is why the CPU pipeline runs this pass only with
+    `tile-matmuls`. A projection that accumulates into its output (not
+    fused: its result is not the projection alone), one with another input,
+    other loops or payload, or in another block is left alone.
+
+    Before:
+    ```mlir
+    %q = linalg.generic {...} ins(%x, %wq : tensor<?x?x64xf32>, tensor<64x64xf32>)
+           outs(%zq : tensor<?x?x64xf32>) {...}
+    %k = linalg.generic {...} ins(%x, %wk : tensor<?x?x64xf32>, tensor<32x64xf32>)
+           outs(%zk : tensor<?x?x32xf32>) {...}
+    ```
+    After:
+    ```mlir
+    %w = tensor.concat dim(0) %wq, %wk
+           : (tensor<64x64xf32>, tensor<32x64xf32>) -> tensor<96x64xf32>
+    %qk = linalg.generic {...} ins(%x, %w : tensor<?x?x64xf32>, tensor<96x64xf32>)
+            outs(%z : tensor<?x?x96xf32>) {...}
+    %q = tensor.extract_slice %qk[0, 0, 0] [%b, %s, 64] [1, 1, 1]
+    %k = tensor.extract_slice %qk[0, 0, 64] [%b, %s, 32] [1, 1, 1]
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::tensor::TensorDialect", "::mlir::linalg::LinalgDialect"
+  ];
+}
+
 def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
   let summary = "Register-block and vectorize the projections (x · Wᵀ) on tensors";
   let description = [{

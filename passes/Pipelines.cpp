@@ -54,6 +54,10 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
     TlmTileMatmulsOptions tileOptions;
     tileOptions.threads = options.parallel ? options.threads : 1;
     tileOptions.pack = options.packProjections;
+    // Only here: the tiled forms read the concatenated weights' parts in
+    // place, anything else would copy them at every call.
+    if (options.fuseProjections)
+      pm.addNestedPass<func::FuncOp>(createTlmFuseProjections());
     pm.addNestedPass<func::FuncOp>(createTlmTileMatmuls(tileOptions));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());

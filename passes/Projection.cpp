@@ -2,6 +2,8 @@
 
 #include "passes/Projection.h"
 
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
 using namespace mlir;
 
 AffineMap tlm::dimsMapOf(MLIRContext *ctx, unsigned loops,
@@ -50,4 +52,22 @@ FailureOr<tlm::ProjectionDims> tlm::matchProjection(linalg::LinalgOp op) {
   if (!outType.getElementType().isF32())
     return failure();
   return p;
+}
+
+std::optional<tlm::ConcatRows> tlm::concatRows(Value w) {
+  SmallVector<OpFoldResult> rowOffsets;
+  while (auto slice = w.getDefiningOp<tensor::ExtractSliceOp>()) {
+    RankedTensorType source = slice.getSourceType(), type = slice.getType();
+    if (!slice.hasUnitStride() || source.getRank() != 2 ||
+        type.getRank() != 2 ||
+        !isConstantIntValue(slice.getMixedOffsets()[1], 0) ||
+        type.getDimSize(1) != source.getDimSize(1))
+      return std::nullopt;
+    rowOffsets.push_back(slice.getMixedOffsets()[0]);
+    w = slice.getSource();
+  }
+  auto concat = w.getDefiningOp<tensor::ConcatOp>();
+  if (!concat || concat.getDim() != 0)
+    return std::nullopt;
+  return ConcatRows{concat, rowOffsets};
 }

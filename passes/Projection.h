@@ -9,6 +9,7 @@
 #define TLM_PASSES_PROJECTION_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir::tlm {
 
@@ -26,6 +27,18 @@ struct ProjectionDims {
 /// contractions (attention's, whose GQA maps use floordiv) are left alone.
 /// Tensors or buffers alike: callers check which they handle.
 FailureOr<ProjectionDims> matchProjection(linalg::LinalgOp op);
+
+/// A projection's W read as the parts of a `tensor.concat` along its rows
+/// (tlm-fuse-projections makes these), possibly through row slices of it
+/// (tiling makes those): W's row r is row `r + Σ rowOffsets` of `concat`.
+struct ConcatRows {
+  tensor::ConcatOp concat;
+  SmallVector<OpFoldResult> rowOffsets;
+};
+
+/// `w` as rows of a concatenation along dim 0, if it is one (or slices of
+/// one that keep every column).
+std::optional<ConcatRows> concatRows(Value w);
 
 } // namespace mlir::tlm
 

@@ -362,6 +362,62 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     return gemvRows(rewriter, rest, tlm::ProjectionDims{{0}, 1, 2});
   }
 
+  /// A projection over concatenated weights (tlm-fuse-projections) that
+  /// does not take the packed form, split back into one projection per part:
+  /// the other forms slice W at several levels, and a slice across parts
+  /// would copy the concatenation at every call.
+  SmallVector<linalg::LinalgOp>
+  unfuse(RewriterBase &rewriter, linalg::LinalgOp op, tensor::ConcatOp concat) {
+    Location loc = op.getLoc();
+    rewriter.setInsertionPoint(op);
+    Value init = op.getDpsInits()[0];
+    int64_t rank = cast<RankedTensorType>(init.getType()).getRank();
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, init);
+    SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+    // From zero, each part gets its own zero output (so it may still
+    // overwrite instead of accumulating) and the whole starts uninitialized.
+    bool fromZero = startsAtZero(op);
+    Value result = fromZero ? op.getDpsInits()[0]
+                                  .getDefiningOp<linalg::FillOp>()
+                                  .getDpsInits()[0]
+                            : init;
+    SmallVector<linalg::LinalgOp> parts;
+    int64_t offset = 0;
+    for (Value w : concat.getInputs()) {
+      int64_t n = cast<RankedTensorType>(w.getType()).getDimSize(0);
+      offsets.back() = rewriter.getIndexAttr(offset);
+      sizes.back() = rewriter.getIndexAttr(n);
+      Value out;
+      if (fromZero) {
+        Value empty = tensor::EmptyOp::create(
+            rewriter, loc, sizes, getElementTypeOrSelf(init.getType()));
+        out = linalg::FillOp::create(rewriter, loc,
+                                     op.getDpsInits()[0]
+                                         .getDefiningOp<linalg::FillOp>()
+                                         .getInputs()[0],
+                                     empty)
+                  .getResult(0);
+      } else {
+        out = tensor::ExtractSliceOp::create(rewriter, loc, init, offsets,
+                                             sizes, ones);
+      }
+      auto part = linalg::GenericOp::create(
+          rewriter, loc, TypeRange{out.getType()},
+          ValueRange{op.getDpsInputs()[0], w}, ValueRange{out},
+          op.getIndexingMapsArray(), op.getIteratorTypesArray());
+      IRMapping none;
+      op->getRegion(0).cloneInto(&part.getRegion(), none);
+      result = tensor::InsertSliceOp::create(rewriter, loc, part.getResult(0),
+                                             result, offsets, sizes, ones);
+      parts.push_back(part);
+      offset += n;
+    }
+    rewriter.replaceOp(op, result);
+    return parts;
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     SmallVector<std::pair<linalg::LinalgOp, tlm::ProjectionDims>> work;
@@ -376,6 +432,19 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
         work.emplace_back(op, *p);
     });
     IRRewriter rewriter(&getContext());
+    SmallVector<std::pair<linalg::LinalgOp, tlm::ProjectionDims>> fused;
+    std::swap(work, fused);
+    for (auto &[op, p] : fused) {
+      std::optional<tlm::ConcatRows> rows =
+          tlm::concatRows(op.getDpsInputs()[1]);
+      if (!rows || usePacked(op, p)) {
+        work.emplace_back(op, p);
+        continue;
+      }
+      LLVM_DEBUG(llvm::dbgs() << "unfused (not packed): " << op << "\n");
+      for (linalg::LinalgOp part : unfuse(rewriter, op, rows->concat))
+        work.emplace_back(part, p);
+    }
     for (auto &[op, p] : work) {
       linalg::LinalgOp target = op;
       BlockShape shape = blockShape(op.getStaticLoopRanges()[p.k]);

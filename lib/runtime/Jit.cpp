@@ -150,6 +150,7 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
     pipelineOptions.fuseAttention = options.fuseAttention;
     pipelineOptions.vectorizeElementwise = options.vectorizeElementwise;
     pipelineOptions.packProjections = options.packProjections;
+    pipelineOptions.fuseProjections = options.fuseProjections;
     // The JIT calls ExecutionEngine's packed wrapper of each entry
     // directly: the C-interface wrappers would only add another call with
     // every descriptor field as an argument, which LLVM is slow to compile.

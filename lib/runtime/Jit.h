@@ -54,6 +54,7 @@ struct JitOptions {
   bool fuseAttention = true;
   bool vectorizeElementwise = true;
   bool packProjections = true;
+  bool fuseProjections = true;
   /// Print the IR after each pass of the pipeline (debugging).
   bool printIR = false;
   /// Lets a tool apply its command-line options (--mlir-timing, IR

@@ -216,3 +216,69 @@ func.func @from_zero(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>)
          outs(%z : tensor<?x128xf32>) -> tensor<?x128xf32>
   return %y : tensor<?x128xf32>
 }
+
+// -----
+
+// W as tlm-fuse-projections leaves it: the concatenation of Q's, K's and V's
+// weights. Packed, each panel reads the part that holds it (a select on the
+// panel's first row) and the concatenation is never built; on two threads
+// the chunk offset joins the panel's row. Without packing, the projection
+// is split back into one per part, each with its own output.
+// PACK-LABEL: func.func @fused
+// PACK-SAME:    (%{{.*}}: tensor<?x64xf32>, %[[WQ:.*]]: tensor<64x64xf32>, %[[WK:.*]]: tensor<32x64xf32>, %[[WV:.*]]: tensor<32x64xf32>)
+// PACK-NOT:     tensor.concat
+// PACK:         scf.for %[[COL:.*]] = %c0 to %c128 step %c32
+// PACK-DAG:       %[[Q:.*]] = tensor.cast %[[WQ]] : tensor<64x64xf32> to tensor<?x64xf32>
+// PACK-DAG:       %[[K:.*]] = tensor.cast %[[WK]] : tensor<32x64xf32> to tensor<?x64xf32>
+// PACK-DAG:       %[[V:.*]] = tensor.cast %[[WV]] : tensor<32x64xf32> to tensor<?x64xf32>
+// PACK-DAG:       %[[INK:.*]] = arith.cmpi uge, %[[COL]], %c64 : index
+// PACK-DAG:       %[[QK:.*]] = arith.select %[[INK]], %[[K]], %[[Q]] : tensor<?x64xf32>
+// PACK-DAG:       %[[INV:.*]] = arith.cmpi uge, %[[COL]], %c96 : index
+// PACK:           %[[W:.*]] = arith.select %[[INV]], %[[V]], %[[QK]] : tensor<?x64xf32>
+// PACK:           %[[START:.*]] = arith.select %[[INV]], %c96, %{{.*}} : index
+// PACK:           %[[ROW0:.*]] = arith.subi %[[COL]], %[[START]] : index
+// PACK:           scf.if
+// PACK:               %[[ROW:.*]] = arith.addi %[[ROW0]], %{{.*}} : index
+// PACK:                 vector.transfer_read %[[W]][%[[ROW]], %{{.*}}]{{.*}} : tensor<?x64xf32>, vector<16x16xf32>
+// PACK:           tensor.extract_slice %[[W]][%[[ROW0]], 0] [32, 64] [1, 1] : tensor<?x64xf32> to tensor<32x64xf32>
+
+// PACKTHR-LABEL: func.func @fused
+// PACKTHR-NOT:     tensor.concat
+// PACKTHR:         scf.forall (%[[CHUNK:.*]]) = (0) to (128) step (64)
+// PACKTHR:           scf.for %[[COL:.*]] = %c0 to %c64 step %c32
+// PACKTHR:             %[[ROW:.*]] = arith.addi %[[COL]], %[[CHUNK]] : index
+// PACKTHR:             arith.cmpi uge, %[[ROW]], %c64 : index
+
+// CHECK-LABEL: func.func @fused
+// CHECK-NOT:     tensor.concat
+// CHECK:         %[[ALL:.*]] = tensor.empty(%{{.*}}) : tensor<?x128xf32>
+// CHECK:         tensor.empty(%{{.*}}) : tensor<?x64xf32>
+// CHECK:         %[[QI:.*]] = tensor.insert_slice %{{.*}} into %[[ALL]][0, 0] [%{{.*}}, 64] [1, 1]
+// CHECK:         tensor.empty(%{{.*}}) : tensor<?x32xf32>
+// CHECK:         %[[KI:.*]] = tensor.insert_slice %{{.*}} into %[[QI]][0, 64] [%{{.*}}, 32] [1, 1]
+// CHECK:         %[[VI:.*]] = tensor.insert_slice %{{.*}} into %[[KI]][0, 96] [%{{.*}}, 32] [1, 1]
+// CHECK:         return %[[VI]]
+#x = affine_map<(m, n, k) -> (m, k)>
+#w = affine_map<(m, n, k) -> (n, k)>
+#o = affine_map<(m, n, k) -> (m, n)>
+func.func @fused(%x: tensor<?x64xf32>, %wq: tensor<64x64xf32>,
+                 %wk: tensor<32x64xf32>, %wv: tensor<32x64xf32>)
+    -> tensor<?x128xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %w = tensor.concat dim(0) %wq, %wk, %wv
+      : (tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>) -> tensor<128x64xf32>
+  %e = tensor.empty(%m) : tensor<?x128xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x128xf32>) -> tensor<?x128xf32>
+  %y = linalg.generic {indexing_maps = [#x, #w, #o],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<?x64xf32>, tensor<128x64xf32>)
+      outs(%z : tensor<?x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<?x128xf32>
+  return %y : tensor<?x128xf32>
+}

@@ -141,11 +141,13 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
       j.vectorizeElementwise = false;
     else if (d == "pack-projections")
       j.packProjections = false;
+    else if (d == "fuse-projections")
+      j.fuseProjections = false;
     else
       return userError("--disable: unknown optimization '" + d +
                        "' (known: tile-matmuls, approximate-math, "
                        "fuse-attention, vectorize-elementwise, "
-                       "pack-projections)");
+                       "pack-projections, fuse-projections)");
   }
   j.configurePassManager = [](mlir::PassManager &pm) {
     if (failed(mlir::applyPassManagerCLOptions(pm)))
