@@ -13,6 +13,7 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/IR/Module.h"
@@ -25,6 +26,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
+#include <thread>
 
 namespace tlm::runtime {
 using namespace mlir;
@@ -85,6 +87,38 @@ void compileWrappersQuickly(llvm::Module &m) {
     }
 }
 } // namespace
+
+llvm::Error Jit::compileGpuHost(ModuleOp module,
+                                std::unique_ptr<llvm::TargetMachine> tm,
+                                llvm::CodeGenOptLevel level, unsigned optLevel,
+                                bool dumpObject) {
+  ExecutionEngineOptions engineOptions;
+  // `transformer` is a function_ref: the std::function must outlive create().
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, tm.get());
+  engineOptions.transformer = optimize;
+  engineOptions.jitCodeGenOptLevel = level;
+  engineOptions.enableObjectDump = dumpObject;
+  static const llvm::StringRef runnerUtils[] = {TLM_MLIR_C_RUNNER_UTILS};
+  engineOptions.sharedLibPaths = runnerUtils;
+  auto engine = ExecutionEngine::create(module, engineOptions, std::move(tm));
+  if (!engine)
+    return engine.takeError();
+  engine_ = std::move(*engine);
+  // The host code calls mgpu*; they are ours (CudaRuntime.cpp).
+  engine_->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap map;
+    for (auto [name, address] : cuda::mgpuSymbols())
+      map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                             llvm::JITSymbolFlags::Exported};
+    return map;
+  });
+  return llvm::Error::success();
+}
+
+unsigned defaultCompileThreads() {
+  return std::max(1u, std::thread::hardware_concurrency());
+}
 
 void registerAll(DialectRegistry &registry) {
   registry.insert<mlir::tlm::TlmDialect>();
@@ -177,29 +211,12 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
   auto tm = jtmb->createTargetMachine();
   if (!tm)
     return tm.takeError();
-  ExecutionEngineOptions engineOptions;
-  // `transformer` is a function_ref: the std::function must outlive create().
-  std::function<llvm::Error(llvm::Module *)> optimize =
-      makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0, tm->get());
-  std::function<llvm::Error(llvm::Module *)> transformer =
-      [&optimize, cuda](llvm::Module *m) {
-        // Not for the GPU path's host code: it has not run on a GPU here.
-        if (!cuda)
-          compileWrappersQuickly(*m);
-        return optimize(m);
-      };
-  engineOptions.transformer = transformer;
-  engineOptions.jitCodeGenOptLevel = level;
-  // TLM_JIT_OBJECT=path writes the generated machine code there, to read
-  // with objdump (the JIT's functions have no symbols for perf).
-  const char *objectPath = std::getenv("TLM_JIT_OBJECT");
-  engineOptions.enableObjectDump = objectPath != nullptr;
   // MLIR's C runner utilities (memref.copy of strided views calls
   // memrefCopy) and, with threads, libomp (the __kmpc_* entry points).
   static const llvm::StringRef runnerUtils[] = {TLM_MLIR_C_RUNNER_UTILS,
                                                 TLM_LIBOMP};
   bool openmp = !cuda && options.threads > 1;
-  engineOptions.sharedLibPaths =
+  llvm::ArrayRef<llvm::StringRef> libs =
       llvm::ArrayRef(runnerUtils).take_front(openmp ? 2 : 1);
   if (openmp && !std::getenv("OMP_WAIT_POLICY")) {
     // Workers that spin forever collapse when the host is busy, and workers
@@ -208,26 +225,48 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
     // Must be set before libomp starts; the user's settings win.
     ::setenv("KMP_BLOCKTIME", "1", /*overwrite=*/0);
   }
-  auto engine = ExecutionEngine::create(*module, engineOptions, std::move(*tm));
-  if (!engine)
-    return llvm::createStringError(
-        "JIT compilation failed: " + llvm::toString(engine.takeError()) +
-        (diagnostics.empty() ? "" : "\n" + diagnostics));
-  jit->engine_ = std::move(*engine);
+  // TLM_JIT_OBJECT=path writes the generated machine code there, to read
+  // with objdump (the JIT's functions have no symbols for perf).
+  const char *objectPath = std::getenv("TLM_JIT_OBJECT");
   if (cuda) {
-    // The host code calls mgpu*; they are ours (CudaRuntime.cpp).
-    jit->engine_->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-      llvm::orc::SymbolMap map;
-      for (auto [name, address] : cuda::mgpuSymbols())
-        map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
-                               llvm::JITSymbolFlags::Exported};
-      return map;
-    });
+    if (llvm::Error err = jit->compileGpuHost(*module, std::move(*tm), level,
+                                              options.optLevel, objectPath))
+      return llvm::createStringError(
+          "JIT compilation failed: " + llvm::toString(std::move(err)) +
+          (diagnostics.empty() ? "" : "\n" + diagnostics));
+  } else {
+    auto llvmContext = std::make_unique<llvm::LLVMContext>();
+    std::unique_ptr<llvm::Module> llvmModule =
+        translateModuleToLLVMIR(*module, *llvmContext);
+    if (!llvmModule)
+      return llvm::createStringError("translation to LLVM IR failed:\n" +
+                                     diagnostics);
+    llvmModule->setDataLayout((*tm)->createDataLayout());
+    llvmModule->setTargetTriple((*tm)->getTargetTriple());
+    CpuCodegenOptions codegen;
+    codegen.optLevel = options.optLevel;
+    codegen.threads = options.compileThreads;
+    for (llvm::StringRef lib : libs)
+      codegen.sharedLibs.push_back(lib.str());
+    if (objectPath)
+      codegen.objectPath = objectPath;
+    std::vector<std::string> entries;
+    for (auto &entry : jit->signatures_)
+      entries.push_back(entry.first);
+    auto code =
+        CpuCode::compile(std::move(llvmModule), std::move(llvmContext), *jtmb,
+                         entries, compileWrappersQuickly, codegen);
+    if (!code)
+      return llvm::createStringError("JIT compilation failed: " +
+                                     llvm::toString(code.takeError()));
+    jit->cpu_ = std::move(*code);
+    jit->compileThreads_ = codegen.objectPath.empty() ? codegen.threads : 1;
   }
-  // ORC compiles lazily on lookup: resolve every entry now, so compile time
-  // is paid (and measured) here rather than in the first call.
+  // Compiled (and linked) on lookup: resolve every entry now, so compile
+  // time is paid (and measured) here rather than in the first call.
   for (auto &[name, sig] : jit->signatures_) {
-    auto fn = jit->engine_->lookupPacked(name);
+    auto fn =
+        cuda ? jit->engine_->lookupPacked(name) : jit->cpu_->lookupPacked(name);
     if (!fn)
       return llvm::createStringError(
           "JIT compilation of '" + name +
@@ -244,7 +283,7 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
                                llvm::toString(std::move(err)));
   }
   jit->codegenMs_ = msSince(start);
-  if (objectPath)
+  if (objectPath && cuda)
     jit->engine_->dumpToObjectFile(objectPath);
   if (openmp) {
     using SetThreads = void (*)(int);

@@ -11,6 +11,8 @@
 #ifndef TLM_RUNTIME_JIT_H
 #define TLM_RUNTIME_JIT_H
 
+#include "lib/runtime/CpuCodegen.h"
+
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -37,6 +39,9 @@ void registerAll(mlir::DialectRegistry &registry);
 
 enum class Target { Cpu, Cuda };
 
+/// The host's cores (at least 1).
+unsigned defaultCompileThreads();
+
 struct JitOptions {
   /// Cpu: `tlm-cpu-pipeline`, code for the host. Cuda: `tlm-gpu-pipeline`,
   /// kernels as PTX for the driver to compile; entries then take device
@@ -47,6 +52,9 @@ struct JitOptions {
   /// Worker threads: above 1, the parallel loops run as OpenMP worksharing
   /// loops on that many threads (libomp; idle workers spin at most 1 ms).
   int threads = 1;
+  /// Threads LLVM optimizes and compiles the module on (CpuCodegen.h):
+  /// all cores unless set; independent of `threads`.
+  unsigned compileThreads = defaultCompileThreads();
   /// The optimizations of the CPU pipeline, each switchable to measure it
   /// (see CpuPipelineOptions).
   bool tileMatmuls = true;
@@ -80,21 +88,32 @@ public:
   double codegenMs() const { return codegenMs_; }
   /// The LLVM optimisation level the code was compiled at.
   unsigned optLevel() const { return optLevel_; }
+  /// The threads LLVM compiled on.
+  unsigned compileThreads() const { return compileThreads_; }
 
 private:
   struct Signature {
     /// Shapes (with mlir::ShapedType::kDynamic) of inputs then outputs.
     std::vector<std::vector<int64_t>> shapes;
     unsigned numInputs = 0;
-    /// ExecutionEngine's packed wrapper, resolved (and compiled) up front.
+    /// The packed wrapper, resolved (and compiled) up front.
     void (*packed)(void **) = nullptr;
   };
 
   Jit() = default;
+  /// The GPU pipeline's host module through ExecutionEngine.
+  llvm::Error compileGpuHost(mlir::ModuleOp module,
+                             std::unique_ptr<llvm::TargetMachine> tm,
+                             llvm::CodeGenOptLevel level, unsigned optLevel,
+                             bool dumpObject);
+  /// The GPU path's host code (ExecutionEngine runs its module
+  /// constructors, which load the kernels), or the CPU code.
   std::unique_ptr<mlir::ExecutionEngine> engine_;
+  std::unique_ptr<CpuCode> cpu_;
   std::map<std::string, Signature, std::less<>> signatures_;
   double pipelineMs_ = 0, codegenMs_ = 0;
   unsigned optLevel_ = 3;
+  unsigned compileThreads_ = 1;
   bool cuda_ = false;
 };
 

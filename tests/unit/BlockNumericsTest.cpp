@@ -286,9 +286,9 @@ Case lmCase(size_t index, const ref::ModelConfig &c, const ref::LMWeights &w,
 }
 
 /// Two-layer LMs of random sizes with the switches `ablate` sets, compiled
-/// at `optLevel`.
+/// at `optLevel` on `compileThreads` threads (0: the default).
 void checkLM(uint32_t seed, const Ablation &ablate,
-             unsigned optLevel = kSweepOptLevel) {
+             unsigned optLevel = kSweepOptLevel, unsigned compileThreads = 0) {
   Rng rng(seed);
   std::vector<Case> cases;
   for (size_t n = 0; n < 3; ++n) {
@@ -300,7 +300,7 @@ void checkLM(uint32_t seed, const Ablation &ablate,
     Index ids = rng.i64({batch, seq}, 0, c.vocabSize - 1).i;
     cases.push_back(lmCase(n, c, w, ids, batch, seq));
   }
-  runCases(cases, tol::kBlock, optLevel);
+  runCases(cases, tol::kBlock, optLevel, compileThreads);
 }
 
 TEST(LMNumerics, Untied) {
@@ -308,6 +308,16 @@ TEST(LMNumerics, Untied) {
 }
 TEST(LMNumerics, TiedEmbeddings) {
   checkLM(302, [](ref::ModelConfig &c) { c.tieEmbeddings = true; });
+}
+// LLVM's work split into parts compiled on their own threads (CpuCodegen.h),
+// and in one piece: the same numerics either way, at the O3 users run.
+TEST(LMNumerics, CompiledInOnePart) {
+  checkLM(305, [](ref::ModelConfig &) {}, /*optLevel=*/3,
+          /*compileThreads=*/1);
+}
+TEST(LMNumerics, CompiledInThreeParts) {
+  checkLM(305, [](ref::ModelConfig &) {}, /*optLevel=*/3,
+          /*compileThreads=*/3);
 }
 TEST(LMNumerics, AllAblations) {
   checkLM(303, [](ref::ModelConfig &c) {

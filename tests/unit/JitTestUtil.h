@@ -247,16 +247,19 @@ inline Tensor callEntry(runtime::Jit &jit, const std::string &entry,
   return out;
 }
 
-/// Compiles every case as one module at `optLevel`, calls each entry and
-/// compares its output with the reference under `tol`.
+/// Compiles every case as one module at `optLevel` (on `compileThreads`
+/// threads, 0: the default), calls each entry and compares its output with
+/// the reference under `tol`.
 inline void runCases(std::vector<Case> &cases, Tolerance tol,
-                     unsigned optLevel = 3) {
+                     unsigned optLevel = 3, unsigned compileThreads = 0) {
   std::string text;
   for (const Case &c : cases)
     text += c.text;
   std::unique_ptr<mlir::MLIRContext> ctx = makeContext();
   runtime::JitOptions options;
   options.optLevel = optLevel;
+  if (compileThreads)
+    options.compileThreads = compileThreads;
   std::unique_ptr<runtime::Jit> jit = compileText(*ctx, text, options);
   ASSERT_TRUE(jit) << "no JIT for " << cases.size() << " cases";
   for (Case &c : cases) {

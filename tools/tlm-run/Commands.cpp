@@ -500,7 +500,8 @@ llvm::Error runBench(const Options &o) {
   llvm::outs() << llvm::format(
       "config        %s\nparams        %lld\ntarget        %s\nthreads       "
       "%d\n"
-      "compile       %.1f ms (MLIR passes %.1f ms, LLVM O%u %.1f ms)\n"
+      "compile       %.1f ms (MLIR passes %.1f ms, LLVM O%u %.1f ms on %u "
+      "threads)\n"
       "prefill       %.1f ms for %d x %d "
       "tokens "
       "(%.1f tok/s)\ndecode        %.2f tok/s over %d steps\npeak RSS      "
@@ -510,8 +511,9 @@ llvm::Error runBench(const Options &o) {
       o.config.c_str(), (long long)params, o.target.c_str(), threads,
       run->compileMs, run->session->jit().pipelineMs(),
       run->session->jit().optLevel(), run->session->jit().codegenMs(),
-      prefillMs, (int)batch, o.promptLen, prefillTokS, decodeTokS, o.gen,
-      peakMb, weightsMb, kvMb, activationsMb, o.startRssMb, boundMb);
+      run->session->jit().compileThreads(), prefillMs, (int)batch, o.promptLen,
+      prefillTokS, decodeTokS, o.gen, peakMb, weightsMb, kvMb, activationsMb,
+      o.startRssMb, boundMb);
   if (o.json)
     llvm::outs() << llvm::format(
         "{\"compile_ms\": %.3f, \"pipeline_ms\": %.3f, \"codegen_ms\": %.3f, "
@@ -519,11 +521,12 @@ llvm::Error runBench(const Options &o) {
         "\"decode_tok_s\": %.3f, \"peak_rss_mb\": %.1f, \"weights_mb\": %.1f, "
         "\"kv_cache_mb\": %.1f, \"activations_mb\": %.1f, "
         "\"start_rss_mb\": %.1f, \"rss_bound_mb\": %.1f, \"params\": %lld, "
-        "\"threads\": %d, \"target\": \"%s\"}\n",
+        "\"threads\": %d, \"compile_threads\": %u, \"target\": \"%s\"}\n",
         run->compileMs, run->session->jit().pipelineMs(),
         run->session->jit().codegenMs(), prefillMs, prefillTokS, decodeTokS,
         peakMb, weightsMb, kvMb, activationsMb, o.startRssMb, boundMb,
-        (long long)params, threads, o.target.c_str());
+        (long long)params, threads, run->session->jit().compileThreads(),
+        o.target.c_str());
   return llvm::Error::success();
 }
 

@@ -1,0 +1,244 @@
+//===- CpuCodegen.cpp - LLVM module to running code, on several threads ---===//
+
+#include "lib/runtime/CpuCodegen.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+
+#include <thread>
+
+namespace tlm::runtime {
+
+namespace {
+
+using Bytes = llvm::SmallVector<char, 0>;
+
+/// `void _mlir_<f>(void **args)`: loads each argument through its pointer
+/// in `args`, calls `f`, stores a result through the pointer after them.
+void addPackedWrapper(llvm::Module &m, llvm::Function &f) {
+  llvm::LLVMContext &ctx = m.getContext();
+  auto *ptr = llvm::PointerType::getUnqual(ctx);
+  auto *type =
+      llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
+  auto *wrapper = llvm::Function::Create(
+      type, llvm::GlobalValue::ExternalLinkage, "_mlir_" + f.getName(), m);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", wrapper));
+  llvm::Value *args = wrapper->getArg(0);
+  llvm::SmallVector<llvm::Value *> values;
+  for (llvm::Argument &arg : f.args()) {
+    llvm::Value *slot =
+        b.CreateLoad(ptr, b.CreateConstGEP1_64(ptr, args, arg.getArgNo()));
+    values.push_back(b.CreateLoad(arg.getType(), slot));
+  }
+  llvm::Value *result = b.CreateCall(&f, values);
+  if (!result->getType()->isVoidTy()) {
+    llvm::Value *slot =
+        b.CreateLoad(ptr, b.CreateConstGEP1_64(ptr, args, f.arg_size()));
+    b.CreateStore(result, slot);
+  }
+  b.CreateRetVoid();
+}
+
+/// Splits `m` into at most `n` parts as bitcode, functions assigned largest
+/// first to the part with the fewest instructions so far. Local functions
+/// and variables become external (a part may call an OpenMP-outlined
+/// function another part defines; names are unique within a module); local
+/// constants are copied into every part, which may then fold them.
+std::vector<Bytes> split(llvm::Module &m, unsigned n) {
+  for (llvm::Function &f : m)
+    if (f.hasLocalLinkage())
+      f.setLinkage(llvm::GlobalValue::ExternalLinkage);
+  for (llvm::GlobalVariable &g : m.globals())
+    if (g.hasLocalLinkage() && !g.isConstant())
+      g.setLinkage(llvm::GlobalValue::ExternalLinkage);
+
+  llvm::SmallVector<llvm::Function *> functions;
+  for (llvm::Function &f : m)
+    if (!f.isDeclaration())
+      functions.push_back(&f);
+  // Unoptimized functions (the entry wrappers) compile several times
+  // faster per instruction (FastISel, no optimization passes).
+  auto cost = [](const llvm::Function *f) -> uint64_t {
+    uint64_t n = f->getInstructionCount() + 1;
+    return f->hasOptNone() ? n / 8 + 1 : n;
+  };
+  // Largest first; equal costs by name, so the split is reproducible.
+  llvm::sort(functions, [&](llvm::Function *a, llvm::Function *b) {
+    return std::make_pair(cost(b), a->getName()) <
+           std::make_pair(cost(a), b->getName());
+  });
+  std::vector<uint64_t> load(n, 0);
+  llvm::DenseMap<const llvm::Function *, unsigned> partOf;
+  for (llvm::Function *f : functions) {
+    // Part 0 takes the first (largest) function, so it is never empty.
+    unsigned p = std::min_element(load.begin(), load.end()) - load.begin();
+    partOf[f] = p;
+    load[p] += cost(f);
+  }
+
+  std::vector<Bytes> parts;
+  for (unsigned p = 0; p < n; ++p) {
+    if (p > 0 && load[p] == 0)
+      continue;
+    llvm::ValueToValueMapTy map;
+    std::unique_ptr<llvm::Module> part =
+        llvm::CloneModule(m, map, [&](const llvm::GlobalValue *gv) {
+          if (auto *f = llvm::dyn_cast<llvm::Function>(gv))
+            return partOf.lookup(f) == p;
+          if (gv->hasLocalLinkage())
+            return true; // a constant, copied into every part
+          return p == 0;
+        });
+    llvm::raw_svector_ostream os(parts.emplace_back());
+    llvm::WriteBitcodeToFile(*part, os);
+  }
+  return parts;
+}
+
+/// Optimizes `m` at `optLevel` and compiles it to an object file.
+llvm::Expected<Bytes> compileToObject(llvm::Module &m,
+                                      llvm::orc::JITTargetMachineBuilder jtmb,
+                                      unsigned optLevel) {
+  auto tm = jtmb.createTargetMachine();
+  if (!tm)
+    return tm.takeError();
+  if (llvm::Error err = mlir::makeOptimizingTransformer(
+          optLevel, /*sizeLevel=*/0, tm->get())(&m))
+    return std::move(err);
+  Bytes object;
+  llvm::raw_svector_ostream os(object);
+  llvm::legacy::PassManager pm;
+  if ((*tm)->addPassesToEmitFile(pm, os, nullptr,
+                                 llvm::CodeGenFileType::ObjectFile))
+    return llvm::createStringError("the host target cannot emit objects");
+  pm.run(m);
+  return object;
+}
+
+/// Each part in its own thread and LLVMContext.
+llvm::Expected<std::vector<Bytes>>
+compileParts(const std::vector<Bytes> &parts,
+             const llvm::orc::JITTargetMachineBuilder &jtmb,
+             unsigned optLevel) {
+  std::vector<Bytes> objects(parts.size());
+  std::vector<std::string> errors(parts.size());
+  auto work = [&](size_t i) {
+    llvm::LLVMContext ctx;
+    llvm::MemoryBufferRef buffer(
+        llvm::StringRef(parts[i].data(), parts[i].size()), "part");
+    llvm::Expected<std::unique_ptr<llvm::Module>> m =
+        llvm::parseBitcodeFile(buffer, ctx);
+    llvm::Expected<Bytes> object = m ? compileToObject(**m, jtmb, optLevel)
+                                     : llvm::Expected<Bytes>(m.takeError());
+    if (object)
+      objects[i] = std::move(*object);
+    else
+      errors[i] = llvm::toString(object.takeError());
+  };
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < parts.size(); ++i)
+    threads.emplace_back(work, i);
+  work(0);
+  for (std::thread &t : threads)
+    t.join();
+  for (const std::string &error : errors)
+    if (!error.empty())
+      return llvm::createStringError(error);
+  return objects;
+}
+
+} // namespace
+
+llvm::Expected<std::unique_ptr<CpuCode>>
+CpuCode::compile(std::unique_ptr<llvm::Module> module,
+                 std::unique_ptr<llvm::LLVMContext> context,
+                 llvm::orc::JITTargetMachineBuilder machine,
+                 llvm::ArrayRef<std::string> entries,
+                 llvm::function_ref<void(llvm::Module &)> prepare,
+                 const CpuCodegenOptions &options) {
+  for (const std::string &name : entries) {
+    llvm::Function *f = module->getFunction(name);
+    if (!f || f->isDeclaration())
+      return llvm::createStringError("no function '" + name +
+                                     "' in the LLVM module");
+    addPackedWrapper(*module, *f);
+  }
+  prepare(*module);
+  // An entry inlined into its wrapper is not called by anything else.
+  for (const std::string &name : entries)
+    if (llvm::Function *f = module->getFunction(name); f && f->use_empty())
+      f->eraseFromParent();
+
+  // The object dump is one file: one part.
+  unsigned threads = options.objectPath.empty() ? options.threads : 1;
+  std::vector<Bytes> objects;
+  if (threads <= 1) {
+    llvm::Expected<Bytes> object =
+        compileToObject(*module, machine, options.optLevel);
+    if (!object)
+      return object.takeError();
+    objects.push_back(std::move(*object));
+  } else {
+    llvm::Expected<std::vector<Bytes>> compiled =
+        compileParts(split(*module, threads), machine, options.optLevel);
+    if (!compiled)
+      return compiled.takeError();
+    objects = std::move(*compiled);
+  }
+  module.reset();
+  context.reset();
+
+  if (!options.objectPath.empty()) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(options.objectPath, ec);
+    if (ec)
+      return llvm::createStringError("cannot write " + options.objectPath +
+                                     ": " + ec.message());
+    os.write(objects[0].data(), objects[0].size());
+  }
+
+  for (const std::string &lib : options.sharedLibs) {
+    std::string error;
+    if (llvm::sys::DynamicLibrary::LoadLibraryPermanently(lib.c_str(), &error))
+      return llvm::createStringError("cannot load " + lib + ": " + error);
+  }
+  auto jit =
+      llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(machine).create();
+  if (!jit)
+    return jit.takeError();
+  // libc, libm and the libraries above (loaded with RTLD_GLOBAL).
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*jit)->getDataLayout().getGlobalPrefix());
+  if (!process)
+    return process.takeError();
+  (*jit)->getMainJITDylib().addGenerator(std::move(*process));
+  for (size_t i = 0; i < objects.size(); ++i) {
+    llvm::StringRef bytes(objects[i].data(), objects[i].size());
+    if (llvm::Error err =
+            (*jit)->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(
+                bytes, "tlm-part-" + std::to_string(i))))
+      return std::move(err);
+  }
+  std::unique_ptr<CpuCode> code(new CpuCode());
+  code->jit_ = std::move(*jit);
+  return code;
+}
+
+llvm::Expected<void (*)(void **)> CpuCode::lookupPacked(llvm::StringRef entry) {
+  llvm::Expected<llvm::orc::ExecutorAddr> addr =
+      jit_->lookup(("_mlir_" + entry).str());
+  if (!addr)
+    return addr.takeError();
+  return addr->toPtr<void (*)(void **)>();
+}
+
+} // namespace tlm::runtime
