@@ -14,6 +14,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
+#include <atomic>
 #include <thread>
 
 namespace tlm::runtime {
@@ -48,12 +49,22 @@ void addPackedWrapper(llvm::Module &m, llvm::Function &f) {
   b.CreateRetVoid();
 }
 
-/// Splits `m` into at most `n` parts as bitcode, functions assigned largest
-/// first to the part with the fewest instructions so far. Local functions
-/// and variables become external (a part may call an OpenMP-outlined
-/// function another part defines; names are unique within a module); local
-/// constants are copied into every part, which may then fold them.
-std::vector<Bytes> split(llvm::Module &m, unsigned n) {
+/// One part of a split module: its bitcode, and whether it holds only
+/// unoptimized (`optnone`) functions, which then compile at CodeGen O0.
+struct Part {
+  Bytes bitcode;
+  bool quick = false;
+};
+
+/// Splits `m` into at most `n` parts, plus one for its `optnone` functions
+/// (the entry wrappers: O3 codegen still ran the greedy register allocator
+/// over their thousands of descriptor loads, ~0.2 s). The other functions
+/// are dealt largest first to the part with the fewest instructions so far.
+/// Local functions and variables become external (a part may call an
+/// OpenMP-outlined function another part defines; names are unique within a
+/// module); local constants are copied into every part, which may then fold
+/// them.
+std::vector<Part> split(llvm::Module &m, unsigned n) {
   for (llvm::Function &f : m)
     if (f.hasLocalLinkage())
       f.setLinkage(llvm::GlobalValue::ExternalLinkage);
@@ -62,43 +73,51 @@ std::vector<Bytes> split(llvm::Module &m, unsigned n) {
       g.setLinkage(llvm::GlobalValue::ExternalLinkage);
 
   llvm::SmallVector<llvm::Function *> functions;
-  for (llvm::Function &f : m)
-    if (!f.isDeclaration())
+  bool anyQuick = false;
+  for (llvm::Function &f : m) {
+    if (f.isDeclaration())
+      continue;
+    if (f.hasOptNone())
+      anyQuick = true;
+    else
       functions.push_back(&f);
-  // Unoptimized functions (the entry wrappers) compile several times
-  // faster per instruction (FastISel, no optimization passes).
-  auto cost = [](const llvm::Function *f) -> uint64_t {
-    uint64_t n = f->getInstructionCount() + 1;
-    return f->hasOptNone() ? n / 8 + 1 : n;
+  }
+  // Largest first; equal sizes by name, so the split is reproducible.
+  auto size = [](const llvm::Function *f) -> uint64_t {
+    return f->getInstructionCount() + 1;
   };
-  // Largest first; equal costs by name, so the split is reproducible.
   llvm::sort(functions, [&](llvm::Function *a, llvm::Function *b) {
-    return std::make_pair(cost(b), a->getName()) <
-           std::make_pair(cost(a), b->getName());
+    return std::make_pair(size(b), a->getName()) <
+           std::make_pair(size(a), b->getName());
   });
   std::vector<uint64_t> load(n, 0);
+  // Unlisted (optnone) functions map to part n.
   llvm::DenseMap<const llvm::Function *, unsigned> partOf;
   for (llvm::Function *f : functions) {
     // Part 0 takes the first (largest) function, so it is never empty.
     unsigned p = std::min_element(load.begin(), load.end()) - load.begin();
     partOf[f] = p;
-    load[p] += cost(f);
+    load[p] += size(f);
   }
 
-  std::vector<Bytes> parts;
-  for (unsigned p = 0; p < n; ++p) {
-    if (p > 0 && load[p] == 0)
+  std::vector<Part> parts;
+  for (unsigned p = 0; p <= n; ++p) {
+    bool quick = p == n;
+    if (quick ? !anyQuick : p > 0 && load[p] == 0)
       continue;
     llvm::ValueToValueMapTy map;
     std::unique_ptr<llvm::Module> part =
         llvm::CloneModule(m, map, [&](const llvm::GlobalValue *gv) {
-          if (auto *f = llvm::dyn_cast<llvm::Function>(gv))
-            return partOf.lookup(f) == p;
+          if (auto *f = llvm::dyn_cast<llvm::Function>(gv)) {
+            auto it = partOf.find(f);
+            return (it == partOf.end() ? n : it->second) == p;
+          }
           if (gv->hasLocalLinkage())
             return true; // a constant, copied into every part
           return p == 0;
         });
-    llvm::raw_svector_ostream os(parts.emplace_back());
+    parts.push_back({{}, quick});
+    llvm::raw_svector_ostream os(parts.back().bitcode);
     llvm::WriteBitcodeToFile(*part, os);
   }
   return parts;
@@ -124,31 +143,43 @@ llvm::Expected<Bytes> compileToObject(llvm::Module &m,
   return object;
 }
 
-/// Each part in its own thread and LLVMContext.
+/// The parts on `threads` threads, each part in its own LLVMContext.
 llvm::Expected<std::vector<Bytes>>
-compileParts(const std::vector<Bytes> &parts,
-             const llvm::orc::JITTargetMachineBuilder &jtmb,
-             unsigned optLevel) {
+compileParts(const std::vector<Part> &parts,
+             const llvm::orc::JITTargetMachineBuilder &jtmb, unsigned optLevel,
+             unsigned threads) {
   std::vector<Bytes> objects(parts.size());
   std::vector<std::string> errors(parts.size());
-  auto work = [&](size_t i) {
+  auto compilePart = [&](size_t i) {
     llvm::LLVMContext ctx;
+    const Bytes &bitcode = parts[i].bitcode;
     llvm::MemoryBufferRef buffer(
-        llvm::StringRef(parts[i].data(), parts[i].size()), "part");
+        llvm::StringRef(bitcode.data(), bitcode.size()), "part");
     llvm::Expected<std::unique_ptr<llvm::Module>> m =
         llvm::parseBitcodeFile(buffer, ctx);
-    llvm::Expected<Bytes> object = m ? compileToObject(**m, jtmb, optLevel)
-                                     : llvm::Expected<Bytes>(m.takeError());
+    llvm::orc::JITTargetMachineBuilder partJtmb = jtmb;
+    if (parts[i].quick)
+      partJtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::None);
+    llvm::Expected<Bytes> object =
+        m ? compileToObject(**m, partJtmb, parts[i].quick ? 0 : optLevel)
+          : llvm::Expected<Bytes>(m.takeError());
     if (object)
       objects[i] = std::move(*object);
     else
       errors[i] = llvm::toString(object.takeError());
   };
-  std::vector<std::thread> threads;
-  for (size_t i = 1; i < parts.size(); ++i)
-    threads.emplace_back(work, i);
-  work(0);
-  for (std::thread &t : threads)
+  // Workers take the next part until none is left (parts come largest
+  // first, the quick one last).
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < parts.size(); i = next++)
+      compilePart(i);
+  };
+  std::vector<std::thread> workers;
+  for (unsigned t = 1; t < threads && t < parts.size(); ++t)
+    workers.emplace_back(work);
+  work();
+  for (std::thread &t : workers)
     t.join();
   for (const std::string &error : errors)
     if (!error.empty())
@@ -179,17 +210,17 @@ CpuCode::compile(std::unique_ptr<llvm::Module> module,
       f->eraseFromParent();
 
   // The object dump is one file: one part.
-  unsigned threads = options.objectPath.empty() ? options.threads : 1;
   std::vector<Bytes> objects;
-  if (threads <= 1) {
+  if (!options.objectPath.empty()) {
     llvm::Expected<Bytes> object =
         compileToObject(*module, machine, options.optLevel);
     if (!object)
       return object.takeError();
     objects.push_back(std::move(*object));
   } else {
-    llvm::Expected<std::vector<Bytes>> compiled =
-        compileParts(split(*module, threads), machine, options.optLevel);
+    unsigned threads = std::max(1u, options.threads);
+    llvm::Expected<std::vector<Bytes>> compiled = compileParts(
+        split(*module, threads), machine, options.optLevel, threads);
     if (!compiled)
       return compiled.takeError();
     objects = std::move(*compiled);

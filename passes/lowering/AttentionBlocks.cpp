@@ -9,9 +9,9 @@
 // row sums are plain vector ops. The output is kept transposed too,
 //   Oᵀ[d] = α · Oᵀ[d] + Σⱼ value_j[d] · Pⱼ,
 // and transposed back when the block is done. Keys go in blocks of 16
-// (16 score vectors in registers); the block on the diagonal masks the keys
-// a row must not see with constant lane masks; the past keys' last partial
-// block goes key by key. No horizontal sum anywhere.
+// (16 score vectors in registers); the new keys' blocks mask the keys a row
+// must not see (none but on the diagonal block) with lane compares; the
+// past keys' last partial block goes key by key. No horizontal sum anywhere.
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,10 +68,12 @@ Value splat(OpBuilder &b, Location loc, const KeySource &src, Value rows,
   return vector::BroadcastOp::create(b, loc, laneType(b), x);
 }
 
-/// Folds keys [first, first + count) (count static: kLanes or 1) into `st`;
-/// with `diagonal`, key first + t is visible to lanes (rows) r >= t only.
+/// Folds keys [first, first + count) (count static: kLanes or 1) into `st`.
+/// With `row0` (the block's first row, for the new keys), key first + t is
+/// visible to lane (row) r only if first + t <= row0 + r: every key of a
+/// block before the diagonal one, the causal triangle on it.
 Rows fold(OpBuilder &b, Location loc, const KeySource &src, Value first,
-          int64_t count, bool diagonal, Value qt, int64_t dk, Rows st,
+          int64_t count, Value row0, Value qt, int64_t dk, Rows st,
           const QueryBlocks &a) {
   VectorType lanes = laneType(b);
   Value zero =
@@ -93,17 +95,26 @@ Rows fold(OpBuilder &b, Location loc, const KeySource &src, Value first,
         scf::YieldOp::create(nb, nl, next);
       });
   SmallVector<Value> s(scoreLoop.getResults());
-  if (diagonal) {
+  if (row0) {
+    // Lane r sees key t iff r - t >= first - row0: constant r - t lanes
+    // against one broadcast offset (the diagonal block shares this code
+    // with the blocks before it: one copy of the block for LLVM to compile).
+    Type i32 = b.getI32Type();
+    auto laneInts = VectorType::get({kLanes}, i32);
+    Value offset = vector::BroadcastOp::create(
+        b, loc, laneInts,
+        arith::IndexCastOp::create(
+            b, loc, i32, arith::SubIOp::create(b, loc, first, row0)));
     Value lowest = vector::BroadcastOp::create(b, loc, lanes, a.lowest);
     for (int64_t t = 0; t < count; ++t) {
-      SmallVector<bool> visible(kLanes);
+      SmallVector<int32_t> rowMinusKey(kLanes);
       for (int64_t r = 0; r < kLanes; ++r)
-        visible[r] = r >= t;
-      Value mask = arith::ConstantOp::create(
-          b, loc,
-          DenseElementsAttr::get(VectorType::get({kLanes}, b.getI1Type()),
-                                 ArrayRef<bool>(visible)));
-      s[t] = arith::SelectOp::create(b, loc, mask, s[t], lowest);
+        rowMinusKey[r] = int32_t(r - t);
+      Value lanesMinusT = arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(laneInts, ArrayRef(rowMinusKey)));
+      Value visible = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                            lanesMinusT, offset);
+      s[t] = arith::SelectOp::create(b, loc, visible, s[t], lowest);
     }
   }
 
@@ -139,18 +150,18 @@ Rows fold(OpBuilder &b, Location loc, const KeySource &src, Value first,
 }
 
 /// Folds `width` keys of `src` per step for steps [begin, end) (step i
-/// starts at key i * width), all visible: whole blocks with `width` 16, the
-/// last partial one key by key with 1.
+/// starts at key i * width): whole blocks with `width` 16, the last partial
+/// one key by key with 1. With `row0`, masked causally (see fold).
 Rows foldSteps(OpBuilder &b, Location loc, const KeySource &src, Value begin,
                Value end, int64_t width, Value qt, int64_t dk, Rows st,
-               const QueryBlocks &a) {
+               const QueryBlocks &a, Value row0 = Value()) {
   auto loop = scf::ForOp::create(
       b, loc, begin, end, index(b, loc, 1), ValueRange{st.m, st.l, st.ot},
       [&](OpBuilder &nb, Location nl, Value i, ValueRange it) {
         Value first =
             width == 1 ? i
                        : arith::MulIOp::create(nb, nl, i, index(nb, nl, width));
-        Rows r = fold(nb, nl, src, first, width, /*diagonal=*/false, qt, dk,
+        Rows r = fold(nb, nl, src, first, width, row0, qt, dk,
                       {it[0], it[1], it[2]}, a);
         scf::YieldOp::create(nb, nl, ValueRange{r.m, r.l, r.ot});
       });
@@ -230,19 +241,18 @@ Value tlm::attentionQueryBlocks(OpBuilder &b, Location loc,
               scf::YieldOp::create(lb, ll, writeLanes(lb, ll, zero, ot[0], d));
             });
         Rows st{lowest, zero, zeroLoop.getResult(0)};
-        // Every past key, then the new keys of the blocks before this one,
-        // then this block's own keys, masked causally.
+        // Every past key, then the new keys of the blocks up to this one,
+        // masked causally (all visible but on this block's diagonal).
         Value pastBlocks =
             arith::DivUIOp::create(nb, nl, a.pastCount, index(nb, nl, kLanes));
         st = foldSteps(nb, nl, a.past, c0, pastBlocks, kLanes, qt, dk, st, a);
         Value tail =
             arith::MulIOp::create(nb, nl, pastBlocks, index(nb, nl, kLanes));
         st = foldSteps(nb, nl, a.past, tail, a.pastCount, 1, qt, dk, st, a);
-        Value before =
-            arith::DivUIOp::create(nb, nl, i0, index(nb, nl, kLanes));
-        st = foldSteps(nb, nl, a.fresh, c0, before, kLanes, qt, dk, st, a);
-        st =
-            fold(nb, nl, a.fresh, i0, kLanes, /*diagonal=*/true, qt, dk, st, a);
+        Value upTo = arith::AddIOp::create(
+            nb, nl, arith::DivUIOp::create(nb, nl, i0, index(nb, nl, kLanes)),
+            c1);
+        st = foldSteps(nb, nl, a.fresh, c0, upTo, kLanes, qt, dk, st, a, i0);
 
         // Oᵀ / l, transposed back into the 16 output rows.
         auto divLoop = scf::ForOp::create(

@@ -216,8 +216,9 @@ func.func @silu(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
 // FUSED:           %[[KVH:.*]] = arith.divui %[[H]], %c2
 // FUSED:           %[[ROWS:.*]] = tensor.extract_slice %[[OUT]][%[[B]], 0, %[[H]], 0] [1, %{{.*}}, 1, 16]
 // Whole blocks of 16 query rows (head size 16): Qᵀ scaled, Oᵀ zeroed, then
-// past keys in blocks and one at a time, the new keys of earlier blocks,
-// and this block's keys with causal lane masks; Oᵀ / l transposed back.
+// past keys in blocks and one at a time, the new keys' blocks up to and with
+// this one's, masked causally by comparing (row - key) lanes with the
+// block's offset (first key - first row); Oᵀ / l transposed back.
 // FUSED:           %[[FULL:.*]] = arith.muli %{{.*}}, %c16 : index
 // FUSED:           %[[QT:.*]] = bufferization.alloc_tensor() : tensor<16x16xf32>
 // FUSED:           %[[OT:.*]] = bufferization.alloc_tensor() : tensor<16x16xf32>
@@ -232,8 +233,14 @@ func.func @silu(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
 // FUSED:               math.exp {{.*}} : vector<16xf32>
 // FUSED:             scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, tensor<16x16xf32>)
 // FUSED:             %[[BEFORE:.*]] = arith.divui %[[I0]], %c16 : index
-// FUSED:             scf.for %{{.*}} = %c0 to %[[BEFORE]] {{.*}} -> (vector<16xf32>, vector<16xf32>, tensor<16x16xf32>)
-// FUSED:             arith.select %{{.*}} : vector<16xi1>, vector<16xf32>
+// FUSED:             %[[UPTO:.*]] = arith.addi %[[BEFORE]], %c1 : index
+// FUSED:             scf.for %[[KB:.*]] = %c0 to %[[UPTO]] {{.*}} -> (vector<16xf32>, vector<16xf32>, tensor<16x16xf32>)
+// FUSED:               %[[FIRST:.*]] = arith.muli %[[KB]], %c16 : index
+// FUSED:               %[[OFF:.*]] = arith.subi %[[FIRST]], %[[I0]] : index
+// FUSED:               %[[OFF32:.*]] = arith.index_cast %[[OFF]] : index to i32
+// FUSED:               %[[OFFV:.*]] = vector.broadcast %[[OFF32]] : i32 to vector<16xi32>
+// FUSED:               %[[VIS:.*]] = arith.cmpi sle, %[[OFFV]], %{{.*}} : vector<16xi32>
+// FUSED:               arith.select %[[VIS]], %{{.*}} : vector<16xi1>, vector<16xf32>
 // FUSED:             arith.divf {{.*}} : vector<16xf32>
 // FUSED:             vector.transpose
 // FUSED:             tensor.insert_slice %{{.*}}[0, %[[I0]], 0, 0] [1, 16, 1, 16]
