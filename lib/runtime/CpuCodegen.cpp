@@ -5,7 +5,10 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/ExecutionEngine/JITEventListener.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h"
+#include "llvm/ExecutionEngine/SectionMemoryManager.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/Support/DynamicLibrary.h"
@@ -242,8 +245,28 @@ CpuCode::compile(std::unique_ptr<llvm::Module> module,
     if (llvm::sys::DynamicLibrary::LoadLibraryPermanently(lib.c_str(), &error))
       return llvm::createStringError("cannot load " + lib + ": " + error);
   }
+  // RuntimeDyld, like mlir::ExecutionEngine; with JITDUMPDIR set, perf's
+  // JIT listener writes the code's symbols there (`perf inject --jit`).
+  llvm::JITEventListener *perf =
+      std::getenv("JITDUMPDIR")
+          ? llvm::JITEventListener::createPerfJITEventListener()
+          : nullptr;
   auto jit =
-      llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(machine).create();
+      llvm::orc::LLJITBuilder()
+          .setJITTargetMachineBuilder(machine)
+          .setObjectLinkingLayerCreator(
+              [perf](llvm::orc::ExecutionSession &es)
+                  -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
+                auto layer =
+                    std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
+                        es, [](const llvm::MemoryBuffer &) {
+                          return std::make_unique<llvm::SectionMemoryManager>();
+                        });
+                if (perf)
+                  layer->registerJITEventListener(*perf);
+                return layer;
+              })
+          .create();
   if (!jit)
     return jit.takeError();
   // libc, libm and the libraries above (loaded with RTLD_GLOBAL).
