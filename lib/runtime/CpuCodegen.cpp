@@ -3,12 +3,14 @@
 #include "lib/runtime/CpuCodegen.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/ExecutionEngine/JITEventListener.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h"
 #include "llvm/ExecutionEngine/SectionMemoryManager.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/Support/DynamicLibrary.h"
@@ -16,6 +18,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/CodeExtractor.h"
 
 #include <atomic>
 #include <thread>
@@ -50,6 +53,43 @@ void addPackedWrapper(llvm::Module &m, llvm::Function &f) {
     b.CreateStore(result, slot);
   }
   b.CreateRetVoid();
+}
+
+/// Moves each top-level loop of at least `minSize` instructions into a
+/// function of its own (LLVM's CodeExtractor) when at least as much stays
+/// behind: the split below deals whole functions, and on one thread the
+/// block is one function, its attention loop nest half of it.
+void outlineBigLoops(llvm::Module &m, uint64_t minSize) {
+  llvm::SmallVector<llvm::Function *> candidates;
+  for (llvm::Function &f : m)
+    if (!f.isDeclaration() && !f.hasOptNone() &&
+        f.getInstructionCount() >= 2 * minSize)
+      candidates.push_back(&f);
+  for (llvm::Function *f : candidates) {
+    llvm::DominatorTree dt(*f);
+    llvm::LoopInfo loops(dt);
+    uint64_t total = f->getInstructionCount();
+    llvm::SmallVector<llvm::SmallVector<llvm::BasicBlock *>> regions;
+    for (llvm::Loop *loop : loops) {
+      uint64_t size = 0;
+      for (llvm::BasicBlock *bb : loop->blocks())
+        size += bb->size();
+      if (size >= minSize && total - size >= minSize &&
+          loop->getLoopPreheader())
+        regions.emplace_back(loop->blocks());
+    }
+    if (regions.empty())
+      continue;
+    llvm::CodeExtractorAnalysisCache cache(*f);
+    for (llvm::ArrayRef<llvm::BasicBlock *> blocks : regions) {
+      llvm::CodeExtractor extractor(blocks, &dt);
+      if (!extractor.isEligible())
+        continue;
+      // Kept out of line: inlining it back would undo the split.
+      if (llvm::Function *loop = extractor.extractCodeRegion(cache))
+        loop->addFnAttr(llvm::Attribute::NoInline);
+    }
+  }
 }
 
 /// One part of a split module: its bitcode, and whether it holds only
@@ -222,6 +262,8 @@ CpuCode::compile(std::unique_ptr<llvm::Module> module,
     objects.push_back(std::move(*object));
   } else {
     unsigned threads = std::max(1u, options.threads);
+    if (threads > 1)
+      outlineBigLoops(*module, /*minSize=*/1500);
     llvm::Expected<std::vector<Bytes>> compiled = compileParts(
         split(*module, threads), machine, options.optLevel, threads);
     if (!compiled)
