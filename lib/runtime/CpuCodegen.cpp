@@ -99,11 +99,12 @@ struct Part {
   bool quick = false;
 };
 
-/// Splits `m` into at most `n` parts, plus one for its `optnone` functions
-/// (the entry wrappers: O3 codegen still ran the greedy register allocator
-/// over their thousands of descriptor loads, ~0.2 s). The other functions
-/// are dealt largest first to the part with the fewest instructions so far.
-/// Local functions and variables become external (a part may call an
+/// Splits `m` into at most `n` parts, then one per `optnone` function (the
+/// entry wrappers: O3 codegen still ran the greedy register allocator over
+/// their thousands of descriptor loads, ~0.2 s; alone each takes ~80 ms at
+/// O0, on whichever thread is free first). The other functions are dealt
+/// largest first to the part with the fewest instructions so far. Local
+/// functions and variables become external (a part may call an
 /// OpenMP-outlined function another part defines; names are unique within a
 /// module); local constants are copied into every part, which may then fold
 /// them.
@@ -115,16 +116,10 @@ std::vector<Part> split(llvm::Module &m, unsigned n) {
     if (g.hasLocalLinkage() && !g.isConstant())
       g.setLinkage(llvm::GlobalValue::ExternalLinkage);
 
-  llvm::SmallVector<llvm::Function *> functions;
-  bool anyQuick = false;
-  for (llvm::Function &f : m) {
-    if (f.isDeclaration())
-      continue;
-    if (f.hasOptNone())
-      anyQuick = true;
-    else
-      functions.push_back(&f);
-  }
+  llvm::SmallVector<llvm::Function *> functions, quick;
+  for (llvm::Function &f : m)
+    if (!f.isDeclaration())
+      (f.hasOptNone() ? quick : functions).push_back(&f);
   // Largest first; equal sizes by name, so the split is reproducible.
   auto size = [](const llvm::Function *f) -> uint64_t {
     return f->getInstructionCount() + 1;
@@ -134,7 +129,6 @@ std::vector<Part> split(llvm::Module &m, unsigned n) {
            std::make_pair(size(a), b->getName());
   });
   std::vector<uint64_t> load(n, 0);
-  // Unlisted (optnone) functions map to part n.
   llvm::DenseMap<const llvm::Function *, unsigned> partOf;
   for (llvm::Function *f : functions) {
     // Part 0 takes the first (largest) function, so it is never empty.
@@ -142,24 +136,23 @@ std::vector<Part> split(llvm::Module &m, unsigned n) {
     partOf[f] = p;
     load[p] += size(f);
   }
+  for (auto [i, f] : llvm::enumerate(quick))
+    partOf[f] = n + i;
 
   std::vector<Part> parts;
-  for (unsigned p = 0; p <= n; ++p) {
-    bool quick = p == n;
-    if (quick ? !anyQuick : p > 0 && load[p] == 0)
+  for (unsigned p = 0; p < n + quick.size(); ++p) {
+    if (p > 0 && p < n && load[p] == 0)
       continue;
     llvm::ValueToValueMapTy map;
     std::unique_ptr<llvm::Module> part =
         llvm::CloneModule(m, map, [&](const llvm::GlobalValue *gv) {
-          if (auto *f = llvm::dyn_cast<llvm::Function>(gv)) {
-            auto it = partOf.find(f);
-            return (it == partOf.end() ? n : it->second) == p;
-          }
+          if (auto *f = llvm::dyn_cast<llvm::Function>(gv))
+            return partOf.lookup(f) == p;
           if (gv->hasLocalLinkage())
             return true; // a constant, copied into every part
           return p == 0;
         });
-    parts.push_back({{}, quick});
+    parts.push_back({{}, /*quick=*/p >= n});
     llvm::raw_svector_ostream os(parts.back().bitcode);
     llvm::WriteBitcodeToFile(*part, os);
   }
@@ -212,7 +205,7 @@ compileParts(const std::vector<Part> &parts,
       errors[i] = llvm::toString(object.takeError());
   };
   // Workers take the next part until none is left (parts come largest
-  // first, the quick one last).
+  // first, the quick ones last).
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < parts.size(); i = next++)
