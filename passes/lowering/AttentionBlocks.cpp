@@ -69,11 +69,12 @@ Value splat(OpBuilder &b, Location loc, const KeySource &src, Value rows,
 }
 
 /// Folds keys [first, first + count) (count static: kLanes or 1) into `st`.
-/// With `row0` (the block's first row, for the new keys), key first + t is
-/// visible to lane (row) r only if first + t <= row0 + r: every key of a
-/// block before the diagonal one, the causal triangle on it.
+/// With `offset` (the first key's position less the block's first row, for
+/// the new keys), key t is visible to lane (row) r only if
+/// t + offset <= r: every key of a block before the diagonal one, the
+/// causal triangle on it.
 Rows fold(OpBuilder &b, Location loc, const KeySource &src, Value first,
-          int64_t count, Value row0, Value qt, int64_t dk, Rows st,
+          int64_t count, Value offset, Value qt, int64_t dk, Rows st,
           const QueryBlocks &a) {
   VectorType lanes = laneType(b);
   Value zero =
@@ -95,16 +96,14 @@ Rows fold(OpBuilder &b, Location loc, const KeySource &src, Value first,
         scf::YieldOp::create(nb, nl, next);
       });
   SmallVector<Value> s(scoreLoop.getResults());
-  if (row0) {
-    // Lane r sees key t iff r - t >= first - row0: constant r - t lanes
-    // against one broadcast offset (the diagonal block shares this code
-    // with the blocks before it: one copy of the block for LLVM to compile).
+  if (offset) {
+    // Lane r sees key t iff r - t >= offset: constant r - t lanes against
+    // one broadcast offset (every block of keys shares this code, the
+    // diagonal one too: one copy of the block for LLVM to compile).
     Type i32 = b.getI32Type();
     auto laneInts = VectorType::get({kLanes}, i32);
-    Value offset = vector::BroadcastOp::create(
-        b, loc, laneInts,
-        arith::IndexCastOp::create(
-            b, loc, i32, arith::SubIOp::create(b, loc, first, row0)));
+    Value offsets = vector::BroadcastOp::create(
+        b, loc, laneInts, arith::IndexCastOp::create(b, loc, i32, offset));
     Value lowest = vector::BroadcastOp::create(b, loc, lanes, a.lowest);
     for (int64_t t = 0; t < count; ++t) {
       SmallVector<int32_t> rowMinusKey(kLanes);
@@ -113,7 +112,7 @@ Rows fold(OpBuilder &b, Location loc, const KeySource &src, Value first,
       Value lanesMinusT = arith::ConstantOp::create(
           b, loc, DenseElementsAttr::get(laneInts, ArrayRef(rowMinusKey)));
       Value visible = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                            lanesMinusT, offset);
+                                            lanesMinusT, offsets);
       s[t] = arith::SelectOp::create(b, loc, visible, s[t], lowest);
     }
   }
@@ -149,19 +148,82 @@ Rows fold(OpBuilder &b, Location loc, const KeySource &src, Value first,
   return {mNew, lNew, outLoop.getResult(0)};
 }
 
-/// Folds `width` keys of `src` per step for steps [begin, end) (step i
-/// starts at key i * width): whole blocks with `width` 16, the last partial
-/// one key by key with 1. With `row0`, masked causally (see fold).
-Rows foldSteps(OpBuilder &b, Location loc, const KeySource &src, Value begin,
-               Value end, int64_t width, Value qt, int64_t dk, Rows st,
-               const QueryBlocks &a, Value row0 = Value()) {
+/// Folds the past keys after the last whole block of 16, one at a time.
+Rows foldPastTail(OpBuilder &b, Location loc, Value begin, Value qt, int64_t dk,
+                  Rows st, const QueryBlocks &a) {
   auto loop = scf::ForOp::create(
-      b, loc, begin, end, index(b, loc, 1), ValueRange{st.m, st.l, st.ot},
+      b, loc, begin, a.pastCount, index(b, loc, 1),
+      ValueRange{st.m, st.l, st.ot},
+      [&](OpBuilder &nb, Location nl, Value j, ValueRange it) {
+        Rows r = fold(nb, nl, a.past, j, 1, Value(), qt, dk,
+                      {it[0], it[1], it[2]}, a);
+        scf::YieldOp::create(nb, nl, ValueRange{r.m, r.l, r.ot});
+      });
+  return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
+}
+
+/// `v` as `type` (a tensor.cast when they differ).
+Value castTo(OpBuilder &b, Location loc, Value v, Type type) {
+  return v.getType() == type
+             ? v
+             : tensor::CastOp::create(b, loc, type, v).getResult();
+}
+
+/// Folds the whole blocks of 16 keys: `pastBlocks` of the cache, then
+/// `freshBlocks` of the new keys (the last one on the diagonal of the
+/// query block starting at `row0`), in one loop whose body picks its
+/// source per block (the cache and the new keys share an element type and
+/// rank; their layouts differ only in the order of (batch, position)).
+Rows foldBlocks(OpBuilder &b, Location loc, Value pastBlocks, Value freshBlocks,
+                Value row0, Value qt, int64_t dk, Rows st,
+                const QueryBlocks &a) {
+  auto pastType = cast<RankedTensorType>(a.past.keys.getType());
+  SmallVector<int64_t> anyShape(pastType.getRank(), ShapedType::kDynamic);
+  anyShape.back() = pastType.getShape().back();
+  auto anyType = RankedTensorType::get(anyShape, pastType.getElementType());
+  Value end = arith::AddIOp::create(b, loc, pastBlocks, freshBlocks);
+  auto loop = scf::ForOp::create(
+      b, loc, index(b, loc, 0), end, index(b, loc, 1),
+      ValueRange{st.m, st.l, st.ot},
       [&](OpBuilder &nb, Location nl, Value i, ValueRange it) {
+        Value isPast = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ult,
+                                             i, pastBlocks);
+        auto pick = [&](Value past, Value fresh) -> Value {
+          return arith::SelectOp::create(nb, nl, isPast, past, fresh);
+        };
+        Value block = pick(i, arith::SubIOp::create(nb, nl, i, pastBlocks));
         Value first =
-            width == 1 ? i
-                       : arith::MulIOp::create(nb, nl, i, index(nb, nl, width));
-        Rows r = fold(nb, nl, src, first, width, row0, qt, dk,
+            arith::MulIOp::create(nb, nl, block, index(nb, nl, kLanes));
+        // Past keys are all visible: r - t >= -16 holds for every lane.
+        Value offset = pick(index(nb, nl, -kLanes),
+                            arith::SubIOp::create(nb, nl, first, row0));
+        // An scf.if, not an arith.select: convert-elementwise-to-linalg
+        // would make a select of tensors an elementwise op.
+        auto pickTensors =
+            scf::IfOp::create(nb, nl, TypeRange{anyType, anyType}, isPast,
+                              /*withElseRegion=*/true);
+        for (auto [region, from] :
+             {std::pair(&pickTensors.getThenRegion(), &a.past),
+              std::pair(&pickTensors.getElseRegion(), &a.fresh)}) {
+          OpBuilder rb = OpBuilder::atBlockEnd(&region->front());
+          scf::YieldOp::create(
+              rb, nl,
+              ValueRange{castTo(rb, nl, from->keys, anyType),
+                         castTo(rb, nl, from->values, anyType)});
+        }
+        KeySource src{pickTensors.getResult(0), pickTensors.getResult(1),
+                      [&](Value j, Value bb, Value kvh) {
+                        SmallVector<Value> p = a.past.at(j, bb, kvh);
+                        SmallVector<Value> f = a.fresh.at(j, bb, kvh);
+                        SmallVector<Value> at;
+                        for (auto [pi, fi] : llvm::zip_equal(p, f))
+                          at.push_back(pi == fi ? pi
+                                                : arith::SelectOp::create(
+                                                      nb, nl, isPast, pi, fi)
+                                                      .getResult());
+                        return at;
+                      }};
+        Rows r = fold(nb, nl, src, first, kLanes, offset, qt, dk,
                       {it[0], it[1], it[2]}, a);
         scf::YieldOp::create(nb, nl, ValueRange{r.m, r.l, r.ot});
       });
@@ -241,18 +303,19 @@ Value tlm::attentionQueryBlocks(OpBuilder &b, Location loc,
               scf::YieldOp::create(lb, ll, writeLanes(lb, ll, zero, ot[0], d));
             });
         Rows st{lowest, zero, zeroLoop.getResult(0)};
-        // Every past key, then the new keys of the blocks up to this one,
-        // masked causally (all visible but on this block's diagonal).
+        // Every whole block of past keys, then the new keys' blocks up to
+        // this one (masked causally: all visible but on the diagonal), then
+        // the past keys after their last whole block. (Order does not
+        // matter to the online softmax, up to rounding.)
         Value pastBlocks =
             arith::DivUIOp::create(nb, nl, a.pastCount, index(nb, nl, kLanes));
-        st = foldSteps(nb, nl, a.past, c0, pastBlocks, kLanes, qt, dk, st, a);
-        Value tail =
-            arith::MulIOp::create(nb, nl, pastBlocks, index(nb, nl, kLanes));
-        st = foldSteps(nb, nl, a.past, tail, a.pastCount, 1, qt, dk, st, a);
         Value upTo = arith::AddIOp::create(
             nb, nl, arith::DivUIOp::create(nb, nl, i0, index(nb, nl, kLanes)),
             c1);
-        st = foldSteps(nb, nl, a.fresh, c0, upTo, kLanes, qt, dk, st, a, i0);
+        st = foldBlocks(nb, nl, pastBlocks, upTo, i0, qt, dk, st, a);
+        Value tail =
+            arith::MulIOp::create(nb, nl, pastBlocks, index(nb, nl, kLanes));
+        st = foldPastTail(nb, nl, tail, qt, dk, st, a);
 
         // Oᵀ / l, transposed back into the 16 output rows.
         auto divLoop = scf::ForOp::create(

@@ -216,9 +216,11 @@ func.func @silu(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
 // FUSED:           %[[KVH:.*]] = arith.divui %[[H]], %c2
 // FUSED:           %[[ROWS:.*]] = tensor.extract_slice %[[OUT]][%[[B]], 0, %[[H]], 0] [1, %{{.*}}, 1, 16]
 // Whole blocks of 16 query rows (head size 16): Qᵀ scaled, Oᵀ zeroed, then
-// past keys in blocks and one at a time, the new keys' blocks up to and with
-// this one's, masked causally by comparing (row - key) lanes with the
-// block's offset (first key - first row); Oᵀ / l transposed back.
+// one loop over the whole blocks of 16 keys, the cache's then the new keys'
+// up to this block's own (the source picked per block by an scf.if), masked
+// causally by comparing (row - key) lanes with the block's offset (first key
+// - first row; -16 for the cache's: all visible); then the cache's last
+// keys one at a time; Oᵀ / l transposed back.
 // FUSED:           %[[FULL:.*]] = arith.muli %{{.*}}, %c16 : index
 // FUSED:           %[[QT:.*]] = bufferization.alloc_tensor() : tensor<16x16xf32>
 // FUSED:           %[[OT:.*]] = bufferization.alloc_tensor() : tensor<16x16xf32>
@@ -226,21 +228,27 @@ func.func @silu(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
 // FUSED:             tensor.extract_slice %{{.*}}[%[[B]], %[[I0]], %[[H]], 0] [1, 16, 1, 16] [1, 1, 1, 1] : tensor<?x?x4x16xf32> to tensor<16x16xf32>
 // FUSED:             vector.transpose %{{.*}}, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
 // FUSED:             arith.mulf %{{.*}} : vector<16x16xf32>
-// FUSED:             scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, tensor<16x16xf32>)
-// FUSED:               scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-// FUSED:                 tensor.extract %{{.*}}[%{{.*}}, %[[B]], %[[KVH]], %{{.*}}] : tensor<?x?x2x16xf32>
-// FUSED:                 vector.fma
-// FUSED:               math.exp {{.*}} : vector<16xf32>
-// FUSED:             scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, tensor<16x16xf32>)
+// FUSED:             %[[PASTBLOCKS:.*]] = arith.divui %{{.*}}, %c16 : index
 // FUSED:             %[[BEFORE:.*]] = arith.divui %[[I0]], %c16 : index
 // FUSED:             %[[UPTO:.*]] = arith.addi %[[BEFORE]], %c1 : index
-// FUSED:             scf.for %[[KB:.*]] = %c0 to %[[UPTO]] {{.*}} -> (vector<16xf32>, vector<16xf32>, tensor<16x16xf32>)
-// FUSED:               %[[FIRST:.*]] = arith.muli %[[KB]], %c16 : index
-// FUSED:               %[[OFF:.*]] = arith.subi %[[FIRST]], %[[I0]] : index
+// FUSED:             %[[NBLK:.*]] = arith.addi %[[PASTBLOCKS]], %[[UPTO]] : index
+// FUSED:             scf.for %[[KB:.*]] = %c0 to %[[NBLK]] {{.*}} -> (vector<16xf32>, vector<16xf32>, tensor<16x16xf32>)
+// FUSED:               %[[ISPAST:.*]] = arith.cmpi ult, %[[KB]], %[[PASTBLOCKS]] : index
+// FUSED:               %[[NEWKB:.*]] = arith.subi %[[KB]], %[[PASTBLOCKS]] : index
+// FUSED:               %[[BLOCK:.*]] = arith.select %[[ISPAST]], %[[KB]], %[[NEWKB]] : index
+// FUSED:               %[[FIRST:.*]] = arith.muli %[[BLOCK]], %c16 : index
+// FUSED:               %[[DIAG:.*]] = arith.subi %[[FIRST]], %[[I0]] : index
+// FUSED:               %[[OFF:.*]] = arith.select %[[ISPAST]], %c-16, %[[DIAG]] : index
+// FUSED:               %[[SRC:.*]]:2 = scf.if %[[ISPAST]] -> (tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>)
+// FUSED:               scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// FUSED:                 tensor.extract %[[SRC]]#0[%{{.*}}, %{{.*}}, %[[KVH]], %{{.*}}] : tensor<?x?x?x16xf32>
+// FUSED:                 vector.fma
 // FUSED:               %[[OFF32:.*]] = arith.index_cast %[[OFF]] : index to i32
 // FUSED:               %[[OFFV:.*]] = vector.broadcast %[[OFF32]] : i32 to vector<16xi32>
 // FUSED:               %[[VIS:.*]] = arith.cmpi sle, %[[OFFV]], %{{.*}} : vector<16xi32>
 // FUSED:               arith.select %[[VIS]], %{{.*}} : vector<16xi1>, vector<16xf32>
+// FUSED:               math.exp {{.*}} : vector<16xf32>
+// FUSED:             scf.for %{{.*}} = %{{.*}} to %{{.*}} {{.*}} -> (vector<16xf32>, vector<16xf32>, tensor<16x16xf32>)
 // FUSED:             arith.divf {{.*}} : vector<16xf32>
 // FUSED:             vector.transpose
 // FUSED:             tensor.insert_slice %{{.*}}[0, %[[I0]], 0, 0] [1, 16, 1, 16]
