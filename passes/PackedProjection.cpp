@@ -41,7 +41,7 @@ struct Unit {
   SmallVector<OpFoldResult> offsets, sizes, strides;
   RankedTensorType flat;
 };
-Unit unitView(OpBuilder &b, Location loc, Value v) {
+Unit unitView(OpBuilder &b, Location loc, Value v, int64_t keep) {
   auto type = cast<RankedTensorType>(v.getType());
   int64_t rank = type.getRank();
   Unit u;
@@ -50,14 +50,15 @@ Unit unitView(OpBuilder &b, Location loc, Value v) {
     u.sizes.push_back(tensor::getMixedSize(b, loc, v, i));
     u.strides.push_back(b.getIndexAttr(1));
   }
-  u.flat = RankedTensorType::get(type.getShape().take_back(2),
+  u.flat = RankedTensorType::get(type.getShape().take_back(keep),
                                  type.getElementType());
   return u;
 }
-Value flatten(OpBuilder &b, Location loc, Value v) {
-  if (cast<RankedTensorType>(v.getType()).getRank() == 2)
+/// `v` without its leading unit dims: its last `keep` dims.
+Value flatten(OpBuilder &b, Location loc, Value v, int64_t keep = 2) {
+  if (cast<RankedTensorType>(v.getType()).getRank() == keep)
     return v;
-  Unit u = unitView(b, loc, v);
+  Unit u = unitView(b, loc, v, keep);
   return tensor::ExtractSliceOp::create(b, loc, u.flat, v, u.offsets, u.sizes,
                                         u.strides);
 }
@@ -66,7 +67,7 @@ Value flatten(OpBuilder &b, Location loc, Value v) {
 /// lanes x lanes block at a time (a loop, not unrolled: each 16 x 16
 /// transpose is 64 shuffles of code, and LLVM's time grows with it).
 Value pack(OpBuilder &b, Location loc, Value w, Value col0, Value buf,
-           int64_t k, const tlm::PackedShape &s) {
+           int64_t k, const tlm::PackedShape &s, Value gain) {
   auto blockType = VectorType::get({s.lanes, s.lanes}, b.getF32Type());
   Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   SmallVector<bool> inBounds{true, true};
@@ -80,6 +81,15 @@ Value pack(OpBuilder &b, Location loc, Value w, Value col0, Value buf,
             [&](OpBuilder &nb, Location nl, Value kb, ValueRange it) {
               Value block = vector::TransferReadOp::create(
                   nb, nl, blockType, w, ValueRange{row, kb}, pad, inBounds);
+              if (gain) {
+                // W[c, k] · gain[k]: every row of the block times the gain.
+                Value g = vector::TransferReadOp::create(
+                    nb, nl, VectorType::get({s.lanes}, nb.getF32Type()), gain,
+                    ValueRange{kb}, pad, SmallVector<bool>{true});
+                block = arith::MulFOp::create(
+                    nb, nl, block,
+                    vector::BroadcastOp::create(nb, nl, blockType, g));
+              }
               Value t = vector::TransposeOp::create(nb, nl, block,
                                                     ArrayRef<int64_t>{1, 0});
               scf::YieldOp::create(
@@ -96,7 +106,7 @@ Value pack(OpBuilder &b, Location loc, Value w, Value col0, Value buf,
 /// out[row0 : row0 + rows, col0 : col0 + cols] (+)= x[row0.., :] · buf.
 Value kernel(OpBuilder &b, Location loc, Value x, Value buf, Value out,
              Value row0, Value col0, int64_t k, const tlm::PackedShape &s,
-             bool overwrite) {
+             bool overwrite, Value rms) {
   auto vecType = VectorType::get({s.lanes}, b.getF32Type());
   Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   SmallVector<bool> inBounds{true};
@@ -140,12 +150,26 @@ Value kernel(OpBuilder &b, Location loc, Value x, Value buf, Value out,
         scf::YieldOp::create(nb, nl, next);
       });
 
-  for (int64_t r = 0; r < s.rows; ++r)
-    for (int64_t c = 0; c < perRow; ++c)
+  for (int64_t r = 0; r < s.rows; ++r) {
+    // A folded norm: the row's sums times 1 / rms (one division per row
+    // rather than one per accumulator).
+    Value scale;
+    if (rms) {
+      Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0));
+      Value inv = arith::DivFOp::create(
+          b, loc, one,
+          tensor::ExtractOp::create(b, loc, rms, ValueRange{rowIdx[r]}));
+      scale = vector::BroadcastOp::create(b, loc, vecType, inv);
+    }
+    for (int64_t c = 0; c < perRow; ++c) {
+      Value sum = loop.getResult(r * perRow + c);
+      if (scale)
+        sum = arith::MulFOp::create(b, loc, sum, scale);
       out = vector::TransferWriteOp::create(
-                b, loc, loop.getResult(r * perRow + c), out,
-                ValueRange{rowIdx[r], colIdx[c]}, inBounds)
+                b, loc, sum, out, ValueRange{rowIdx[r], colIdx[c]}, inBounds)
                 .getResult();
+    }
+  }
   return out;
 }
 
@@ -204,7 +228,57 @@ linalg::GenericOp projection(OpBuilder &b, Location loc, Value x, Value w,
       });
 }
 
+/// y[r, k] = x[r, k] / rms[r] · gain[k]: the payload tlm::matchNormScale
+/// matches, on the (rows, k) rows given.
+Value normalizeRows(OpBuilder &b, Location loc, Value x, Value rms,
+                    Value gain) {
+  MLIRContext *ctx = b.getContext();
+  Value init = tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, x),
+                                       b.getF32Type());
+  SmallVector<AffineMap> maps{
+      tlm::dimsMapOf(ctx, 2, {0, 1}), tlm::dimsMapOf(ctx, 2, {0}),
+      tlm::dimsMapOf(ctx, 2, {1}), tlm::dimsMapOf(ctx, 2, {0, 1})};
+  SmallVector<utils::IteratorType> iters(2, utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{x, rms, gain},
+             ValueRange{init}, maps, iters,
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               Value n = arith::DivFOp::create(nb, nl, a[0], a[1]);
+               linalg::YieldOp::create(
+                   nb, nl, ValueRange{arith::MulFOp::create(nb, nl, n, a[2])});
+             })
+      .getResult(0);
+}
+
 } // namespace
+
+linalg::GenericOp tlm::foldNormScale(RewriterBase &rewriter,
+                                     linalg::LinalgOp projection,
+                                     const ProjectionDims &p,
+                                     const NormScale &norm) {
+  MLIRContext *ctx = projection->getContext();
+  unsigned loops = projection.getNumLoops();
+  SmallVector<AffineMap> maps{
+      projection.getMatchingIndexingMap(projection.getDpsInputOperand(0)),
+      dimsMapOf(ctx, loops, p.rows), dimsMapOf(ctx, loops, {p.k}),
+      projection.getMatchingIndexingMap(projection.getDpsInputOperand(1)),
+      projection.getMatchingIndexingMap(projection.getDpsInitOperand(0))};
+  auto fmf = arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);
+  rewriter.setInsertionPoint(projection);
+  auto folded = linalg::GenericOp::create(
+      rewriter, projection.getLoc(), projection->getResultTypes(),
+      ValueRange{norm.x, norm.rms, norm.gain, projection.getDpsInputs()[1]},
+      projection.getDpsInits(), maps, projection.getIteratorTypesArray(),
+      [&](OpBuilder &b, Location l, ValueRange a) {
+        Value y = arith::MulFOp::create(
+            b, l, arith::DivFOp::create(b, l, a[0], a[1]), a[2]);
+        Value m = arith::MulFOp::create(b, l, y, a[3], fmf);
+        linalg::YieldOp::create(
+            b, l, ValueRange{arith::AddFOp::create(b, l, a[4], m, fmf)});
+      });
+  rewriter.replaceOp(projection, folded->getResults());
+  return folded;
+}
 
 std::string tlm::packedMismatch(linalg::LinalgOp op, const ProjectionDims &p,
                                 PackedShape shape) {
@@ -232,8 +306,13 @@ LogicalResult tlm::packProjection(RewriterBase &rewriter, linalg::LinalgOp op,
   OpBuilder &b = rewriter;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t n = ranges[p.n], k = ranges[p.k];
+  // foldNormScale's form: (x, rms, gain, w).
+  bool folded = op.getNumDpsInputs() == 4;
+  assert((!folded || overwrite) && "a folded norm divides fresh sums");
   Value x = flatten(b, loc, op.getDpsInputs()[0]);
-  Value w = op.getDpsInputs()[1];
+  Value rms = folded ? flatten(b, loc, op.getDpsInputs()[1], 1) : Value();
+  Value gain = folded ? op.getDpsInputs()[2] : Value();
+  Value w = op.getDpsInputs().back();
   Value outND = op.getDpsInits()[0];
   Value out = flatten(b, loc, outND);
 
@@ -244,6 +323,20 @@ LogicalResult tlm::packProjection(RewriterBase &rewriter, linalg::LinalgOp op,
   Value hasFull = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, full,
                                         index(b, loc, 0));
   Value restRows = arith::SubIOp::create(b, loc, m, full);
+  // The rows after the last full tile go through the GEMV blocks as they
+  // are, normalized first (once, not per panel) when the norm is folded.
+  OpFoldResult zeroAttr = b.getIndexAttr(0), oneAttr = b.getIndexAttr(1);
+  Value xRest = tensor::ExtractSliceOp::create(
+      b, loc, x, SmallVector<OpFoldResult>{full, zeroAttr},
+      SmallVector<OpFoldResult>{restRows, b.getIndexAttr(k)},
+      SmallVector<OpFoldResult>{oneAttr, oneAttr});
+  if (folded)
+    xRest = normalizeRows(b, loc, xRest,
+                          tensor::ExtractSliceOp::create(
+                              b, loc, rms, ArrayRef<OpFoldResult>{full},
+                              ArrayRef<OpFoldResult>{restRows},
+                              ArrayRef<OpFoldResult>{oneAttr}),
+                          gain);
   // One buffer per call (per thread inside a forall), reused by every panel.
   Value buf = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{k, shape.cols},
                                       b.getF32Type());
@@ -259,13 +352,13 @@ LogicalResult tlm::packProjection(RewriterBase &rewriter, linalg::LinalgOp op,
                                         /*withElseRegion=*/true);
         {
           OpBuilder tb = ifFull.getThenBodyBuilder();
-          Value packed = pack(tb, nl, source, wRow, it[1], k, shape);
+          Value packed = pack(tb, nl, source, wRow, it[1], k, shape, gain);
           auto tiles = scf::ForOp::create(
               tb, nl, index(tb, nl, 0), full, tileRows, ValueRange{it[0]},
               [&](OpBuilder &lb, Location ll, Value row0, ValueRange acc) {
                 scf::YieldOp::create(lb, ll,
                                      kernel(lb, ll, x, packed, acc[0], row0,
-                                            col0, k, shape, overwrite));
+                                            col0, k, shape, overwrite, rms));
               });
           scf::YieldOp::create(tb, nl, ValueRange{tiles.getResult(0), packed});
         }
@@ -274,12 +367,7 @@ LogicalResult tlm::packProjection(RewriterBase &rewriter, linalg::LinalgOp op,
 
         // The rows after the last full tile, against W's panel itself.
         Value o = ifFull.getResult(0);
-        OpFoldResult zeroAttr = nb.getIndexAttr(0);
-        OpFoldResult oneAttr = nb.getIndexAttr(1);
         SmallVector<OpFoldResult> ones{oneAttr, oneAttr};
-        Value xRest = tensor::ExtractSliceOp::create(
-            nb, nl, x, SmallVector<OpFoldResult>{full, zeroAttr},
-            SmallVector<OpFoldResult>{restRows, nb.getIndexAttr(k)}, ones);
         Value wPanel = tensor::ExtractSliceOp::create(
             nb, nl, source, SmallVector<OpFoldResult>{wRow, zeroAttr},
             SmallVector<OpFoldResult>{nb.getIndexAttr(shape.cols),
@@ -299,7 +387,7 @@ LogicalResult tlm::packProjection(RewriterBase &rewriter, linalg::LinalgOp op,
 
   Value result = panels.getResult(0);
   if (result.getType() != outND.getType()) {
-    Unit u = unitView(b, loc, outND);
+    Unit u = unitView(b, loc, outND, 2);
     result = tensor::InsertSliceOp::create(b, loc, result, outND, u.offsets,
                                            u.sizes, u.strides);
   }

@@ -27,13 +27,23 @@ struct PackedShape {
 std::string packedMismatch(linalg::LinalgOp op, const ProjectionDims &p,
                            PackedShape shape);
 
+/// `init += (norm.x / norm.rms · norm.gain) · wᵀ` as one generic with inputs
+/// (x, rms, gain, w): `projection` (a matched projection of `norm`'s result)
+/// with the RMSNorm scaling folded in, for packProjection.
+linalg::GenericOp foldNormScale(RewriterBase &rewriter,
+                                linalg::LinalgOp projection,
+                                const ProjectionDims &p, const NormScale &norm);
+
 /// Rewrites `op` (rows: unit dims, then one dynamic) into a loop over panels of
 /// `shape.cols` columns: when there is at least one full tile of `shape.rows`
 /// rows, the panel of W is packed (transposed to k x cols) and every full row
 /// tile accumulates `rows x cols` outputs in registers over k; the remaining
 /// rows (all of them in decode) stay a projection on W itself, returned in
 /// `rest` for the caller's GEMV blocking. With `overwrite` the output is never
-/// read: each tile starts from zero.
+/// read: each tile starts from zero. `op` may also be foldNormScale's form
+/// (needs `overwrite`): the panel is packed times the gain, each tile's sums
+/// are divided by their rows' rms, and the remaining rows are normalized
+/// before their projection; x itself is never normalized in memory.
 LogicalResult packProjection(RewriterBase &rewriter, linalg::LinalgOp op,
                              const ProjectionDims &p, PackedShape shape,
                              bool overwrite, linalg::LinalgOp &rest);

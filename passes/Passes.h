@@ -53,6 +53,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "their concatenated weights (tlm-fuse-projections; "
                      "only with tile-matmuls)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> foldRMSNorm{
+      *this, "fold-rmsnorm",
+      llvm::cl::desc("RMSNorm's scaling folded into the packed projection "
+                     "that reads it (tlm-tile-matmuls{fold-norms})"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> fuseAttention{
       *this, "fuse-attention",
       llvm::cl::desc("Cached attention as one online-softmax loop nest "

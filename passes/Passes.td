@@ -190,6 +190,15 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
        row against them (an outer product: no horizontal sums, no split of
        k). The rows after the last full tile (all of them in decode, which
        never packs) run the one-row GEMV blocks of step 5 against W itself.
+    8. With `fold-norms`, when x is an RMSNorm's scaling
+       `x0[r, k] / rms[r] · g[k]` (as `tlm-lower-to-linalg` makes it) that
+       only this projection reads, and the projection starts from zero, the
+       scaling is folded: the panels are packed as `W[c, k] · g[k]`, each
+       tile's sums are multiplied by their rows' `1 / rms`, and only the remaining
+       rows are normalized (once, before the panel loop). The normalized x
+       is never written. (`Σ x0·(g·W) · (1 / rms)` rounds differently from
+       `Σ (x0 / rms · g)·W`: within the block tolerance.) With
+       `tlm-fuse-projections`, Q/K/V and W1/W3 each read their norm alone.
 
     ```mlir
     %r:2 = scf.for %c = %c0 to %c128 step %c32
@@ -270,6 +279,10 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
            "Packed form for the full row tiles (off: split-k blocks)">,
     Option<"packRows", "pack-rows", "int64_t", /*default=*/"8",
            "Rows per tile of the packed kernel (x values broadcast per k)">,
+    Option<"foldNorms", "fold-norms", "bool", /*default=*/"true",
+           "Fold an RMSNorm scaling that only this projection reads into "
+           "the packed form (the gain into the packed panels, the row's "
+           "1/rms into the sums)">,
     Option<"packCols", "pack-cols", "int64_t", /*default=*/"32",
            "Columns per packed panel of W (a multiple of lanes)">
   ];

@@ -71,3 +71,32 @@ std::optional<tlm::ConcatRows> tlm::concatRows(Value w) {
     return std::nullopt;
   return ConcatRows{concat, rowOffsets};
 }
+
+std::optional<tlm::NormScale> tlm::matchNormScale(Value y) {
+  auto op = y.getDefiningOp<linalg::GenericOp>();
+  if (!op || op.getNumDpsInputs() != 3 || op.getNumDpsInits() != 1 ||
+      !op.hasPureTensorSemantics() ||
+      op.getNumParallelLoops() != op.getNumLoops() ||
+      !getElementTypeOrSelf(y.getType()).isF32())
+    return std::nullopt;
+  unsigned rank = op.getNumLoops();
+  MLIRContext *ctx = op->getContext();
+  SmallVector<unsigned> all = llvm::to_vector(llvm::seq(rank));
+  AffineMap id = dimsMapOf(ctx, rank, all);
+  AffineMap row = dimsMapOf(ctx, rank, ArrayRef(all).drop_back());
+  AffineMap last = dimsMapOf(ctx, rank, {rank - 1});
+  if (op.getIndexingMapsArray() != SmallVector<AffineMap>{id, row, last, id})
+    return std::nullopt;
+  // yield (x / rms) * g, on the block's arguments.
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto mul = yield.getValues()[0].getDefiningOp<arith::MulFOp>();
+  auto div = mul ? mul.getLhs().getDefiningOp<arith::DivFOp>() : nullptr;
+  if (!div || body.getOperations().size() != 3 ||
+      div.getLhs() != body.getArgument(0) ||
+      div.getRhs() != body.getArgument(1) ||
+      mul.getRhs() != body.getArgument(2))
+    return std::nullopt;
+  return NormScale{op, op.getDpsInputs()[0], op.getDpsInputs()[1],
+                   op.getDpsInputs()[2]};
+}

@@ -40,6 +40,16 @@ struct ConcatRows {
 /// one that keep every column).
 std::optional<ConcatRows> concatRows(Value w);
 
+/// The RMSNorm scaling `y[rows..., k] = x[rows..., k] / rms[rows...] · g[k]`
+/// as tlm-lower-to-linalg makes it (f32).
+struct NormScale {
+  linalg::GenericOp op;
+  Value x, rms, gain;
+};
+
+/// `y` as a NormScale, if it is one.
+std::optional<NormScale> matchNormScale(Value y);
+
 } // namespace mlir::tlm
 
 #endif // TLM_PASSES_PROJECTION_H

@@ -467,6 +467,19 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
           target.getDpsInitsMutable()[0].set(empty->getResult(0));
         });
       }
+      if (packed && overwrite && foldNorms) {
+        // x = RMSNorm scaling of another tensor, read by this projection
+        // only: fold it (the packed form scales W's panels by the gain and
+        // divides its sums by the rms; x is never normalized in memory).
+        std::optional<tlm::NormScale> norm =
+            tlm::matchNormScale(op.getDpsInputs()[0]);
+        if (norm && norm->op->hasOneUse()) {
+          op = tlm::foldNormScale(rewriter, op, p, *norm);
+          target = op;
+        } else {
+          LLVM_DEBUG(llvm::dbgs() << "norm not folded: " << op << "\n");
+        }
+      }
       if (threads > 1) {
         // Columns split across threads in block-aligned chunks; the
         // forall becomes an OpenMP worksharing loop later.

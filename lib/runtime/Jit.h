@@ -63,6 +63,7 @@ struct JitOptions {
   bool vectorizeElementwise = true;
   bool packProjections = true;
   bool fuseProjections = true;
+  bool foldRMSNorm = true;
   /// Print the IR after each pass of the pipeline (debugging).
   bool printIR = false;
   /// Lets a tool apply its command-line options (--mlir-timing, IR

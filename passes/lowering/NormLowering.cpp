@@ -17,7 +17,9 @@ using namespace mlir::tlm;
 
 namespace {
 
-/// sumsq = Σ x² (f32), then y = x / sqrt(sumsq / d + eps) · g.
+/// sumsq = Σ x² (f32), rms = sqrt(sumsq / d + eps) per row, then
+/// y = x / rms · g. (rms is a tensor of its own so that tlm-tile-matmuls can
+/// fold the scaling into the projection that reads y.)
 struct LowerRMSNorm : OpRewritePattern<RMSNormOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(RMSNormOp op,
@@ -39,6 +41,15 @@ struct LowerRMSNorm : OpRewritePattern<RMSNormOp> {
     Value d = dimAsFloat(rewriter, loc, x, rank - 1, f32);
     Value eps = floatConst(rewriter, loc, f32, op.getEps().convertToDouble());
 
+    Value rms =
+        elementwise(rewriter, loc, ValueRange{sumSq}, f32,
+                    [&](OpBuilder &b, Location l, ValueRange a) {
+                      Value mean = arith::DivFOp::create(b, l, a[0], d);
+                      return math::SqrtOp::create(
+                                 b, l, arith::AddFOp::create(b, l, mean, eps))
+                          .getResult();
+                    });
+
     AffineMap id = rewriter.getMultiDimIdentityMap(rank);
     AffineMap row = id.dropResult(rank - 1);
     AffineMap last =
@@ -47,14 +58,11 @@ struct LowerRMSNorm : OpRewritePattern<RMSNormOp> {
     SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{init.getType()},
-        ValueRange{x, sumSq, op.getWeight()}, ValueRange{init},
+        ValueRange{x, rms, op.getWeight()}, ValueRange{init},
         ArrayRef<AffineMap>{id, row, last, id}, iters,
         [&](OpBuilder &b, Location l, ValueRange a) {
-          Value mean = arith::DivFOp::create(b, l, a[1], d);
-          Value rms = math::SqrtOp::create(
-              b, l, arith::AddFOp::create(b, l, mean, eps));
           Value n =
-              arith::DivFOp::create(b, l, castFloat(b, l, a[0], f32), rms);
+              arith::DivFOp::create(b, l, castFloat(b, l, a[0], f32), a[1]);
           Value y = arith::MulFOp::create(b, l, n, castFloat(b, l, a[2], f32));
           linalg::YieldOp::create(b, l, castFloat(b, l, y, elem));
         });

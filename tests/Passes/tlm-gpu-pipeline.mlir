@@ -10,9 +10,9 @@
 
 // The host keeps only device allocations and launches: the gather (64
 // threads along d), the norm's zero fill, its sum of squares (one block of
-// 64 threads per row, combined with gpu.all_reduce), its scaling, the
-// projection's zero fill, and the projection as 16 x 16 tiles (2 along its
-// 32 columns) in workgroup memory.
+// 64 threads per row, combined with gpu.all_reduce), its rms per row, its
+// scaling, the projection's zero fill, and the projection as 16 x 16 tiles
+// (2 along its 32 columns) in workgroup memory.
 // KERNELS-LABEL: func.func @model
 // KERNELS-NOT:     memref.alloc
 // KERNELS-NOT:     scf.parallel
@@ -20,9 +20,10 @@
 // KERNELS:         gpu.launch_func @model_kernel::@model_kernel blocks in (%{{.*}}, %c1, %c1) threads in (%c64, %c1, %c1)
 // KERNELS:         gpu.launch_func @model_kernel_0::@model_kernel blocks in (%{{.*}}, %{{.*}}, %c1) threads in (%c128, %c1, %c1)
 // KERNELS:         gpu.launch_func @model_kernel_1::@model_kernel blocks in (%{{.*}}, %c1, %c1) threads in (%c64, %c1, %c1)
-// KERNELS:         gpu.launch_func @model_kernel_2::@model_kernel blocks in (%{{.*}}, %c1, %c1) threads in (%c64, %c1, %c1)
-// KERNELS:         gpu.launch_func @model_kernel_3::@model_kernel blocks in (%{{.*}}, %c1, %c1) threads in (%c32, %c1, %c1)
-// KERNELS:         gpu.launch_func @model_kernel_4::@model_kernel blocks in (%{{.*}}, %c2, %c1) threads in (%c16, %c16, %c1)
+// KERNELS:         gpu.launch_func @model_kernel_2::@model_kernel blocks in (%{{.*}}, %{{.*}}, %c1) threads in (%c128, %c1, %c1)
+// KERNELS:         gpu.launch_func @model_kernel_3::@model_kernel blocks in (%{{.*}}, %c1, %c1) threads in (%c64, %c1, %c1)
+// KERNELS:         gpu.launch_func @model_kernel_4::@model_kernel blocks in (%{{.*}}, %c1, %c1) threads in (%c32, %c1, %c1)
+// KERNELS:         gpu.launch_func @model_kernel_5::@model_kernel blocks in (%{{.*}}, %c2, %c1) threads in (%c16, %c16, %c1)
 // KERNELS:         gpu.dealloc
 // KERNELS:         return
 // KERNELS:       gpu.module @model_kernel
@@ -32,7 +33,7 @@
 // KERNELS:           memref.load
 // KERNELS:       gpu.module @model_kernel_1
 // KERNELS:         gpu.all_reduce add
-// KERNELS:       gpu.module @model_kernel_4
+// KERNELS:       gpu.module @model_kernel_5
 // KERNELS:         gpu.func @model_kernel({{.*}}) workgroup({{.*}} : memref<16x16xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<16x17xf32, #gpu.address_space<workgroup>>) kernel
 // KERNELS:           gpu.barrier
 // KERNELS:           math.fma

@@ -47,18 +47,22 @@ func.func @embedding(%ids: tensor<?x?xi64>, %t: tensor<100x64xf32>) -> tensor<?x
   return %e : tensor<?x?x64xf32>
 }
 
-// Sum of squares reduced in f32, then x / sqrt(mean + eps) * g.
+// Sum of squares reduced in f32, rms = sqrt(mean + eps) per row, then
+// x / rms * g (the form tlm-tile-matmuls folds into a projection).
 // CHECK-LABEL: func @rmsnorm
 // CHECK-DAG: %[[EPS:.*]] = arith.constant 9.99999974E-6 : f32
 // CHECK-DAG: %[[D:.*]] = arith.constant 6.400000e+01 : f32
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
 // CHECK: arith.mulf
 // CHECK: arith.addf
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]
+// CHECK: %[[RMS:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]
 // CHECK: %[[MEAN:.*]] = arith.divf %{{.*}}, %[[D]]
 // CHECK: %[[VAR:.*]] = arith.addf %[[MEAN]], %[[EPS]]
-// CHECK: %[[RMS:.*]] = math.sqrt %[[VAR]]
-// CHECK: arith.divf %{{.*}}, %[[RMS]]
+// CHECK: math.sqrt %[[VAR]]
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]
+// CHECK-SAME: ins(%{{.*}}, %[[RMS]], %{{.*}} : tensor<?x?x64xf32>, tensor<?x?xf32>, tensor<64xf32>)
+// CHECK: %[[N:.*]] = arith.divf %{{.*}}, %{{.*}} : f32
+// CHECK: arith.mulf %[[N]], %{{.*}} : f32
 func.func @rmsnorm(%x: tensor<?x?x64xf32>, %g: tensor<64xf32>) -> tensor<?x?x64xf32> {
   %y = tlm.rmsnorm %x, %g : tensor<?x?x64xf32>, tensor<64xf32> -> tensor<?x?x64xf32>
   return %y : tensor<?x?x64xf32>

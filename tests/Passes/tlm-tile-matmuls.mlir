@@ -282,3 +282,116 @@ func.func @fused(%x: tensor<?x64xf32>, %wq: tensor<64x64xf32>,
   } -> tensor<?x128xf32>
   return %y : tensor<?x128xf32>
 }
+
+// -----
+
+// x is an RMSNorm's scaling (x0 / rms · g) that only the projection reads:
+// packed, the norm is folded. The rows after the full tiles are normalized
+// once, before the panels; each panel is packed times the gain; each full
+// tile reads x0 itself and divides its sums by its rows' rms. Without
+// packing (CHECK) the norm stays as it is.
+// PACK-LABEL: func.func @norm_fold
+// PACK-SAME:    (%[[X0:.*]]: tensor<?x64xf32>, %[[RMS:.*]]: tensor<?xf32>, %[[G:.*]]: tensor<64xf32>, %{{.*}}: tensor<64x64xf32>)
+// PACK:         %[[XREST:.*]] = tensor.extract_slice %[[X0]]
+// PACK:         %[[RREST:.*]] = tensor.extract_slice %[[RMS]]
+// PACK:         %[[YREST:.*]] = linalg.generic {{.*}} ins(%[[XREST]], %[[RREST]], %[[G]] : tensor<?x64xf32>, tensor<?xf32>, tensor<64xf32>)
+// PACK:           arith.divf
+// PACK:           arith.mulf
+// PACK:         scf.for %{{.*}} = %c0 to %c64 step %c32
+// PACK:           scf.if
+// PACK:                 %[[BLK:.*]] = vector.transfer_read {{.*}} : tensor<64x64xf32>, vector<16x16xf32>
+// PACK:                 %[[GV:.*]] = vector.transfer_read %[[G]]{{.*}} : tensor<64xf32>, vector<16xf32>
+// PACK:                 %[[GB:.*]] = vector.broadcast %[[GV]] : vector<16xf32> to vector<16x16xf32>
+// PACK:                 %[[SCALED:.*]] = arith.mulf %[[BLK]], %[[GB]] : vector<16x16xf32>
+// PACK:                 vector.transpose %[[SCALED]], [1, 0]
+// PACK:               tensor.extract %[[X0]]
+// PACK:             %[[R:.*]] = tensor.extract %[[RMS]]
+// PACK:             %[[INV:.*]] = arith.divf %{{.*}}, %[[R]] : f32
+// PACK:             %[[RV:.*]] = vector.broadcast %[[INV]] : f32 to vector<16xf32>
+// PACK:             arith.mulf %{{.*}}, %[[RV]] : vector<16xf32>
+// PACK:           tensor.extract_slice %[[YREST]][%{{.*}}, 0] [1, 64]
+// CHECK-LABEL: func.func @norm_fold
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// CHECK:           arith.divf %{{.*}}, %{{.*}} : f32
+#id = affine_map<(r, k) -> (r, k)>
+#row = affine_map<(r, k) -> (r)>
+#col = affine_map<(r, k) -> (k)>
+#x = affine_map<(m, n, k) -> (m, k)>
+#w = affine_map<(m, n, k) -> (n, k)>
+#o = affine_map<(m, n, k) -> (m, n)>
+func.func @norm_fold(%x0: tensor<?x64xf32>, %rms: tensor<?xf32>,
+                     %g: tensor<64xf32>, %w: tensor<64x64xf32>)
+    -> tensor<?x64xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %x0, %c0 : tensor<?x64xf32>
+  %ey = tensor.empty(%m) : tensor<?x64xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #col, #id],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x0, %rms, %g : tensor<?x64xf32>, tensor<?xf32>, tensor<64xf32>)
+      outs(%ey : tensor<?x64xf32>) {
+  ^bb0(%a: f32, %r: f32, %s: f32, %out: f32):
+    %n = arith.divf %a, %r : f32
+    %v = arith.mulf %n, %s : f32
+    linalg.yield %v : f32
+  } -> tensor<?x64xf32>
+  %e = tensor.empty(%m) : tensor<?x64xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %p = linalg.generic {indexing_maps = [#x, #w, #o],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%y, %w : tensor<?x64xf32>, tensor<64x64xf32>)
+      outs(%z : tensor<?x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %q = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %q : f32
+    linalg.yield %r : f32
+  } -> tensor<?x64xf32>
+  return %p : tensor<?x64xf32>
+}
+
+// -----
+
+// Must not fold: the normalized x is also returned, so it is computed
+// anyway and the projection reads it as it is.
+// PACK-LABEL: func.func @norm_read_twice
+// PACK:         %[[Y:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// PACK-NOT:     vector<16xf32> to vector<16x16xf32>
+// PACK:         tensor.extract %[[Y]]
+// PACK-NOT:     arith.divf
+// PACK-NOT:     arith.mulf {{.*}} : vector<16xf32>
+// PACK:         return
+#id = affine_map<(r, k) -> (r, k)>
+#row = affine_map<(r, k) -> (r)>
+#col = affine_map<(r, k) -> (k)>
+#x = affine_map<(m, n, k) -> (m, k)>
+#w = affine_map<(m, n, k) -> (n, k)>
+#o = affine_map<(m, n, k) -> (m, n)>
+func.func @norm_read_twice(%x0: tensor<?x64xf32>, %rms: tensor<?xf32>,
+                           %g: tensor<64xf32>, %w: tensor<64x64xf32>)
+    -> (tensor<?x64xf32>, tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %x0, %c0 : tensor<?x64xf32>
+  %ey = tensor.empty(%m) : tensor<?x64xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #col, #id],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x0, %rms, %g : tensor<?x64xf32>, tensor<?xf32>, tensor<64xf32>)
+      outs(%ey : tensor<?x64xf32>) {
+  ^bb0(%a: f32, %r: f32, %s: f32, %out: f32):
+    %n = arith.divf %a, %r : f32
+    %v = arith.mulf %n, %s : f32
+    linalg.yield %v : f32
+  } -> tensor<?x64xf32>
+  %e = tensor.empty(%m) : tensor<?x64xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %p = linalg.generic {indexing_maps = [#x, #w, #o],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%y, %w : tensor<?x64xf32>, tensor<64x64xf32>)
+      outs(%z : tensor<?x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %q = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %q : f32
+    linalg.yield %r : f32
+  } -> tensor<?x64xf32>
+  return %p, %y : tensor<?x64xf32>, tensor<?x64xf32>
+}

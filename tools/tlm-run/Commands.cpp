@@ -143,11 +143,13 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
       j.packProjections = false;
     else if (d == "fuse-projections")
       j.fuseProjections = false;
+    else if (d == "fold-rmsnorm")
+      j.foldRMSNorm = false;
     else
       return userError("--disable: unknown optimization '" + d +
                        "' (known: tile-matmuls, approximate-math, "
                        "fuse-attention, vectorize-elementwise, "
-                       "pack-projections, fuse-projections)");
+                       "pack-projections, fuse-projections, fold-rmsnorm)");
   }
   j.configurePassManager = [](mlir::PassManager &pm) {
     if (failed(mlir::applyPassManagerCLOptions(pm)))
