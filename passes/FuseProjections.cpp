@@ -27,17 +27,6 @@ using namespace mlir;
 
 namespace {
 
-/// Whether `op`'s output is `linalg.fill 0` of a `tensor.empty`, so that
-/// its result is the projection alone, with nothing accumulated into it.
-bool startsAtZero(linalg::LinalgOp op) {
-  auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
-  if (!fill || !fill.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>())
-    return false;
-  auto value = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
-  auto attr = value ? dyn_cast<FloatAttr>(value.getValue()) : FloatAttr();
-  return attr && attr.getValue().isZero();
-}
-
 /// Why `op` cannot join a group led by `first` (empty when it can).
 std::string mismatch(linalg::GenericOp first, linalg::GenericOp op,
                      DominanceInfo &dom) {
@@ -121,7 +110,7 @@ struct TlmFuseProjections
     func.walk([&](linalg::GenericOp op) {
       if (!op.hasPureTensorSemantics() || failed(tlm::matchProjection(op)))
         return;
-      if (!startsAtZero(op)) {
+      if (!tlm::startsAtZero(op)) {
         LLVM_DEBUG(llvm::dbgs() << "not fused (accumulates into its output): "
                                 << op << "\n");
         return;

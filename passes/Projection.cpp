@@ -100,3 +100,12 @@ std::optional<tlm::NormScale> tlm::matchNormScale(Value y) {
   return NormScale{op, op.getDpsInputs()[0], op.getDpsInputs()[1],
                    op.getDpsInputs()[2]};
 }
+
+bool tlm::startsAtZero(linalg::LinalgOp op) {
+  auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  if (!fill || !fill.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>())
+    return false;
+  auto value = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
+  auto attr = value ? dyn_cast<FloatAttr>(value.getValue()) : FloatAttr();
+  return attr && attr.getValue().isZero();
+}

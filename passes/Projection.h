@@ -28,6 +28,10 @@ struct ProjectionDims {
 /// Tensors or buffers alike: callers check which they handle.
 FailureOr<ProjectionDims> matchProjection(linalg::LinalgOp op);
 
+/// Whether `op`'s output is `linalg.fill 0` of a `tensor.empty`: its result
+/// is the contraction alone, with nothing accumulated into it.
+bool startsAtZero(linalg::LinalgOp op);
+
 /// A projection's W read as the parts of a `tensor.concat` along its rows
 /// (tlm-fuse-projections makes these), possibly through row slices of it
 /// (tiling makes those): W's row r is row `r + Σ rowOffsets` of `concat`.

@@ -274,16 +274,6 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     return llvm::divideCeil(llvm::divideCeil(n, threads), cols) * cols;
   }
 
-  /// Whether the projection's output is `linalg.fill 0` of a tensor.empty.
-  static bool startsAtZero(linalg::LinalgOp op) {
-    auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
-    if (!fill || !fill.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>())
-      return false;
-    auto value = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
-    auto attr = value ? dyn_cast<FloatAttr>(value.getValue()) : FloatAttr();
-    return attr && attr.getValue().isZero();
-  }
-
   /// Whether every block the tiling below makes is static and goes through
   /// splitK (which then may overwrite the output): k splits into lanes and
   /// each level of column tiles divides the one above.
@@ -378,7 +368,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
     // From zero, each part gets its own zero output (so it may still
     // overwrite instead of accumulating) and the whole starts uninitialized.
-    bool fromZero = startsAtZero(op);
+    bool fromZero = tlm::startsAtZero(op);
     Value result = fromZero ? op.getDpsInits()[0]
                                   .getDefiningOp<linalg::FillOp>()
                                   .getDpsInits()[0]
@@ -452,7 +442,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
       if (packed)
         shape = {packRows, packCols};
       overwrite =
-          startsAtZero(op) &&
+          tlm::startsAtZero(op) &&
           (packed ? packedRestSplitsK() : everyBlockSplitsK(op, p, shape));
       if (overwrite) {
         // Every block writes its sums without reading the output, so the
