@@ -53,6 +53,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "their concatenated weights (tlm-fuse-projections; "
                      "only with tile-matmuls)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> fuseResidualAdds{
+      *this, "fuse-residual-adds",
+      llvm::cl::desc("Residual adds folded into the projection they add "
+                     "(tlm-fuse-projections{residual-adds}; only with "
+                     "tile-matmuls)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> foldRMSNorm{
       *this, "fold-rmsnorm",
       llvm::cl::desc("RMSNorm's scaling folded into the packed projection "

@@ -120,6 +120,12 @@ def TlmFuseProjections : Pass<"tlm-fuse-projections", "::mlir::func::FuncOp"> {
     fused: its result is not the projection alone), one with another input,
     other loops or payload, or in another block is left alone.
 
+    With `residual-adds`, an elementwise add `r + P` of a projection P that
+    starts from zero and that only the add reads (the residual adds after
+    the attention's output projection and the FFN's W2) becomes P
+    accumulating into `r`: the tiled projection starts its sums from the
+    residual and the add, a pass over three activations, is gone.
+
     Before:
     ```mlir
     %q = linalg.generic {...} ins(%x, %wq : tensor<?x?x64xf32>, tensor<64x64xf32>)
@@ -137,6 +143,12 @@ def TlmFuseProjections : Pass<"tlm-fuse-projections", "::mlir::func::FuncOp"> {
     %k = tensor.extract_slice %qk[0, 0, 64] [%b, %s, 32] [1, 1, 1]
     ```
   }];
+  let options = [
+    Option<"projections", "projections", "bool", /*default=*/"true",
+           "Fuse the projections of one input (the horizontal fusion)">,
+    Option<"residualAdds", "residual-adds", "bool", /*default=*/"true",
+           "Fold residual adds into the projection they add">
+  ];
   let dependentDialects = [
     "::mlir::tensor::TensorDialect", "::mlir::linalg::LinalgDialect"
   ];

@@ -57,8 +57,12 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
     tileOptions.foldNorms = options.foldRMSNorm;
     // Only here: the tiled forms read the concatenated weights' parts in
     // place, anything else would copy them at every call.
-    if (options.fuseProjections)
-      pm.addNestedPass<func::FuncOp>(createTlmFuseProjections());
+    if (options.fuseProjections || options.fuseResidualAdds) {
+      TlmFuseProjectionsOptions fuseOptions;
+      fuseOptions.projections = options.fuseProjections;
+      fuseOptions.residualAdds = options.fuseResidualAdds;
+      pm.addNestedPass<func::FuncOp>(createTlmFuseProjections(fuseOptions));
+    }
     pm.addNestedPass<func::FuncOp>(createTlmTileMatmuls(tileOptions));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());

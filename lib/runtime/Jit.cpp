@@ -186,6 +186,7 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
     pipelineOptions.packProjections = options.packProjections;
     pipelineOptions.fuseProjections = options.fuseProjections;
     pipelineOptions.foldRMSNorm = options.foldRMSNorm;
+    pipelineOptions.fuseResidualAdds = options.fuseResidualAdds;
     // The JIT calls ExecutionEngine's packed wrapper of each entry
     // directly: the C-interface wrappers would only add another call with
     // every descriptor field as an argument, which LLVM is slow to compile.

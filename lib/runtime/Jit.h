@@ -64,6 +64,7 @@ struct JitOptions {
   bool packProjections = true;
   bool fuseProjections = true;
   bool foldRMSNorm = true;
+  bool fuseResidualAdds = true;
   /// Print the IR after each pass of the pipeline (debugging).
   bool printIR = false;
   /// Lets a tool apply its command-line options (--mlir-timing, IR

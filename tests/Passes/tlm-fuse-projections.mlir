@@ -1,5 +1,6 @@
 // Horizontal fusion of projections that read one input.
 // RUN: tlm-opt %s --split-input-file --tlm-fuse-projections | FileCheck %s
+// RUN: tlm-opt %s --split-input-file --tlm-fuse-projections="projections=false residual-adds=false" | FileCheck %s --check-prefix=OFF
 
 #x = affine_map<(b, s, n, k) -> (b, s, k)>
 #w = affine_map<(b, s, n, k) -> (n, k)>
@@ -9,6 +10,9 @@
 
 // Q, K and V (GQA: K and V narrower) become one projection over the
 // concatenated weights; the attention reads slices of its result.
+// OFF-LABEL: func.func @qkv
+// OFF-NOT:     tensor.concat
+// OFF-COUNT-3: linalg.generic
 // CHECK-LABEL: func.func @qkv
 // CHECK-SAME:    (%[[X:.*]]: tensor<?x?x64xf32>, %[[WQ:.*]]: tensor<64x64xf32>, %[[WK:.*]]: tensor<32x64xf32>, %[[WV:.*]]: tensor<32x64xf32>)
 // CHECK:         %[[W:.*]] = tensor.concat dim(0) %[[WQ]], %[[WK]], %[[WV]] : (tensor<64x64xf32>, tensor<32x64xf32>, tensor<32x64xf32>) -> tensor<128x64xf32>
@@ -112,4 +116,67 @@ func.func @unfusable(%x: tensor<?x?x64xf32>, %y: tensor<?x?x64xf32>,
     linalg.yield %r : f32
   } -> tensor<?x?x64xf32>
   return %a, %b, %c, %d : tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>
+}
+
+// -----
+
+#x = affine_map<(b, s, n, k) -> (b, s, k)>
+#w = affine_map<(b, s, n, k) -> (n, k)>
+#o = affine_map<(b, s, n, k) -> (b, s, n)>
+#id = affine_map<(b, s, d) -> (b, s, d)>
+#proj = {indexing_maps = [#x, #w, #o],
+         iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+#add = {indexing_maps = [#id, #id, #id],
+        iterator_types = ["parallel", "parallel", "parallel"]}
+
+// The residual add after a projection: the projection accumulates into the
+// residual and the add is gone. %q is read by the add and returned, so its
+// add stays. Off, both adds stay.
+// CHECK-LABEL: func.func @residual
+// CHECK-SAME:    (%[[X:.*]]: tensor<?x?x64xf32>, %[[R:.*]]: tensor<?x?x64xf32>, %[[W:.*]]: tensor<64x64xf32>)
+// CHECK:         %[[P:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[W]] : tensor<?x?x64xf32>, tensor<64x64xf32>) outs(%[[R]] : tensor<?x?x64xf32>)
+// CHECK:         %[[Q:.*]] = linalg.generic {{.*}} ins(%[[P]], %[[W]] : {{.*}}) outs(%{{.*}} : tensor<?x?x64xf32>)
+// CHECK:         %[[S:.*]] = linalg.generic {{.*}} ins(%[[P]], %[[Q]] : {{.*}})
+// CHECK:           arith.addf
+// CHECK:         return %[[S]], %[[Q]]
+// OFF-LABEL: func.func @residual
+// OFF-COUNT-2:   ins(%{{.*}}, %{{.*}} : tensor<?x?x64xf32>, tensor<?x?x64xf32>)
+// OFF:           return
+func.func @residual(%x: tensor<?x?x64xf32>, %r: tensor<?x?x64xf32>,
+                    %w: tensor<64x64xf32>)
+    -> (tensor<?x?x64xf32>, tensor<?x?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %b = tensor.dim %x, %c0 : tensor<?x?x64xf32>
+  %s = tensor.dim %x, %c1 : tensor<?x?x64xf32>
+  %e = tensor.empty(%b, %s) : tensor<?x?x64xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+  %p = linalg.generic #proj ins(%x, %w : tensor<?x?x64xf32>, tensor<64x64xf32>)
+      outs(%z : tensor<?x?x64xf32>) {
+  ^bb0(%a: f32, %bw: f32, %acc: f32):
+    %m = arith.mulf %a, %bw : f32
+    %n = arith.addf %acc, %m : f32
+    linalg.yield %n : f32
+  } -> tensor<?x?x64xf32>
+  %h = linalg.generic #add ins(%r, %p : tensor<?x?x64xf32>, tensor<?x?x64xf32>)
+      outs(%r : tensor<?x?x64xf32>) {
+  ^bb0(%a: f32, %b2: f32, %out: f32):
+    %t = arith.addf %a, %b2 : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?x64xf32>
+  %q = linalg.generic #proj ins(%h, %w : tensor<?x?x64xf32>, tensor<64x64xf32>)
+      outs(%z : tensor<?x?x64xf32>) {
+  ^bb0(%a: f32, %bw: f32, %acc: f32):
+    %m = arith.mulf %a, %bw : f32
+    %n = arith.addf %acc, %m : f32
+    linalg.yield %n : f32
+  } -> tensor<?x?x64xf32>
+  %y = linalg.generic #add ins(%h, %q : tensor<?x?x64xf32>, tensor<?x?x64xf32>)
+      outs(%h : tensor<?x?x64xf32>) {
+  ^bb0(%a: f32, %b2: f32, %out: f32):
+    %t = arith.addf %a, %b2 : f32
+    linalg.yield %t : f32
+  } -> tensor<?x?x64xf32>
+  return %y, %q : tensor<?x?x64xf32>, tensor<?x?x64xf32>
 }

@@ -145,11 +145,14 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
       j.fuseProjections = false;
     else if (d == "fold-rmsnorm")
       j.foldRMSNorm = false;
+    else if (d == "fuse-residual-adds")
+      j.fuseResidualAdds = false;
     else
       return userError("--disable: unknown optimization '" + d +
                        "' (known: tile-matmuls, approximate-math, "
                        "fuse-attention, vectorize-elementwise, "
-                       "pack-projections, fuse-projections, fold-rmsnorm)");
+                       "pack-projections, fuse-projections, fold-rmsnorm, "
+                       "fuse-residual-adds)");
   }
   j.configurePassManager = [](mlir::PassManager &pm) {
     if (failed(mlir::applyPassManagerCLOptions(pm)))
