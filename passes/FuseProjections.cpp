@@ -7,7 +7,9 @@
 // weights, the old results slices of the new one. tlm-tile-matmuls reads the
 // concatenation's parts in place (the weights are never copied); any other
 // consumer would materialize it, so the CPU pipeline runs this pass only
-// together with tlm-tile-matmuls.
+// together with tlm-tile-matmuls. The residual add after a projection goes
+// the same way: the projection accumulates into the residual, one pass over
+// three activations less.
 //
 //===----------------------------------------------------------------------===//
 
