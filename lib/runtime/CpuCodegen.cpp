@@ -256,7 +256,7 @@ CpuCode::compile(std::unique_ptr<llvm::Module> module,
   } else {
     unsigned threads = std::max(1u, options.threads);
     if (threads > 1)
-      outlineBigLoops(*module, /*minSize=*/1500);
+      outlineBigLoops(*module, options.outlineLoopSize);
     llvm::Expected<std::vector<Bytes>> compiled = compileParts(
         split(*module, threads), machine, options.optLevel, threads);
     if (!compiled)

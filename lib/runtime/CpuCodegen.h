@@ -27,6 +27,9 @@ struct CpuCodegenOptions {
   unsigned optLevel = 3;
   /// Parts compiled at once (1: no split).
   unsigned threads = 1;
+  /// With threads, a top-level loop of at least this many instructions
+  /// leaves its function when as many stay behind (see outlineBigLoops).
+  uint64_t outlineLoopSize = 1500;
   /// Shared libraries the code calls into, loaded before linking.
   std::vector<std::string> sharedLibs;
   /// When set, the machine code is written there (as one object).

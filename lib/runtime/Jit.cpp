@@ -248,6 +248,7 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
     CpuCodegenOptions codegen;
     codegen.optLevel = options.optLevel;
     codegen.threads = options.compileThreads;
+    codegen.outlineLoopSize = options.outlineLoopSize;
     for (llvm::StringRef lib : libs)
       codegen.sharedLibs.push_back(lib.str());
     if (objectPath)

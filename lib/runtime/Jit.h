@@ -55,6 +55,9 @@ struct JitOptions {
   /// Threads LLVM optimizes and compiles the module on (CpuCodegen.h):
   /// all cores unless set; independent of `threads`.
   unsigned compileThreads = defaultCompileThreads();
+  /// Loops of this many LLVM instructions get functions of their own
+  /// before the split (CpuCodegenOptions::outlineLoopSize; tests lower it).
+  uint64_t outlineLoopSize = 1500;
   /// The optimizations of the CPU pipeline, each switchable to measure it
   /// (see CpuPipelineOptions).
   bool tileMatmuls = true;
