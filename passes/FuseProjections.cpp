@@ -154,6 +154,12 @@ struct TlmFuseProjections
         !llvm::is_contained(sum->getOperands(), body.getArgument(1)) ||
         sum.getLhs() == sum.getRhs())
       return;
+    // A sum the function returns stays an add: accumulated in place into
+    // the residual (the block's input), the returned buffer would alias an
+    // argument and bufferization would copy it out.
+    if (llvm::any_of(add->getUsers(),
+                     [](Operation *user) { return isa<func::ReturnOp>(user); }))
+      return;
     for (unsigned i = 0; i < 2; ++i) {
       Value p = add.getDpsInputs()[i], r = add.getDpsInputs()[1 - i];
       auto projection = p.getDefiningOp<linalg::GenericOp>();

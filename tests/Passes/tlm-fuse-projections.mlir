@@ -130,8 +130,9 @@ func.func @unfusable(%x: tensor<?x?x64xf32>, %y: tensor<?x?x64xf32>,
         iterator_types = ["parallel", "parallel", "parallel"]}
 
 // The residual add after a projection: the projection accumulates into the
-// residual and the add is gone. %q is read by the add and returned, so its
-// add stays. Off, both adds stay.
+// residual and the add is gone. The second add stays twice over: %q is also
+// returned, and so is the sum (in place in the residual it would alias the
+// argument %r, and bufferization would copy it out). Off, both adds stay.
 // CHECK-LABEL: func.func @residual
 // CHECK-SAME:    (%[[X:.*]]: tensor<?x?x64xf32>, %[[R:.*]]: tensor<?x?x64xf32>, %[[W:.*]]: tensor<64x64xf32>)
 // CHECK:         %[[P:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[W]] : tensor<?x?x64xf32>, tensor<64x64xf32>) outs(%[[R]] : tensor<?x?x64xf32>)
