@@ -121,10 +121,12 @@ def TlmFuseProjections : Pass<"tlm-fuse-projections", "::mlir::func::FuncOp"> {
     other loops or payload, or in another block is left alone.
 
     With `residual-adds`, an elementwise add `r + P` of a projection P that
-    starts from zero and that only the add reads (the residual adds after
-    the attention's output projection and the FFN's W2) becomes P
-    accumulating into `r`: the tiled projection starts its sums from the
-    residual and the add, a pass over three activations, is gone.
+    starts from zero and that only the add reads (in the block: the residual
+    add after the attention's output projection) becomes P accumulating into
+    `r`: the tiled projection starts its sums from the residual and the add,
+    a pass over three activations, is gone. A sum the function returns stays
+    an add: accumulated in place into the residual, the returned buffer
+    would alias an argument and be copied out.
 
     Before:
     ```mlir
