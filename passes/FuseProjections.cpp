@@ -110,7 +110,8 @@ struct TlmFuseProjections
     // Projections by input, in program order.
     llvm::MapVector<Value, SmallVector<linalg::GenericOp>> byInput;
     func.walk([&](linalg::GenericOp op) {
-      if (!op.hasPureTensorSemantics() || failed(tlm::matchProjection(op)))
+      if (!projections || !op.hasPureTensorSemantics() ||
+          failed(tlm::matchProjection(op)))
         return;
       if (!tlm::startsAtZero(op)) {
         LLVM_DEBUG(llvm::dbgs() << "not fused (accumulates into its output): "
@@ -119,7 +120,7 @@ struct TlmFuseProjections
       }
       byInput[op.getDpsInputs()[0]].push_back(op);
     });
-    for (auto &[x, ops] : projections ? byInput : decltype(byInput)()) {
+    for (auto &[x, ops] : byInput) {
       SmallVector<linalg::GenericOp> group{ops.front()};
       for (linalg::GenericOp op : ArrayRef(ops).drop_front()) {
         std::string why = mismatch(ops.front(), op, dom);

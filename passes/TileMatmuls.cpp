@@ -368,11 +368,9 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
     // From zero, each part gets its own zero output (so it may still
     // overwrite instead of accumulating) and the whole starts uninitialized.
-    bool fromZero = tlm::startsAtZero(op);
-    Value result = fromZero ? op.getDpsInits()[0]
-                                  .getDefiningOp<linalg::FillOp>()
-                                  .getDpsInits()[0]
-                            : init;
+    auto fill = tlm::startsAtZero(op) ? init.getDefiningOp<linalg::FillOp>()
+                                      : linalg::FillOp();
+    Value result = fill ? fill.getDpsInits()[0] : init;
     SmallVector<linalg::LinalgOp> parts;
     int64_t offset = 0;
     for (Value w : concat.getInputs()) {
@@ -380,14 +378,10 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
       offsets.back() = rewriter.getIndexAttr(offset);
       sizes.back() = rewriter.getIndexAttr(n);
       Value out;
-      if (fromZero) {
+      if (fill) {
         Value empty = tensor::EmptyOp::create(
             rewriter, loc, sizes, getElementTypeOrSelf(init.getType()));
-        out = linalg::FillOp::create(rewriter, loc,
-                                     op.getDpsInits()[0]
-                                         .getDefiningOp<linalg::FillOp>()
-                                         .getInputs()[0],
-                                     empty)
+        out = linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], empty)
                   .getResult(0);
       } else {
         out = tensor::ExtractSliceOp::create(rewriter, loc, init, offsets,

@@ -127,32 +127,32 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
   } else {
     j.optLevel = o.optLevel[0] - '0';
   }
+  // Each switchable optimization of the CPU pipeline and its JitOptions
+  // flag; the error for an unknown name lists them from here.
+  static const std::pair<llvm::StringLiteral, bool runtime::JitOptions::*>
+      optimizations[] = {
+          {"tile-matmuls", &runtime::JitOptions::tileMatmuls},
+          {"approximate-math", &runtime::JitOptions::approximateMath},
+          {"fuse-attention", &runtime::JitOptions::fuseAttention},
+          {"vectorize-elementwise", &runtime::JitOptions::vectorizeElementwise},
+          {"pack-projections", &runtime::JitOptions::packProjections},
+          {"fuse-projections", &runtime::JitOptions::fuseProjections},
+          {"fold-rmsnorm", &runtime::JitOptions::foldRMSNorm},
+          {"fuse-residual-adds", &runtime::JitOptions::fuseResidualAdds}};
   llvm::SmallVector<llvm::StringRef> disabled;
   llvm::StringRef(o.disable).split(disabled, ',', -1, /*KeepEmpty=*/false);
   for (llvm::StringRef d : disabled) {
     d = d.trim();
-    if (d == "tile-matmuls")
-      j.tileMatmuls = false;
-    else if (d == "approximate-math")
-      j.approximateMath = false;
-    else if (d == "fuse-attention")
-      j.fuseAttention = false;
-    else if (d == "vectorize-elementwise")
-      j.vectorizeElementwise = false;
-    else if (d == "pack-projections")
-      j.packProjections = false;
-    else if (d == "fuse-projections")
-      j.fuseProjections = false;
-    else if (d == "fold-rmsnorm")
-      j.foldRMSNorm = false;
-    else if (d == "fuse-residual-adds")
-      j.fuseResidualAdds = false;
-    else
+    const auto *it = llvm::find_if(
+        optimizations, [&](const auto &entry) { return entry.first == d; });
+    if (it == std::end(optimizations)) {
+      std::string known;
+      for (const auto &entry : optimizations)
+        known += (known.empty() ? "" : ", ") + entry.first.str();
       return userError("--disable: unknown optimization '" + d +
-                       "' (known: tile-matmuls, approximate-math, "
-                       "fuse-attention, vectorize-elementwise, "
-                       "pack-projections, fuse-projections, fold-rmsnorm, "
-                       "fuse-residual-adds)");
+                       "' (known: " + known + ")");
+    }
+    j.*(it->second) = false;
   }
   j.configurePassManager = [](mlir::PassManager &pm) {
     if (failed(mlir::applyPassManagerCLOptions(pm)))
