@@ -323,6 +323,20 @@ def TlmVectorizeElementwise
     becomes a fresh `tensor.empty`, so bufferization does not copy the input
     first. With `threads > 1` the blocks are one `scf.forall`.
 
+    Two shapes get forms of their own first:
+    - A `linalg.transpose` that keeps the innermost dim in place (the new
+      cache rows' batch/seq swap) is generalized and copied like the above.
+    - RoPE's rotation as `tlm-lower-to-linalg` builds it (loops
+      `(..., i, c)` with `c` the pair's half, x read as `x[..., i, 0]` and
+      `x[..., i, 1]`, tables `cos/sin[..., i]`, payload
+      `c == 0 ? x0·cos − x1·sin : x0·sin + x1·cos`) is tiled one row
+      (every loop but `i` and `c`) at a time, and each row is computed in
+      `lanes` elements at a time: `x · interleave(cos, cos) + swap(x) ·
+      interleave(−sin, sin)` with `swap` a shuffle of the pairs. The
+      results are bit for bit the payload's (no fast-math flags, negation
+      exact, addition commutative). Matched by its maps and payload; any
+      other generic with a 2-wide innermost loop stays scalar.
+
     Before:
     ```mlir
     %y = linalg.generic {indexing_maps = [#id, #id, #id],

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/RopeRotation.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -69,35 +70,72 @@ struct TlmVectorizeElementwise
     : public tlm::impl::TlmVectorizeElementwiseBase<TlmVectorizeElementwise> {
   using Base::Base;
 
+  /// Tiles `op` by `sizes` (0: untiled), as one forall with threads.
+  FailureOr<scf::SCFTilingResult> tileOp(RewriterBase &rewriter,
+                                         linalg::GenericOp op,
+                                         ArrayRef<int64_t> sizes) {
+    scf::SCFTilingOptions options;
+    options.setTileSizes(getAsIndexOpFoldResult(&getContext(), sizes));
+    // With threads, every block is an iteration of one forall: these ops
+    // would otherwise run on one thread between the parallel projections.
+    if (threads > 1)
+      options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+    rewriter.setInsertionPoint(op);
+    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(op.getOperation()), options);
+    if (failed(tiled))
+      return op.emitOpError("tiling failed");
+    rewriter.replaceOp(op, tiled->replacements);
+    return tiled;
+  }
+
   void runOnOperation() override {
-    SmallVector<linalg::GenericOp> work;
+    IRRewriter rewriter(&getContext());
+    // A transpose that keeps the innermost dim in place (the new cache rows'
+    // (batch, seq) swap) is an elementwise copy with permuted rows.
+    SmallVector<linalg::TransposeOp> transposes;
+    getOperation().walk([&](linalg::TransposeOp op) {
+      ArrayRef<int64_t> perm = op.getPermutation();
+      if (!perm.empty() && perm.back() == int64_t(perm.size()) - 1 &&
+          !op->getParentOfType<scf::ForOp>() &&
+          !op->getParentOfType<scf::ForallOp>())
+        transposes.push_back(op);
+    });
+    for (linalg::TransposeOp op : transposes) {
+      rewriter.setInsertionPoint(op);
+      if (failed(linalg::generalizeNamedOp(rewriter, op)))
+        return signalPassFailure();
+    }
+
+    SmallVector<linalg::GenericOp> work, rotations;
     getOperation().walk([&](linalg::GenericOp op) {
       if (op->getParentOfType<scf::ForOp>() ||
           op->getParentOfType<scf::ForallOp>())
         return; // inside code another pass has tiled
-      if (reasonToSkip(op, lanes).empty())
+      if (tlm::ropeRotationMismatch(op, lanes).empty())
+        rotations.push_back(op);
+      else if (reasonToSkip(op, lanes).empty())
         work.push_back(op);
     });
-    IRRewriter rewriter(&getContext());
+    // RoPE's rotation: one tile per row (and head), rotated in vectors
+    // (RopeRotation.h).
+    for (linalg::GenericOp op : rotations) {
+      SmallVector<int64_t> sizes(op.getNumLoops(), 1);
+      sizes[sizes.size() - 2] = sizes.back() = 0;
+      FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, op, sizes);
+      if (failed(tiled))
+        return signalPassFailure();
+      auto block = cast<linalg::GenericOp>(tiled->tiledOps.front());
+      rewriter.replaceOp(block,
+                         tlm::vectorizeRopeRotation(rewriter, block, lanes));
+    }
     for (linalg::GenericOp op : work) {
       freshUnreadOutputs(rewriter, op);
-      SmallVector<OpFoldResult> sizes(op.getNumLoops(),
-                                      rewriter.getIndexAttr(1));
-      sizes.back() = rewriter.getIndexAttr(lanes);
-      scf::SCFTilingOptions options;
-      options.setTileSizes(sizes);
-      // With threads, every block is an iteration of one forall: these ops
-      // would otherwise run on one thread between the parallel projections.
-      if (threads > 1)
-        options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-      rewriter.setInsertionPoint(op);
-      FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-          rewriter, cast<TilingInterface>(op.getOperation()), options);
-      if (failed(tiled)) {
-        op.emitOpError("tiling failed");
+      SmallVector<int64_t> sizes(op.getNumLoops(), 1);
+      sizes.back() = lanes;
+      FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, op, sizes);
+      if (failed(tiled))
         return signalPassFailure();
-      }
-      rewriter.replaceOp(op, tiled->replacements);
       Operation *block = tiled->tiledOps.front();
       if (failed(linalg::vectorizeOpPrecondition(block)))
         continue; // stays a scalar loop, as before

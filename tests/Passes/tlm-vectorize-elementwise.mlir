@@ -104,3 +104,136 @@ func.func @unread_output(%a: tensor<?x32xf32>, %b: tensor<?x32xf32>)
   } -> tensor<?x32xf32>
   return %y : tensor<?x32xf32>
 }
+
+// -----
+
+// RoPE's rotation as tlm-lower-to-linalg builds it: x viewed as
+// (batch, seq, heads, pairs, 2), each half read through a constant map
+// result, the tables indexed by (seq, pair). One tile per (batch, seq, head)
+// row; per 16 lanes (8 pairs) one contiguous read of x, its pairs swapped by
+// a shuffle, cos duplicated per pair and sin negated in the even lanes:
+// x·cos' + swap(x)·sin'.
+// CHECK-LABEL: func.func @rope
+// CHECK-SAME:    (%[[X:.*]]: tensor<?x?x2x16x2xf32>, %[[COS:.*]]: tensor<?x16xf32>, %[[SIN:.*]]: tensor<?x16xf32>)
+// CHECK-NOT:     linalg.generic
+// CHECK:         scf.for %[[B:.*]] = %c0 to %{{.*}} step %c1
+// CHECK:           scf.for %[[S:.*]] = %c0 to %{{.*}} step %c1
+// CHECK:             scf.for %[[H:.*]] = %c0 to %c2 step %c1
+// CHECK:               %[[XV:.*]] = vector.transfer_read %[[X]][%[[B]], %[[S]], %[[H]], %c0, %c0]{{.*}} : tensor<?x?x2x16x2xf32>, vector<8x2xf32>
+// CHECK:               %[[XF:.*]] = vector.shape_cast %[[XV]] : vector<8x2xf32> to vector<16xf32>
+// CHECK:               %[[C:.*]] = vector.transfer_read %[[COS]][%[[S]], %c0]{{.*}} : tensor<?x16xf32>, vector<8xf32>
+// CHECK:               %[[SV:.*]] = vector.transfer_read %[[SIN]][%[[S]], %c0]{{.*}} : tensor<?x16xf32>, vector<8xf32>
+// CHECK:               %[[CC:.*]] = vector.interleave %[[C]], %[[C]] : vector<8xf32> -> vector<16xf32>
+// CHECK:               %[[NEG:.*]] = arith.negf %[[SV]] : vector<8xf32>
+// CHECK:               %[[SS:.*]] = vector.interleave %[[NEG]], %[[SV]] : vector<8xf32> -> vector<16xf32>
+// CHECK:               %[[SW:.*]] = vector.shuffle %[[XF]], %[[XF]] [1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14]
+// CHECK:               %[[XC:.*]] = arith.mulf %[[XF]], %[[CC]] : vector<16xf32>
+// CHECK:               %[[WS:.*]] = arith.mulf %[[SW]], %[[SS]] : vector<16xf32>
+// CHECK:               %[[R:.*]] = arith.addf %[[XC]], %[[WS]] : vector<16xf32>
+// CHECK:               %[[RV:.*]] = vector.shape_cast %[[R]] : vector<16xf32> to vector<8x2xf32>
+// CHECK:               vector.transfer_write %[[RV]], %{{.*}}[%c0, %c0, %c0, %c0, %c0] {{.*}} : vector<8x2xf32>, tensor<1x1x1x16x2xf32>
+// The second block of 8 pairs.
+// CHECK:               vector.transfer_read %[[X]][%[[B]], %[[S]], %[[H]], %c8, %c0]
+// CHECK:               vector.transfer_write %{{.*}}[%c0, %c0, %c0, %c8, %c0]
+// THREADS-LABEL: func.func @rope
+// THREADS:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}}, %{{.*}}, 2)
+// THREADS:           vector.shuffle
+#x0 = affine_map<(b, s, h, i, c) -> (b, s, h, i, 0)>
+#x1 = affine_map<(b, s, h, i, c) -> (b, s, h, i, 1)>
+#t = affine_map<(b, s, h, i, c) -> (s, i)>
+#id5 = affine_map<(b, s, h, i, c) -> (b, s, h, i, c)>
+func.func @rope(%x: tensor<?x?x2x16x2xf32>, %cos: tensor<?x16xf32>,
+                %sin: tensor<?x16xf32>) -> tensor<?x?x2x16x2xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %x, %c0 : tensor<?x?x2x16x2xf32>
+  %s = tensor.dim %x, %c1 : tensor<?x?x2x16x2xf32>
+  %e = tensor.empty(%b, %s) : tensor<?x?x2x16x2xf32>
+  %r = linalg.generic {indexing_maps = [#x0, #x1, #t, #t, #id5],
+                       iterator_types = ["parallel", "parallel", "parallel",
+                                         "parallel", "parallel"]}
+      ins(%x, %x, %cos, %sin : tensor<?x?x2x16x2xf32>, tensor<?x?x2x16x2xf32>,
+                               tensor<?x16xf32>, tensor<?x16xf32>)
+      outs(%e : tensor<?x?x2x16x2xf32>) {
+  ^bb0(%a: f32, %bb: f32, %c: f32, %sn: f32, %o: f32):
+    %ac = arith.mulf %a, %c : f32
+    %bs = arith.mulf %bb, %sn : f32
+    %first = arith.subf %ac, %bs : f32
+    %as = arith.mulf %a, %sn : f32
+    %bc = arith.mulf %bb, %c : f32
+    %second = arith.addf %as, %bc : f32
+    %which = linalg.index 4 : index
+    %zero = arith.constant 0 : index
+    %is0 = arith.cmpi eq, %which, %zero : index
+    %y = arith.select %is0, %first, %second : f32
+    linalg.yield %y : f32
+  } -> tensor<?x?x2x16x2xf32>
+  return %r : tensor<?x?x2x16x2xf32>
+}
+
+// -----
+
+// Not the rotation (the first half adds where RoPE subtracts): left alone,
+// as is any generic whose innermost loop is not a multiple of the lanes.
+// CHECK-LABEL: func.func @not_rope
+// CHECK:         linalg.generic
+// CHECK-NOT:     vector.shuffle
+#x0 = affine_map<(b, s, h, i, c) -> (b, s, h, i, 0)>
+#x1 = affine_map<(b, s, h, i, c) -> (b, s, h, i, 1)>
+#t = affine_map<(b, s, h, i, c) -> (s, i)>
+#id5 = affine_map<(b, s, h, i, c) -> (b, s, h, i, c)>
+func.func @not_rope(%x: tensor<?x?x2x16x2xf32>, %cos: tensor<?x16xf32>,
+                    %sin: tensor<?x16xf32>) -> tensor<?x?x2x16x2xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %x, %c0 : tensor<?x?x2x16x2xf32>
+  %s = tensor.dim %x, %c1 : tensor<?x?x2x16x2xf32>
+  %e = tensor.empty(%b, %s) : tensor<?x?x2x16x2xf32>
+  %r = linalg.generic {indexing_maps = [#x0, #x1, #t, #t, #id5],
+                       iterator_types = ["parallel", "parallel", "parallel",
+                                         "parallel", "parallel"]}
+      ins(%x, %x, %cos, %sin : tensor<?x?x2x16x2xf32>, tensor<?x?x2x16x2xf32>,
+                               tensor<?x16xf32>, tensor<?x16xf32>)
+      outs(%e : tensor<?x?x2x16x2xf32>) {
+  ^bb0(%a: f32, %bb: f32, %c: f32, %sn: f32, %o: f32):
+    %ac = arith.mulf %a, %c : f32
+    %bs = arith.mulf %bb, %sn : f32
+    %first = arith.addf %ac, %bs : f32
+    %as = arith.mulf %a, %sn : f32
+    %bc = arith.mulf %bb, %c : f32
+    %second = arith.addf %as, %bc : f32
+    %which = linalg.index 4 : index
+    %zero = arith.constant 0 : index
+    %is0 = arith.cmpi eq, %which, %zero : index
+    %y = arith.select %is0, %first, %second : f32
+    linalg.yield %y : f32
+  } -> tensor<?x?x2x16x2xf32>
+  return %r : tensor<?x?x2x16x2xf32>
+}
+
+// -----
+
+// A transpose that keeps the innermost dim (the new cache rows' batch/seq
+// swap) is copied 16 lanes at a time; one that moves it is left alone.
+// CHECK-LABEL: func.func @transposes
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK:             scf.for %{{.*}} = %c0 to %c64 step %c16
+// CHECK:               vector.transfer_read {{.*}} : tensor<?x?x64xf32>, vector<1x1x16xf32>
+// CHECK:               vector.transfer_write {{.*}} : vector<1x1x16xf32>, tensor<?x?x64xf32>
+// CHECK:         linalg.transpose ins(%{{.*}} : tensor<?x64xf32>) outs(%{{.*}} : tensor<64x?xf32>) permutation = [1, 0]
+func.func @transposes(%x: tensor<?x?x64xf32>, %y: tensor<?x64xf32>)
+    -> (tensor<?x?x64xf32>, tensor<64x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %x, %c0 : tensor<?x?x64xf32>
+  %s = tensor.dim %x, %c1 : tensor<?x?x64xf32>
+  %e = tensor.empty(%s, %b) : tensor<?x?x64xf32>
+  %t = linalg.transpose ins(%x : tensor<?x?x64xf32>)
+         outs(%e : tensor<?x?x64xf32>) permutation = [1, 0, 2]
+  %n = tensor.dim %y, %c0 : tensor<?x64xf32>
+  %f = tensor.empty(%n) : tensor<64x?xf32>
+  %u = linalg.transpose ins(%y : tensor<?x64xf32>)
+         outs(%f : tensor<64x?xf32>) permutation = [1, 0]
+  return %t, %u : tensor<?x?x64xf32>, tensor<64x?xf32>
+}
