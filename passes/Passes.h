@@ -84,12 +84,21 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "c-interface",
       llvm::cl::desc("Give entries the llvm.emit_c_interface wrappers"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> eliminateEmptyTensors{
+      *this, "eliminate-empty-tensors",
+      llvm::cl::desc("Run bufferization's empty-tensor elimination first, so "
+                     "a result computed in its entry is written in the "
+                     "caller's buffer (off: such a result is copied there)"),
+      llvm::cl::init(true)};
 };
 
 /// Tensors → buffers for entries with the memref ABI: results written in
-/// the caller's buffers, temporaries freed (one-shot bufferization with the
-/// deallocation pipeline), bufferization ops lowered to memref.
-void buildBufferizationPipeline(OpPassManager &pm);
+/// the caller's buffers (with `eliminateEmptyTensors`, also those computed
+/// into a fresh tensor in the entry), temporaries freed (one-shot
+/// bufferization with the deallocation pipeline), bufferization ops lowered
+/// to memref.
+void buildBufferizationPipeline(OpPassManager &pm,
+                                bool eliminateEmptyTensors = true);
 
 /// tlm ops → LLVM dialect, with the JIT's destination-passing entry ABI.
 void buildCpuPipeline(OpPassManager &pm,

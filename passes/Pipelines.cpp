@@ -31,11 +31,14 @@ void tlm::buildLinalgPipeline(OpPassManager &pm, bool fuseAttention) {
   pm.addPass(createCSEPass());
 }
 
-void tlm::buildBufferizationPipeline(OpPassManager &pm) {
-  // Results are computed in the caller's buffers: without this, the logits
-  // went to a temporary and were copied out (small.json, 512 tokens: 65 MB,
-  // freshly mmapped and page-faulted at every prefill).
-  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+void tlm::buildBufferizationPipeline(OpPassManager &pm,
+                                     bool eliminateEmptyTensors) {
+  // Results are computed in the caller's buffers: without this, an entry
+  // that computes its logits itself writes them to a temporary and copies
+  // them out (65 MB at 512 tokens of small.json, when the entry held the
+  // whole model). It costs a one-shot analysis of the module.
+  if (eliminateEmptyTensors)
+    pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufOpts;
   bufOpts.bufferizeFunctionBoundaries = true;
   bufOpts.functionBoundaryTypeConversion =
@@ -84,7 +87,7 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
   // 2. Bufferize; temporaries are freed by the deallocation pipeline.
   // Private functions (the shared block) return fresh buffers; the
   // ownership-based deallocation clones them, and clones become alloc+copy.
-  buildBufferizationPipeline(pm);
+  buildBufferizationPipeline(pm, options.eliminateEmptyTensors);
 
   // 3. Loops (the parallel dims of each op as an OpenMP worksharing loop
   //    when `parallel`), then LLVM.
