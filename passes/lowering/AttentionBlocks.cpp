@@ -9,8 +9,10 @@
 // row sums are plain vector ops. The output is kept transposed too,
 //   Oᵀ[d] = α · Oᵀ[d] + Σⱼ value_j[d] · Pⱼ,
 // and transposed back when the block is done. Keys go in blocks of 16
-// (16 score vectors in registers); the new keys' blocks mask the keys a row
-// must not see (none but on the diagonal block) with lane compares; the
+// (16 score vectors in registers), read from a copy of the whole blocks'
+// rows made once per (batch, head), dk floats apart (in the cache a key's
+// stride is known only at run time); the new keys' blocks mask the keys a
+// row must not see (none but on the diagonal block) with lane compares; the
 // past keys' last partial block goes key by key. No horizontal sum anywhere.
 //
 //===----------------------------------------------------------------------===//
@@ -23,6 +25,9 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <array>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::tlm;
@@ -133,17 +138,29 @@ Rows fold(OpBuilder &b, Location loc, const KeySource &src, Value first,
   Value lNew = arith::AddFOp::create(
       b, loc, arith::MulFOp::create(b, loc, st.l, alpha), sum);
 
-  // Oᵀ[d] = α · Oᵀ[d] + Σₜ value_t[d] · Pₜ.
+  // Oᵀ[d] = α · Oᵀ[d] + Σₜ value_t[d] · Pₜ, four d at a time: each d is
+  // one chain of `count` dependent FMAs, and four chains in flight hide
+  // the FMA latency (the sums are the same: each chain keeps its order).
+  int64_t dStep = dk % 4 == 0 ? 4 : 1;
   auto outLoop = scf::ForOp::create(
-      b, loc, index(b, loc, 0), index(b, loc, dk), index(b, loc, 1),
+      b, loc, index(b, loc, 0), index(b, loc, dk), index(b, loc, dStep),
       ValueRange{st.ot},
-      [&](OpBuilder &nb, Location nl, Value d, ValueRange it) {
-        Value acc =
-            arith::MulFOp::create(nb, nl, readLanes(nb, nl, it[0], d), alpha);
+      [&](OpBuilder &nb, Location nl, Value d0, ValueRange it) {
+        SmallVector<Value> ds, acc;
+        for (int64_t u = 0; u < dStep; ++u) {
+          ds.push_back(arith::AddIOp::create(nb, nl, d0, index(nb, nl, u)));
+          acc.push_back(arith::MulFOp::create(
+              nb, nl, readLanes(nb, nl, it[0], ds[u]), alpha));
+        }
         for (int64_t t = 0; t < count; ++t)
-          acc = vector::FMAOp::create(
-              nb, nl, splat(nb, nl, src, src.values, keys[t], d, a), p[t], acc);
-        scf::YieldOp::create(nb, nl, writeLanes(nb, nl, acc, it[0], d));
+          for (int64_t u = 0; u < dStep; ++u)
+            acc[u] = vector::FMAOp::create(
+                nb, nl, splat(nb, nl, src, src.values, keys[t], ds[u], a), p[t],
+                acc[u]);
+        Value ot = it[0];
+        for (int64_t u = 0; u < dStep; ++u)
+          ot = writeLanes(nb, nl, acc[u], ot, ds[u]);
+        scf::YieldOp::create(nb, nl, ot);
       });
   return {mNew, lNew, outLoop.getResult(0)};
 }
@@ -162,25 +179,43 @@ Rows foldPastTail(OpBuilder &b, Location loc, Value begin, Value qt, int64_t dk,
   return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
 }
 
-/// `v` as `type` (a tensor.cast when they differ).
-Value castTo(OpBuilder &b, Location loc, Value v, Type type) {
-  return v.getType() == type
-             ? v
-             : tensor::CastOp::create(b, loc, type, v).getResult();
+/// Copies rows [0, count) of `src` (batch a.batch, kv head a.kvHead) into
+/// rows [at, at + count) of the (rows x dk) `keys` and `values`.
+std::pair<Value, Value> gatherRows(OpBuilder &b, Location loc,
+                                   const KeySource &src, Value count, Value at,
+                                   Value keys, Value values, int64_t dk,
+                                   const QueryBlocks &a) {
+  Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  SmallVector<bool> inBounds{true};
+  auto loop = scf::ForOp::create(
+      b, loc, index(b, loc, 0), count, index(b, loc, 1),
+      ValueRange{keys, values},
+      [&](OpBuilder &nb, Location nl, Value j, ValueRange it) {
+        SmallVector<Value> from = src.at(j, a.batch, a.kvHead);
+        Value row = arith::AddIOp::create(nb, nl, at, j);
+        SmallVector<Value> to(it);
+        for (int64_t c = 0; c < dk; c += kLanes) {
+          from.back() = index(nb, nl, c);
+          for (auto [rows, tile] : llvm::zip_equal(
+                   std::array<Value, 2>{src.keys, src.values}, to)) {
+            Value v = vector::TransferReadOp::create(nb, nl, laneType(nb), rows,
+                                                     from, pad, inBounds);
+            tile = vector::TransferWriteOp::create(
+                       nb, nl, v, tile, ValueRange{row, from.back()}, inBounds)
+                       .getResult();
+          }
+        }
+        scf::YieldOp::create(nb, nl, to);
+      });
+  return {loop.getResult(0), loop.getResult(1)};
 }
 
-/// Folds the whole blocks of 16 keys: `pastBlocks` of the cache, then
-/// `freshBlocks` of the new keys (the last one on the diagonal of the
-/// query block starting at `row0`), in one loop whose body picks its
-/// source per block (the cache and the new keys share an element type and
-/// rank; their layouts differ only in the order of (batch, position)).
-Rows foldBlocks(OpBuilder &b, Location loc, Value pastBlocks, Value freshBlocks,
-                Value row0, Value qt, int64_t dk, Rows st,
-                const QueryBlocks &a) {
-  auto pastType = cast<RankedTensorType>(a.past.keys.getType());
-  SmallVector<int64_t> anyShape(pastType.getRank(), ShapedType::kDynamic);
-  anyShape.back() = pastType.getShape().back();
-  auto anyType = RankedTensorType::get(anyShape, pastType.getElementType());
+/// Folds the whole blocks of 16 keys of `blocks` (the gathered rows:
+/// `pastBlocks` blocks of the cache, then the new keys' blocks up to the
+/// diagonal of the query block starting at `row0`, `freshBlocks` of them).
+Rows foldBlocks(OpBuilder &b, Location loc, const KeySource &blocks,
+                Value pastBlocks, Value freshBlocks, Value row0, Value qt,
+                int64_t dk, Rows st, const QueryBlocks &a) {
   Value end = arith::AddIOp::create(b, loc, pastBlocks, freshBlocks);
   auto loop = scf::ForOp::create(
       b, loc, index(b, loc, 0), end, index(b, loc, 1),
@@ -188,42 +223,16 @@ Rows foldBlocks(OpBuilder &b, Location loc, Value pastBlocks, Value freshBlocks,
       [&](OpBuilder &nb, Location nl, Value i, ValueRange it) {
         Value isPast = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ult,
                                              i, pastBlocks);
-        auto pick = [&](Value past, Value fresh) -> Value {
-          return arith::SelectOp::create(nb, nl, isPast, past, fresh);
-        };
-        Value block = pick(i, arith::SubIOp::create(nb, nl, i, pastBlocks));
-        Value first =
-            arith::MulIOp::create(nb, nl, block, index(nb, nl, kLanes));
-        // Past keys are all visible: r - t >= -16 holds for every lane.
-        Value offset = pick(index(nb, nl, -kLanes),
-                            arith::SubIOp::create(nb, nl, first, row0));
-        // An scf.if, not an arith.select: convert-elementwise-to-linalg
-        // would make a select of tensors an elementwise op.
-        auto pickTensors =
-            scf::IfOp::create(nb, nl, TypeRange{anyType, anyType}, isPast,
-                              /*withElseRegion=*/true);
-        for (auto [region, from] :
-             {std::pair(&pickTensors.getThenRegion(), &a.past),
-              std::pair(&pickTensors.getElseRegion(), &a.fresh)}) {
-          OpBuilder rb = OpBuilder::atBlockEnd(&region->front());
-          scf::YieldOp::create(
-              rb, nl,
-              ValueRange{castTo(rb, nl, from->keys, anyType),
-                         castTo(rb, nl, from->values, anyType)});
-        }
-        KeySource src{pickTensors.getResult(0), pickTensors.getResult(1),
-                      [&](Value j, Value bb, Value kvh) {
-                        SmallVector<Value> p = a.past.at(j, bb, kvh);
-                        SmallVector<Value> f = a.fresh.at(j, bb, kvh);
-                        SmallVector<Value> at;
-                        for (auto [pi, fi] : llvm::zip_equal(p, f))
-                          at.push_back(pi == fi ? pi
-                                                : arith::SelectOp::create(
-                                                      nb, nl, isPast, pi, fi)
-                                                      .getResult());
-                        return at;
-                      }};
-        Rows r = fold(nb, nl, src, first, kLanes, offset, qt, dk,
+        Value first = arith::MulIOp::create(nb, nl, i, index(nb, nl, kLanes));
+        // Past keys are all visible: r - t >= -16 holds for every lane. A
+        // new key's position is its row less the past blocks' rows.
+        Value fresh = arith::SubIOp::create(
+            nb, nl, first,
+            arith::MulIOp::create(nb, nl, pastBlocks, index(nb, nl, kLanes)));
+        Value offset =
+            arith::SelectOp::create(nb, nl, isPast, index(nb, nl, -kLanes),
+                                    arith::SubIOp::create(nb, nl, fresh, row0));
+        Rows r = fold(nb, nl, blocks, first, kLanes, offset, qt, dk,
                       {it[0], it[1], it[2]}, a);
         scf::YieldOp::create(nb, nl, ValueRange{r.m, r.l, r.ot});
       });
@@ -283,6 +292,32 @@ Value tlm::attentionQueryBlocks(OpBuilder &b, Location loc,
   auto rowsType = RankedTensorType::get({kLanes, dk}, f32);
   Value c0 = index(b, loc, 0), c1 = index(b, loc, 1);
 
+  // The keys and values of every whole block, gathered once per (batch,
+  // head) into rows of their own: the cache's whole blocks, then the new
+  // keys up to the last query block. In the cache consecutive keys are
+  // (batch x kv heads x dk) apart, a stride known only at run time, so a
+  // block's 16 rows took 16 pointers (spilled: the score loop reloaded
+  // them from the stack every step); here they are dk apart.
+  Value width = index(b, loc, kLanes);
+  Value pastBlocks = arith::DivUIOp::create(b, loc, a.pastCount, width);
+  Value pastFull = arith::MulIOp::create(b, loc, pastBlocks, width);
+  // Nothing to gather when no query block runs (every decode step).
+  Value anyBlock =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, a.full, c0);
+  Value pastGathered = arith::SelectOp::create(b, loc, anyBlock, pastFull, c0);
+  Value gathered = arith::AddIOp::create(b, loc, pastGathered, a.full);
+  auto tileType = RankedTensorType::get({ShapedType::kDynamic, dk}, f32);
+  Value keys = bufferization::AllocTensorOp::create(b, loc, tileType, gathered);
+  Value values =
+      bufferization::AllocTensorOp::create(b, loc, tileType, gathered);
+  std::tie(keys, values) =
+      gatherRows(b, loc, a.past, pastGathered, c0, keys, values, dk, a);
+  std::tie(keys, values) =
+      gatherRows(b, loc, a.fresh, a.full, pastFull, keys, values, dk, a);
+  KeySource gatheredSrc{keys, values, [&](Value j, Value, Value) {
+                          return SmallVector<Value>{j, c0};
+                        }};
+
   auto blocks = scf::ForOp::create(
       b, loc, c0, a.full, index(b, loc, kLanes),
       ValueRange{a.out, qtInit, otInit},
@@ -307,15 +342,12 @@ Value tlm::attentionQueryBlocks(OpBuilder &b, Location loc,
         // this one (masked causally: all visible but on the diagonal), then
         // the past keys after their last whole block. (Order does not
         // matter to the online softmax, up to rounding.)
-        Value pastBlocks =
-            arith::DivUIOp::create(nb, nl, a.pastCount, index(nb, nl, kLanes));
         Value upTo = arith::AddIOp::create(
             nb, nl, arith::DivUIOp::create(nb, nl, i0, index(nb, nl, kLanes)),
             c1);
-        st = foldBlocks(nb, nl, pastBlocks, upTo, i0, qt, dk, st, a);
-        Value tail =
-            arith::MulIOp::create(nb, nl, pastBlocks, index(nb, nl, kLanes));
-        st = foldPastTail(nb, nl, tail, qt, dk, st, a);
+        st = foldBlocks(nb, nl, gatheredSrc, pastBlocks, upTo, i0, qt, dk, st,
+                        a);
+        st = foldPastTail(nb, nl, pastFull, qt, dk, st, a);
 
         // Oᵀ / l, transposed back into the 16 output rows.
         auto divLoop = scf::ForOp::create(

@@ -219,39 +219,56 @@ func.func @silu(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
 // FUSED:         scf.forall (%[[B:.*]], %[[H:.*]]) in (%{{.*}}, 4) shared_outs(%[[OUT:.*]] = %{{.*}})
 // FUSED:           %[[KVH:.*]] = arith.divui %[[H]], %c2
 // FUSED:           %[[ROWS:.*]] = tensor.extract_slice %[[OUT]][%[[B]], 0, %[[H]], 0] [1, %{{.*}}, 1, 16]
-// Whole blocks of 16 query rows (head size 16): Qᵀ scaled, Oᵀ zeroed, then
-// one loop over the whole blocks of 16 keys, the cache's then the new keys'
-// up to this block's own (the source picked per block by an scf.if), masked
-// causally by comparing (row - key) lanes with the block's offset (first key
-// - first row; -16 for the cache's: all visible); then the cache's last
-// keys one at a time; Oᵀ / l transposed back.
+// Whole blocks of 16 query rows (head size 16): first the keys and values
+// of every whole block gathered into rows of their own (the cache's whole
+// blocks, unless no query block runs, then the new keys); per query block
+// Qᵀ scaled, Oᵀ zeroed, then one loop over the gathered blocks of 16 keys
+// (the cache's then the new keys' up to this block's own), masked causally
+// by comparing (row - key) lanes with the block's offset (first new key -
+// first row; -16 for the cache's: all visible); then the cache's last keys
+// one at a time; Oᵀ / l transposed back.
 // FUSED:           %[[FULL:.*]] = arith.muli %{{.*}}, %c16 : index
 // FUSED:           %[[QT:.*]] = bufferization.alloc_tensor() : tensor<16x16xf32>
 // FUSED:           %[[OT:.*]] = bufferization.alloc_tensor() : tensor<16x16xf32>
+// FUSED:           %[[PASTBLOCKS:.*]] = arith.divui %{{.*}}, %c16 : index
+// FUSED:           %[[PASTFULL:.*]] = arith.muli %[[PASTBLOCKS]], %c16 : index
+// FUSED:           %[[ANY:.*]] = arith.cmpi ugt, %[[FULL]], %c0 : index
+// FUSED:           %[[PASTN:.*]] = arith.select %[[ANY]], %[[PASTFULL]], %c0 : index
+// FUSED:           %[[ROWSN:.*]] = arith.addi %[[PASTN]], %[[FULL]] : index
+// FUSED:           %[[KT:.*]] = bufferization.alloc_tensor(%[[ROWSN]]) : tensor<?x16xf32>
+// FUSED:           %[[VT:.*]] = bufferization.alloc_tensor(%[[ROWSN]]) : tensor<?x16xf32>
+// FUSED:           %[[GP:.*]]:2 = scf.for %[[J:.*]] = %c0 to %[[PASTN]] step %c1 iter_args(%{{.*}} = %[[KT]], %{{.*}} = %[[VT]])
+// FUSED:             vector.transfer_read %{{.*}}[%[[J]], %[[B]], %[[KVH]], %c0]
+// FUSED:             vector.transfer_write %{{.*}}[%[[J]], %c0]
+// FUSED:           %[[G:.*]]:2 = scf.for %[[J:.*]] = %c0 to %[[FULL]] step %c1 iter_args(%{{.*}} = %[[GP]]#0, %{{.*}} = %[[GP]]#1)
+// FUSED:             %[[AT:.*]] = arith.addi %[[PASTFULL]], %[[J]] : index
+// FUSED:             vector.transfer_read %{{.*}}[%[[B]], %[[J]], %[[KVH]], %c0]
+// FUSED:             vector.transfer_write %{{.*}}[%[[AT]], %c0]
 // FUSED:           %[[BLK:.*]]:3 = scf.for %[[I0:.*]] = %c0 to %[[FULL]] step %c16 iter_args(%{{.*}} = %[[ROWS]], %{{.*}} = %[[QT]], %{{.*}} = %[[OT]])
 // FUSED:             tensor.extract_slice %{{.*}}[%[[B]], %[[I0]], %[[H]], 0] [1, 16, 1, 16] [1, 1, 1, 1] : tensor<?x?x4x16xf32> to tensor<16x16xf32>
 // FUSED:             vector.transpose %{{.*}}, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
 // FUSED:             arith.mulf %{{.*}} : vector<16x16xf32>
-// FUSED:             %[[PASTBLOCKS:.*]] = arith.divui %{{.*}}, %c16 : index
 // FUSED:             %[[BEFORE:.*]] = arith.divui %[[I0]], %c16 : index
 // FUSED:             %[[UPTO:.*]] = arith.addi %[[BEFORE]], %c1 : index
 // FUSED:             %[[NBLK:.*]] = arith.addi %[[PASTBLOCKS]], %[[UPTO]] : index
 // FUSED:             scf.for %[[KB:.*]] = %c0 to %[[NBLK]] {{.*}} -> (vector<16xf32>, vector<16xf32>, tensor<16x16xf32>)
 // FUSED:               %[[ISPAST:.*]] = arith.cmpi ult, %[[KB]], %[[PASTBLOCKS]] : index
-// FUSED:               %[[NEWKB:.*]] = arith.subi %[[KB]], %[[PASTBLOCKS]] : index
-// FUSED:               %[[BLOCK:.*]] = arith.select %[[ISPAST]], %[[KB]], %[[NEWKB]] : index
-// FUSED:               %[[FIRST:.*]] = arith.muli %[[BLOCK]], %c16 : index
-// FUSED:               %[[DIAG:.*]] = arith.subi %[[FIRST]], %[[I0]] : index
+// FUSED:               %[[FIRST:.*]] = arith.muli %[[KB]], %c16 : index
+// FUSED:               %[[NEWFIRST:.*]] = arith.subi %[[FIRST]], %[[PASTFULL]] : index
+// FUSED:               %[[DIAG:.*]] = arith.subi %[[NEWFIRST]], %[[I0]] : index
 // FUSED:               %[[OFF:.*]] = arith.select %[[ISPAST]], %c-16, %[[DIAG]] : index
-// FUSED:               %[[SRC:.*]]:2 = scf.if %[[ISPAST]] -> (tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>)
 // FUSED:               scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-// FUSED:                 tensor.extract %[[SRC]]#0[%{{.*}}, %{{.*}}, %[[KVH]], %{{.*}}] : tensor<?x?x?x16xf32>
+// FUSED:                 tensor.extract %[[G]]#0[%[[FIRST]], %{{.*}}] : tensor<?x16xf32>
 // FUSED:                 vector.fma
 // FUSED:               %[[OFF32:.*]] = arith.index_cast %[[OFF]] : index to i32
 // FUSED:               %[[OFFV:.*]] = vector.broadcast %[[OFF32]] : i32 to vector<16xi32>
 // FUSED:               %[[VIS:.*]] = arith.cmpi sle, %[[OFFV]], %{{.*}} : vector<16xi32>
 // FUSED:               arith.select %[[VIS]], %{{.*}} : vector<16xi1>, vector<16xf32>
 // FUSED:               math.exp {{.*}} : vector<16xf32>
+// Oᵀ four rows (d) at a time: four independent chains of FMAs.
+// FUSED:               scf.for %{{.*}} = %c0 to %c16 step %c4 {{.*}} -> (tensor<16x16xf32>)
+// FUSED-COUNT-4:         arith.mulf {{.*}} : vector<16xf32>
+// FUSED:                 tensor.extract %[[G]]#1[%[[FIRST]], %{{.*}}] : tensor<?x16xf32>
 // FUSED:             scf.for %{{.*}} = %{{.*}} to %{{.*}} {{.*}} -> (vector<16xf32>, vector<16xf32>, tensor<16x16xf32>)
 // FUSED:             arith.divf {{.*}} : vector<16xf32>
 // FUSED:             vector.transpose
