@@ -17,6 +17,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::tlm;
@@ -87,15 +88,15 @@ std::pair<Value, Value> ropeTables(OpBuilder &b, Location loc, Value x,
 /// carry positions (right-aligned with `positions` when given, which may
 /// broadcast with size-1 dims); dims between `seqDim` and the last one (the
 /// heads of a (B, S, H, d) tensor) share the rotation.
+/// `tables` are ropeTables' (cos, sin) for x's positions.
 Value applyRope(OpBuilder &b, Location loc, Value x, int64_t seqDim,
-                Value positions, double theta, Value offset = Value()) {
+                Value positions, std::pair<Value, Value> tables) {
   auto type = cast<RankedTensorType>(x.getType());
   int64_t rank = type.getRank();
   int64_t d = type.getShape().back();
   Type elem = type.getElementType();
   Type f32 = b.getF32Type();
-  auto [cosT, sinT] =
-      ropeTables(b, loc, x, seqDim, positions, offset, theta, f32);
+  auto [cosT, sinT] = tables;
 
   // View x as (..., d/2, 2) so each pair is two affine reads.
   SmallVector<OpFoldResult> pairSizes = sizesOf(b, loc, x);
@@ -168,6 +169,25 @@ Value applyRope(OpBuilder &b, Location loc, Value x, int64_t seqDim,
           })
           .getResult(0);
   return tensor::CollapseShapeOp::create(b, loc, type, rotated, reassoc);
+}
+
+/// applyRope with tables of its own.
+Value applyRope(OpBuilder &b, Location loc, Value x, int64_t seqDim,
+                Value positions, double theta, Value offset = Value()) {
+  return applyRope(
+      b, loc, x, seqDim, positions,
+      ropeTables(b, loc, x, seqDim, positions, offset, theta, b.getF32Type()));
+}
+
+/// RoPE on q and k, which share their positions: one pair of tables (the
+/// sin/cos of every position, in f64) for both.
+std::pair<Value, Value> applyRopeQK(OpBuilder &b, Location loc, Value q,
+                                    Value k, Value positions, double theta,
+                                    Value offset = Value()) {
+  std::pair<Value, Value> tables =
+      ropeTables(b, loc, q, 1, positions, offset, theta, b.getF32Type());
+  return {applyRope(b, loc, q, 1, positions, tables),
+          applyRope(b, loc, k, 1, positions, tables)};
 }
 
 struct LowerRoPE : OpRewritePattern<RoPEOp> {
@@ -372,8 +392,8 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
     Value k = splitHeads(rewriter, loc, op.getK(), kvHeads, dk);
     Value v = splitHeads(rewriter, loc, op.getV(), kvHeads, dk);
     if (std::optional<double> theta = op.getRopeThetaValue()) {
-      q = applyRope(rewriter, loc, q, 1, op.getPositions(), *theta);
-      k = applyRope(rewriter, loc, k, 1, op.getPositions(), *theta);
+      std::tie(q, k) =
+          applyRopeQK(rewriter, loc, q, k, op.getPositions(), *theta);
     }
     MLIRContext *ctx = rewriter.getContext();
     AffineExpr bb, h, i, j, d;
@@ -440,8 +460,7 @@ struct LowerCachedAttention : OpRewritePattern<CachedAttentionOp> {
     Value vPast = splitHeads(b, loc, op.getVPast(), kvHeads, dk);
     Value past = tensor::DimOp::create(b, loc, op.getKPast(), 0);
     if (std::optional<double> theta = op.getRopeThetaValue()) {
-      q = applyRope(b, loc, q, 1, Value(), *theta, past);
-      k = applyRope(b, loc, k, 1, Value(), *theta, past);
+      std::tie(q, k) = applyRopeQK(b, loc, q, k, Value(), *theta, past);
     }
 
     Value kNew = toCacheLayout(b, loc, k);

@@ -139,8 +139,8 @@ func.func @attention_gqa_norope(%q: tensor<?x?x64xf32>, %kv: tensor<?x?x32xf32>)
   return %o : tensor<?x?x64xf32>
 }
 
-// With RoPE: Q and K are rotated before the scores; their cos/sin tables are
-// identical, so CSE keeps one.
+// With RoPE: Q and K are rotated before the scores, with one pair of
+// cos/sin tables built for both.
 // CHECK-LABEL: func @attention_rope
 // CHECK: math.cos
 // CHECK-NOT: math.cos
@@ -201,6 +201,9 @@ func.func @silu(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
 // CHECK: %[[T:.*]] = tensor.dim %[[PAST]], %c0
 // CHECK: linalg.index 0
 // CHECK-NEXT: arith.addi %{{.*}}, %[[T]]
+// One pair of cos/sin tables for Q and K (distinct tensors here).
+// CHECK: math.cos
+// CHECK-NOT: math.cos
 // CHECK: linalg.transpose {{.*}} permutation = [1, 0, 2, 3]
 // CHECK: arith.cmpi sle
 // CHECK: tensor.concat dim(3)
