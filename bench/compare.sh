@@ -107,7 +107,7 @@ if [ "${TLM_BENCH_ABLATION:-1}" != 0 ]; then
   weights="$work/small.safetensors"
   if [ -f "$cfg" ]; then
     for off in none tile-matmuls approximate-math fuse-attention \
-      vectorize-elementwise pack-projections fuse-projections fold-rmsnorm fuse-residual-adds; do
+      vectorize-elementwise pack-projections fuse-projections fold-rmsnorm fuse-residual-adds fuse-swiglu; do
       flag=(); [ "$off" = none ] || flag=(--disable "$off")
       a=$("$tlm" bench --config "$cfg" --weights "$weights" --prompt-len 512 \
             --gen "$gen" --threads 1 "${flag[@]}" --json | tail -1)

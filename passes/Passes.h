@@ -59,6 +59,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "(tlm-fuse-projections{residual-adds}; only with "
                      "tile-matmuls)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> fuseSwiGLU{
+      *this, "fuse-swiglu",
+      llvm::cl::desc("SwiGLU's silu(a)·b on the fused W1/W3 projection's "
+                     "packed tiles (tlm-tile-matmuls{fuse-pairs}; needs "
+                     "fuse-projections)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> foldRMSNorm{
       *this, "fold-rmsnorm",
       llvm::cl::desc("RMSNorm's scaling folded into the packed projection "

@@ -213,6 +213,19 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
        is never written. (`Σ x0·(g·W) · (1 / rms)` rounds differently from
        `Σ (x0 / rms · g)·W`: within the block tolerance.) With
        `tlm-fuse-projections`, Q/K/V and W1/W3 each read their norm alone.
+    9. With `fuse-pairs`, a packed projection over the concatenation of two
+       equal parts (W1 and W3 after `tlm-fuse-projections`) that starts from
+       zero, whose result only two slices read (its two halves), which only
+       one elementwise `linalg.generic` reads (SwiGLU's `silu(a) · b`:
+       identity maps, f32 payload of elementwise ops, output not read),
+       becomes one loop nest producing that op's result: each panel packs
+       `pack-cols / 2` rows of the first part and the same rows of the
+       second, each full tile's two sum vectors per row go through the
+       op's payload as vector ops and one vector per row is stored; the
+       rows after the last full tile run two GEMV projections per panel and
+       the payload on their sums. The projection's output (twice the op's)
+       is never written nor read back. With `threads > 1` the op's columns
+       are split across an `scf.forall` in whole half panels.
 
     ```mlir
     %r:2 = scf.for %c = %c0 to %c128 step %c32
@@ -298,7 +311,11 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
            "the packed form (the gain into the packed panels, the row's "
            "1/rms into the sums)">,
     Option<"packCols", "pack-cols", "int64_t", /*default=*/"32",
-           "Columns per packed panel of W (a multiple of lanes)">
+           "Columns per packed panel of W (a multiple of lanes)">,
+    Option<"fusePairs", "fuse-pairs", "bool", /*default=*/"true",
+           "Run the elementwise op that alone reads both halves of a "
+           "two-part concatenated projection (SwiGLU's silu(a)·b) on the "
+           "packed tiles' sums">
   ];
   let dependentDialects = [
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",

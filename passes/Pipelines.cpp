@@ -58,6 +58,7 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
     tileOptions.threads = options.parallel ? options.threads : 1;
     tileOptions.pack = options.packProjections;
     tileOptions.foldNorms = options.foldRMSNorm;
+    tileOptions.fusePairs = options.fuseSwiGLU;
     // Only here: the tiled forms read the concatenated weights' parts in
     // place, anything else would copy them at every call.
     if (options.fuseProjections || options.fuseResidualAdds) {

@@ -464,6 +464,32 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
           LLVM_DEBUG(llvm::dbgs() << "norm not folded: " << op << "\n");
         }
       }
+      if (packed && overwrite && fusePairs) {
+        // W1/W3 (one projection over their concatenation) whose halves
+        // only SwiGLU's silu(a)·b reads: that op runs on each tile's sums
+        // and the projection's output is never written.
+        tlm::PairedConsumer pair;
+        std::string why =
+            tlm::pairedConsumerMismatch(op, p, packCols / 2, pair);
+        int64_t n = op.getStaticLoopRanges()[p.n] / 2;
+        if (why.empty() && packCols / 2 != lanes)
+          why = "a half panel is not one vector";
+        if (why.empty() && threads > 1 && n % threadChunk(n, packCols / 2) != 0)
+          why = "the consumer's columns do not split into whole half "
+                "panels per thread";
+        if (why.empty()) {
+          SmallVector<linalg::LinalgOp> rests;
+          tlm::packPairedProjection(rewriter, op, pair, packedShape(), threads,
+                                    rests);
+          for (linalg::LinalgOp rest : rests)
+            if (failed(
+                    gemvRows(rewriter, rest, tlm::ProjectionDims{{0}, 1, 2})))
+              return signalPassFailure();
+          continue;
+        }
+        LLVM_DEBUG(llvm::dbgs()
+                   << "consumer not fused (" << why << "): " << op << "\n");
+      }
       if (threads > 1) {
         // Columns split across threads in block-aligned chunks; the
         // forall becomes an OpenMP worksharing loop later.

@@ -187,6 +187,7 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
     pipelineOptions.fuseProjections = options.fuseProjections;
     pipelineOptions.foldRMSNorm = options.foldRMSNorm;
     pipelineOptions.fuseResidualAdds = options.fuseResidualAdds;
+    pipelineOptions.fuseSwiGLU = options.fuseSwiGLU;
     // The JIT calls ExecutionEngine's packed wrapper of each entry
     // directly: the C-interface wrappers would only add another call with
     // every descriptor field as an argument, which LLVM is slow to compile.

@@ -68,6 +68,7 @@ struct JitOptions {
   bool fuseProjections = true;
   bool foldRMSNorm = true;
   bool fuseResidualAdds = true;
+  bool fuseSwiGLU = true;
   /// Print the IR after each pass of the pipeline (debugging).
   bool printIR = false;
   /// Lets a tool apply its command-line options (--mlir-timing, IR

@@ -395,3 +395,145 @@ func.func @norm_read_twice(%x0: tensor<?x64xf32>, %rms: tensor<?xf32>,
   } -> tensor<?x64xf32>
   return %p, %y : tensor<?x64xf32>, tensor<?x64xf32>
 }
+
+// -----
+
+// W1/W3 as tlm-fuse-projections leaves them (one projection over their
+// concatenation, from zero) with SwiGLU's silu(a)·b the only reader of the
+// two halves: one loop nest producing silu(a)·b. Each panel packs 16 rows
+// of W1 then the same 16 rows of W3 (a select on the panel's column
+// block); each tile's two sum vectors per row go through the payload as
+// vector ops and one vector per row is stored in the 64-column result.
+// The rows after the last full tile: two GEMV projections per panel, then
+// the payload row by row. No 128-column output, no slices, no generic.
+// PACK-LABEL: func.func @swiglu
+// PACK-SAME:    (%{{.*}}: tensor<?x64xf32>, %[[W1:.*]]: tensor<64x64xf32>, %[[W3:.*]]: tensor<64x64xf32>)
+// PACK-NOT:     tensor.concat
+// PACK-NOT:     tensor<?x128xf32>
+// PACK:         %[[Y:.*]] = tensor.empty(%{{.*}}) : tensor<?x64xf32>
+// PACK:         scf.if
+// PACK:           scf.for %[[COL:.*]] = %c0 to %c64 step %c16
+// PACK:             scf.for %[[C:.*]] = %c0 to %c32 step %c16
+// PACK:               %[[FIRST:.*]] = arith.cmpi eq, %[[C]], %c0 : index
+// PACK:               %[[W:.*]] = arith.select %[[FIRST]], %[[W1]], %[[W3]] : tensor<64x64xf32>
+// PACK:                 vector.transfer_read %[[W]][%[[COL]], %{{.*}}]{{.*}} : tensor<64x64xf32>, vector<16x16xf32>
+// PACK:             scf.for %{{.*}} = %c0 to %{{.*}} step %c8
+// PACK:               scf.for {{.*}} -> (vector<16xf32>, {{.*}})
+// PACK-COUNT-16:        vector.fma
+// PACK:               %[[NEG:.*]] = arith.negf %{{.*}} : vector<16xf32>
+// PACK:               %[[E:.*]] = math.exp %[[NEG]] : vector<16xf32>
+// PACK:               %[[D:.*]] = arith.addf %[[E]], %{{.*}} : vector<16xf32>
+// PACK:               %[[S:.*]] = arith.divf %{{.*}}, %[[D]] : vector<16xf32>
+// PACK:               %[[G:.*]] = arith.mulf %[[S]], %{{.*}} : vector<16xf32>
+// PACK:               vector.transfer_write %[[G]], %{{.*}}[%{{.*}}, %[[COL]]] {{.*}} : vector<16xf32>, tensor<?x64xf32>
+// PACK-COUNT-7:       arith.mulf {{.*}} : vector<16xf32>
+// PACK:         scf.for %[[COL2:.*]] = %c0 to %c64 step %c16
+// PACK:           tensor.extract_slice %[[W1]][%[[COL2]], 0] [16, 64] [1, 1]
+// PACK:           -> (vector<1x8x16xf32>)
+// PACK:           tensor.extract_slice %[[W3]][%[[COL2]], 0] [16, 64] [1, 1]
+// PACK:           -> (vector<1x8x16xf32>)
+// PACK:           scf.for
+// PACK:             math.exp {{.*}} : vector<16xf32>
+// PACK:             vector.transfer_write {{.*}}[%{{.*}}, %[[COL2]]] {{.*}} : vector<16xf32>, tensor<?x64xf32>
+// PACK-NOT:     linalg.generic
+// With threads, each thread owns 32 of the 64 result columns (two half
+// panels of each part).
+// PACKTHR-LABEL: func.func @swiglu
+// PACKTHR:         scf.forall (%[[BASE:.*]]) = (0) to (64) step (32)
+// PACKTHR:           scf.for %[[COL:.*]] = %c0 to %c32 step %c16
+// PACKTHR:             arith.addi %[[BASE]], %[[COL]] : index
+// Without packing the projection is split back per part and the generic
+// stays.
+// CHECK-LABEL: func.func @swiglu
+// CHECK:         linalg.generic
+// CHECK:           math.exp
+#x = affine_map<(m, n, k) -> (m, k)>
+#w = affine_map<(m, n, k) -> (n, k)>
+#o = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+func.func @swiglu(%x: tensor<?x64xf32>, %w1: tensor<64x64xf32>,
+                  %w3: tensor<64x64xf32>) -> tensor<?x64xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %m = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %w = tensor.concat dim(0) %w1, %w3
+         : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<128x64xf32>
+  %e = tensor.empty(%m) : tensor<?x128xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x128xf32>) -> tensor<?x128xf32>
+  %p = linalg.generic {indexing_maps = [#x, #w, #o],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<?x64xf32>, tensor<128x64xf32>)
+      outs(%z : tensor<?x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %mul = arith.mulf %a, %b fastmath<contract> : f32
+    %sum = arith.addf %acc, %mul fastmath<contract> : f32
+    linalg.yield %sum : f32
+  } -> tensor<?x128xf32>
+  %h1 = tensor.extract_slice %p[0, 0] [%m, 64] [1, 1] : tensor<?x128xf32> to tensor<?x64xf32>
+  %h3 = tensor.extract_slice %p[0, 64] [%m, 64] [1, 1] : tensor<?x128xf32> to tensor<?x64xf32>
+  %ye = tensor.empty(%m) : tensor<?x64xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id, #id],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%h1, %h3 : tensor<?x64xf32>, tensor<?x64xf32>)
+      outs(%ye : tensor<?x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %n = arith.negf %a : f32
+    %ex = math.exp %n : f32
+    %d = arith.addf %ex, %one : f32
+    %s = arith.divf %a, %d : f32
+    %r = arith.mulf %s, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+// The halves read by something else too (here the first half is also
+// returned): the projection stays one over the concatenation, written, and
+// the generic stays.
+// PACK-LABEL: func.func @swiglu_half_escapes
+// PACK:         linalg.generic
+// PACK:           math.exp
+#x = affine_map<(m, n, k) -> (m, k)>
+#w = affine_map<(m, n, k) -> (n, k)>
+#o = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+func.func @swiglu_half_escapes(%x: tensor<?x64xf32>, %w1: tensor<64x64xf32>,
+                               %w3: tensor<64x64xf32>)
+    -> (tensor<?x64xf32>, tensor<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %m = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %w = tensor.concat dim(0) %w1, %w3
+         : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<128x64xf32>
+  %e = tensor.empty(%m) : tensor<?x128xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x128xf32>) -> tensor<?x128xf32>
+  %p = linalg.generic {indexing_maps = [#x, #w, #o],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<?x64xf32>, tensor<128x64xf32>)
+      outs(%z : tensor<?x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %mul = arith.mulf %a, %b fastmath<contract> : f32
+    %sum = arith.addf %acc, %mul fastmath<contract> : f32
+    linalg.yield %sum : f32
+  } -> tensor<?x128xf32>
+  %h1 = tensor.extract_slice %p[0, 0] [%m, 64] [1, 1] : tensor<?x128xf32> to tensor<?x64xf32>
+  %h3 = tensor.extract_slice %p[0, 64] [%m, 64] [1, 1] : tensor<?x128xf32> to tensor<?x64xf32>
+  %ye = tensor.empty(%m) : tensor<?x64xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id, #id],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%h1, %h3 : tensor<?x64xf32>, tensor<?x64xf32>)
+      outs(%ye : tensor<?x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %n = arith.negf %a : f32
+    %ex = math.exp %n : f32
+    %d = arith.addf %ex, %one : f32
+    %s = arith.divf %a, %d : f32
+    %r = arith.mulf %s, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<?x64xf32>
+  return %y, %h1 : tensor<?x64xf32>, tensor<?x64xf32>
+}

@@ -138,7 +138,8 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
           {"pack-projections", &runtime::JitOptions::packProjections},
           {"fuse-projections", &runtime::JitOptions::fuseProjections},
           {"fold-rmsnorm", &runtime::JitOptions::foldRMSNorm},
-          {"fuse-residual-adds", &runtime::JitOptions::fuseResidualAdds}};
+          {"fuse-residual-adds", &runtime::JitOptions::fuseResidualAdds},
+          {"fuse-swiglu", &runtime::JitOptions::fuseSwiGLU}};
   llvm::SmallVector<llvm::StringRef> disabled;
   llvm::StringRef(o.disable).split(disabled, ',', -1, /*KeepEmpty=*/false);
   for (llvm::StringRef d : disabled) {
