@@ -120,7 +120,16 @@ std::vector<Case> cases() {
   Case outlined{"mha_loops_outlined", base(2, 2)};
   outlined.jit.compileThreads = 2;
   outlined.jit.outlineLoopSize = 40;
-  out.insert(out.end(), {post, noNorm, noRope, silu, tied, outlined});
+  // d_ff 64: W1/W3 take the paired packed form with SwiGLU in its
+  // epilogue (tlm-tile-matmuls{fuse-pairs}), per batch row, on one thread
+  // and with the columns split over two.
+  Case pairs{"swiglu_pairs", base(2, 2)};
+  pairs.config.dFF = 64;
+  Case pairs2 = pairs;
+  pairs2.name = "swiglu_pairs_2_threads";
+  pairs2.jit.threads = 2;
+  out.insert(out.end(),
+             {post, noNorm, noRope, silu, tied, outlined, pairs, pairs2});
   return out;
 }
 
