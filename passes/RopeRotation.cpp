@@ -21,9 +21,12 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
+
+#include <functional>
 
 using namespace mlir;
 
@@ -128,8 +131,7 @@ Value tlm::vectorizeRopeRotation(RewriterBase &rewriter,
   OpBuilder &b = rewriter;
   SmallVector<int64_t> ranges = block.getStaticLoopRanges();
   unsigned loops = ranges.size(), pair = loops - 2;
-  for (unsigned i = 0; i < pair; ++i)
-    assert(ranges[i] == 1 && "one tile per call");
+  assert(!ShapedType::isDynamicShape(ranges) && "one static tile per call");
   int64_t half = lanes / 2;
   Type f32 = b.getF32Type();
   auto vec = VectorType::get({lanes}, f32);
@@ -149,42 +151,76 @@ Value tlm::vectorizeRopeRotation(RewriterBase &rewriter,
           getValueOrCreateConstantIndexOp(b, loc, slice.getMixedOffsets()[i]);
   }
   Value cosT = block.getDpsInputs()[2], sinT = block.getDpsInputs()[3];
-  Value out = block.getDpsInits()[0];
+  SmallVector<AffineMap> maps = block.getIndexingMapsArray();
 
   SmallVector<int64_t> swap;
   for (int64_t i = 0; i < half; ++i)
     swap.append({2 * i + 1, 2 * i});
-  for (int64_t blk = 0; blk < ranges[pair]; blk += half) {
-    Value at = index(b, loc, blk);
-    SmallVector<Value> xIdx(xAt);
-    xIdx[pair] = arith::AddIOp::create(b, loc, xAt[pair], at);
-    Value xv = vector::ShapeCastOp::create(
-        b, loc, vec,
-        vector::TransferReadOp::create(b, loc, pairVec, x, xIdx, pad,
-                                       SmallVector<bool>{true, true}));
-    auto table = [&](Value t) {
-      auto rank = cast<RankedTensorType>(t.getType()).getRank();
-      SmallVector<Value> idx(rank, c0);
-      idx.back() = at;
-      return vector::TransferReadOp::create(b, loc, halfVec, t, idx, pad,
-                                            SmallVector<bool>{true})
-          .getResult();
-    };
-    Value c = table(cosT), s = table(sinT);
-    // [c0, c0, c1, c1, ...] and [−s0, s0, −s1, s1, ...].
-    Value cc = vector::InterleaveOp::create(b, loc, c, c);
-    Value ss = vector::InterleaveOp::create(
-        b, loc, arith::NegFOp::create(b, loc, s), s);
-    Value swapped = vector::ShuffleOp::create(b, loc, xv, xv, swap);
-    Value r =
-        arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, xv, cc),
-                              arith::MulFOp::create(b, loc, swapped, ss));
-    SmallVector<Value> outIdx(loops, c0);
-    outIdx[pair] = at;
-    out = vector::TransferWriteOp::create(
-              b, loc, vector::ShapeCastOp::create(b, loc, pairVec, r), out,
-              outIdx, SmallVector<bool>{true, true})
-              .getResult();
-  }
-  return out;
+
+  // One row (every loop before the pair fixed at `at`): per `lanes`
+  // elements, x·[c0, c0, ...] + swap(x)·[−s0, s0, ...].
+  auto row = [&](OpBuilder &rb, Location rl, ArrayRef<Value> at,
+                 Value out) -> Value {
+    for (int64_t blk = 0; blk < ranges[pair]; blk += half) {
+      Value first = index(rb, rl, blk);
+      SmallVector<Value> xIdx;
+      for (unsigned i = 0; i < pair; ++i)
+        xIdx.push_back(arith::AddIOp::create(rb, rl, xAt[i], at[i]));
+      xIdx.push_back(arith::AddIOp::create(rb, rl, xAt[pair], first));
+      xIdx.push_back(xAt[pair + 1]);
+      Value xv = vector::ShapeCastOp::create(
+          rb, rl, vec,
+          vector::TransferReadOp::create(rb, rl, pairVec, x, xIdx, pad,
+                                         SmallVector<bool>{true, true}));
+      auto table = [&](Value t, AffineMap map) {
+        SmallVector<Value> idx;
+        for (AffineExpr e : map.getResults().drop_back()) {
+          auto d = dyn_cast<AffineDimExpr>(e);
+          idx.push_back(d ? at[d.getPosition()] : c0);
+        }
+        idx.push_back(first);
+        return vector::TransferReadOp::create(rb, rl, halfVec, t, idx, pad,
+                                              SmallVector<bool>{true})
+            .getResult();
+      };
+      Value c = table(cosT, maps[2]), s = table(sinT, maps[3]);
+      // [c0, c0, c1, c1, ...] and [−s0, s0, −s1, s1, ...].
+      Value cc = vector::InterleaveOp::create(rb, rl, c, c);
+      Value ss = vector::InterleaveOp::create(
+          rb, rl, arith::NegFOp::create(rb, rl, s), s);
+      Value swapped = vector::ShuffleOp::create(rb, rl, xv, xv, swap);
+      Value r =
+          arith::AddFOp::create(rb, rl, arith::MulFOp::create(rb, rl, xv, cc),
+                                arith::MulFOp::create(rb, rl, swapped, ss));
+      SmallVector<Value> outIdx(at.begin(), at.end());
+      outIdx.append({first, c0});
+      out = vector::TransferWriteOp::create(
+                rb, rl, vector::ShapeCastOp::create(rb, rl, pairVec, r), out,
+                outIdx, SmallVector<bool>{true, true})
+                .getResult();
+    }
+    return out;
+  };
+
+  // The tile's loops before the pair (size 1 but for static ones like the
+  // heads), as scf.for loops carrying the output.
+  std::function<Value(OpBuilder &, unsigned, SmallVector<Value>, Value)> nest =
+      [&](OpBuilder &nb, unsigned i, SmallVector<Value> at,
+          Value out) -> Value {
+    if (i == pair)
+      return row(nb, loc, at, out);
+    if (ranges[i] == 1) {
+      at.push_back(c0);
+      return nest(nb, i + 1, at, out);
+    }
+    auto loop = scf::ForOp::create(
+        nb, loc, c0, index(nb, loc, ranges[i]), index(nb, loc, 1),
+        ValueRange{out}, [&](OpBuilder &lb, Location, Value iv, ValueRange it) {
+          SmallVector<Value> inner(at);
+          inner.push_back(iv);
+          scf::YieldOp::create(lb, loc, nest(lb, i + 1, inner, it[0]));
+        });
+    return loop.getResult(0);
+  };
+  return nest(b, 0, {}, block.getDpsInits()[0]);
 }

@@ -21,8 +21,9 @@ namespace mlir::tlm {
 /// into blocks of `lanes / 2`.
 std::string ropeRotationMismatch(linalg::GenericOp op, int64_t lanes);
 
-/// Rewrites `block`, a matched rotation whose loops other than (i, c) all
-/// have size 1 (one tile of the rotation), into vector code: per `lanes`
+/// Rewrites `block`, a matched rotation with static loop ranges (one tile
+/// of the rotation; its loops before (i, c) become scf.for loops unless of
+/// size 1), into vector code: per `lanes`
 /// elements one load of x, its pairs swapped by a shuffle, the tables'
 /// values duplicated per pair (sin negated in the even lanes), and
 /// `x·cos' + swapped·sin'`, bit for bit the payload's result. Returns the

@@ -120,8 +120,11 @@ struct TlmVectorizeElementwise
     // RoPE's rotation: one tile per row (and head), rotated in vectors
     // (RopeRotation.h).
     for (linalg::GenericOp op : rotations) {
-      SmallVector<int64_t> sizes(op.getNumLoops(), 1);
-      sizes[sizes.size() - 2] = sizes.back() = 0;
+      // Dynamic loops (batch, sequence) one at a time; static ones (the
+      // heads, the pairs) whole: the rotation loops over them itself.
+      SmallVector<int64_t> sizes;
+      for (int64_t range : op.getStaticLoopRanges())
+        sizes.push_back(ShapedType::isDynamic(range) ? 1 : 0);
       FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, op, sizes);
       if (failed(tiled))
         return signalPassFailure();

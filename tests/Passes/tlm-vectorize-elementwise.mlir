@@ -109,16 +109,18 @@ func.func @unread_output(%a: tensor<?x32xf32>, %b: tensor<?x32xf32>)
 
 // RoPE's rotation as tlm-lower-to-linalg builds it: x viewed as
 // (batch, seq, heads, pairs, 2), each half read through a constant map
-// result, the tables indexed by (seq, pair). One tile per (batch, seq, head)
-// row; per 16 lanes (8 pairs) one contiguous read of x, its pairs swapped by
-// a shuffle, cos duplicated per pair and sin negated in the even lanes:
-// x·cos' + swap(x)·sin'.
+// result, the tables indexed by (seq, pair). One tile (a 1 x 1 x 2 x 16 x 2
+// slice of the output: the static heads whole) per (batch, seq) row, its
+// heads in a loop of its own; per 16 lanes (8 pairs) one contiguous read of
+// x, its pairs swapped by a shuffle, cos duplicated per pair and sin
+// negated in the even lanes: x·cos' + swap(x)·sin'.
 // CHECK-LABEL: func.func @rope
 // CHECK-SAME:    (%[[X:.*]]: tensor<?x?x2x16x2xf32>, %[[COS:.*]]: tensor<?x16xf32>, %[[SIN:.*]]: tensor<?x16xf32>)
 // CHECK-NOT:     linalg.generic
 // CHECK:         scf.for %[[B:.*]] = %c0 to %{{.*}} step %c1
 // CHECK:           scf.for %[[S:.*]] = %c0 to %{{.*}} step %c1
-// CHECK:             scf.for %[[H:.*]] = %c0 to %c2 step %c1
+// CHECK:             %[[TILE:.*]] = tensor.extract_slice %{{.*}}[%[[B]], %[[S]], 0, 0, 0] [1, 1, 2, 16, 2]
+// CHECK:             scf.for %[[H:.*]] = %c0 to %c2 step %c1 iter_args(%[[T:.*]] = %[[TILE]])
 // CHECK:               %[[XV:.*]] = vector.transfer_read %[[X]][%[[B]], %[[S]], %[[H]], %c0, %c0]{{.*}} : tensor<?x?x2x16x2xf32>, vector<8x2xf32>
 // CHECK:               %[[XF:.*]] = vector.shape_cast %[[XV]] : vector<8x2xf32> to vector<16xf32>
 // CHECK:               %[[C:.*]] = vector.transfer_read %[[COS]][%[[S]], %c0]{{.*}} : tensor<?x16xf32>, vector<8xf32>
@@ -131,12 +133,12 @@ func.func @unread_output(%a: tensor<?x32xf32>, %b: tensor<?x32xf32>)
 // CHECK:               %[[WS:.*]] = arith.mulf %[[SW]], %[[SS]] : vector<16xf32>
 // CHECK:               %[[R:.*]] = arith.addf %[[XC]], %[[WS]] : vector<16xf32>
 // CHECK:               %[[RV:.*]] = vector.shape_cast %[[R]] : vector<16xf32> to vector<8x2xf32>
-// CHECK:               vector.transfer_write %[[RV]], %{{.*}}[%c0, %c0, %c0, %c0, %c0] {{.*}} : vector<8x2xf32>, tensor<1x1x1x16x2xf32>
+// CHECK:               vector.transfer_write %[[RV]], %[[T]][%c0, %c0, %[[H]], %c0, %c0] {{.*}} : vector<8x2xf32>, tensor<1x1x2x16x2xf32>
 // The second block of 8 pairs.
 // CHECK:               vector.transfer_read %[[X]][%[[B]], %[[S]], %[[H]], %c8, %c0]
-// CHECK:               vector.transfer_write %{{.*}}[%c0, %c0, %c0, %c8, %c0]
+// CHECK:               vector.transfer_write %{{.*}}[%c0, %c0, %[[H]], %c8, %c0]
 // THREADS-LABEL: func.func @rope
-// THREADS:         scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}}, %{{.*}}, 2)
+// THREADS:         scf.forall (%{{.*}}, %{{.*}}) in (%{{.*}}, %{{.*}})
 // THREADS:           vector.shuffle
 #x0 = affine_map<(b, s, h, i, c) -> (b, s, h, i, 0)>
 #x1 = affine_map<(b, s, h, i, c) -> (b, s, h, i, 1)>
