@@ -21,12 +21,14 @@
 #include "passes/PackedProjection.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <array>
 #include <functional>
 
 using namespace mlir;
@@ -596,22 +598,30 @@ Value pairedPanels(OpBuilder &b, Location loc, Value x, Value rms, Value gain,
   // The rows after the last full tile: per panel, the two parts' GEMV
   // blocks into small tensors, then the consumer on them, row by row.
   auto vecType = VectorType::get({shape.lanes}, b.getF32Type());
+  // The parts' sums go to two (rest x half) tensors carried across the
+  // panels (one allocation each, not one per panel: in decode every row is
+  // a rest row, and these ran inside the parallel loop).
+  // alloc_tensor, not tensor.empty: CSE would merge the two equal empties
+  // and bufferization then gave both loop-carried tensors one buffer.
+  SmallVector<Value> partInits;
+  auto partType =
+      RankedTensorType::get({ShapedType::kDynamic, half}, b.getF32Type());
+  for (int i = 0; i < 2; ++i)
+    partInits.push_back(bufferization::AllocTensorOp::create(
+        b, loc, partType, ValueRange{restRows}));
   auto rest = scf::ForOp::create(
       b, loc, c0, index(b, loc, chunk), index(b, loc, half),
-      ValueRange{ifFull.getResult(0)},
+      ValueRange{ifFull.getResult(0), partInits[0], partInits[1]},
       [&](OpBuilder &nb, Location nl, Value col, ValueRange it) {
         Value row = arith::AddIOp::create(nb, nl, base, col);
         SmallVector<Value> sums;
-        for (Value w : {pair.w1, pair.w3}) {
+        for (auto [w, init] : llvm::zip_equal(
+                 std::array<Value, 2>{pair.w1, pair.w3}, it.drop_front())) {
           Value wPanel = tensor::ExtractSliceOp::create(
               nb, nl, w, SmallVector<OpFoldResult>{row, zeroAttr},
               SmallVector<OpFoldResult>{nb.getIndexAttr(half),
                                         nb.getIndexAttr(k)},
               ones);
-          Value init = tensor::EmptyOp::create(
-              nb, nl,
-              SmallVector<OpFoldResult>{restRows, nb.getIndexAttr(half)},
-              nb.getF32Type());
           linalg::GenericOp part = projection(nb, nl, xRest, wPanel, init);
           rests.push_back(part);
           sums.push_back(part.getResult(0));
@@ -634,7 +644,8 @@ Value pairedPanels(OpBuilder &b, Location loc, Value x, Value rms, Value gain,
                       ValueRange{at, col}, inBounds)
                       .getResult());
             });
-        scf::YieldOp::create(nb, nl, rows.getResult(0));
+        scf::YieldOp::create(nb, nl,
+                             ValueRange{rows.getResult(0), sums[0], sums[1]});
       });
   return rest.getResult(0);
 }
