@@ -19,25 +19,21 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/PackedProjection.h"
+#include "passes/PackedKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 
-#include <array>
 #include <functional>
 
 using namespace mlir;
+using namespace mlir::tlm::packed;
 
 namespace {
-
-Value index(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
-}
 
 /// The unit-dim slices that view a (1, ..., 1, rows, cols) tensor as
 /// (rows, cols): rank-reducing, so bufferization makes them subviews (a
@@ -68,10 +64,47 @@ Value flatten(OpBuilder &b, Location loc, Value v, int64_t keep = 2) {
                                         u.strides);
 }
 
-/// The rows of W that column block `c` (a multiple of lanes) of a panel
-/// packs: a tensor and the first of its rows.
-using PanelRows =
-    std::function<std::pair<Value, Value>(OpBuilder &, Location, Value c)>;
+/// The tensor that holds W's rows [row, row + cols) and the first of them in
+/// it: W itself, or when W is (a slice of) a concatenation, the part the
+/// panel lies in (packedMismatch checked that no panel straddles two).
+std::pair<Value, Value> panelSource(OpBuilder &b, Location loc, Value w,
+                                    Value row) {
+  std::optional<tlm::ConcatRows> rows = tlm::concatRows(w);
+  if (!rows)
+    return {w, row};
+  Value abs = row;
+  for (OpFoldResult offset : rows->rowOffsets)
+    abs = arith::AddIOp::create(
+        b, loc, abs, getValueOrCreateConstantIndexOp(b, loc, offset));
+  OperandRange parts = rows->concat.getInputs();
+  int64_t k = cast<RankedTensorType>(w.getType()).getDimSize(1);
+  auto anyRows =
+      RankedTensorType::get({ShapedType::kDynamic, k}, b.getF32Type());
+  auto asAny = [&](Value part) -> Value {
+    return part.getType() == anyRows
+               ? part
+               : tensor::CastOp::create(b, loc, anyRows, part).getResult();
+  };
+  Value source = asAny(parts[0]), start = index(b, loc, 0);
+  int64_t partStart = 0;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    partStart += cast<RankedTensorType>(parts[i - 1].getType()).getDimSize(0);
+    Value here = index(b, loc, partStart);
+    Value inPart =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, abs, here);
+    source = arith::SelectOp::create(b, loc, inPart, asAny(parts[i]), source);
+    start = arith::SelectOp::create(b, loc, inPart, here, start);
+  }
+  return {source, arith::SubIOp::create(b, loc, abs, start)};
+}
+
+} // namespace
+
+namespace mlir::tlm::packed {
+
+Value index(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
 
 /// Transposes the panel's rows (`rowsOf` each block of `lanes` columns),
 /// all of k, into `buf` (k x cols), one lanes x lanes block at a time (a
@@ -114,16 +147,6 @@ Value pack(OpBuilder &b, Location loc, const PanelRows &rowsOf, Value buf,
   return cols.getResult(0);
 }
 
-/// An elementwise op applied to a row's sums before they are stored
-/// (packPairedProjection): `payload`'s inputs are the row's
-/// `inputs.size()` sum vectors in the order `inputs` gives (each an index
-/// into the row's cols / lanes vectors); its one result is stored at the
-/// tile's first column.
-struct Epilogue {
-  linalg::GenericOp payload;
-  SmallVector<int64_t> inputs;
-};
-
 /// `op`'s payload (elementwise ops on f32 scalars) on vectors: `args` for
 /// its inputs, outer scalars broadcast.
 Value applyPayload(OpBuilder &b, Location loc, linalg::GenericOp op,
@@ -148,7 +171,7 @@ Value applyPayload(OpBuilder &b, Location loc, linalg::GenericOp op,
 /// with `epilogue` its result on the sums at out[row0.., col0].
 Value kernel(OpBuilder &b, Location loc, Value x, Value buf, Value out,
              Value row0, Value col0, int64_t k, const tlm::PackedShape &s,
-             bool overwrite, Value rms, const Epilogue *epilogue = nullptr) {
+             bool overwrite, Value rms, const Epilogue *epilogue) {
   auto vecType = VectorType::get({s.lanes}, b.getF32Type());
   Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   SmallVector<bool> inBounds{true};
@@ -224,40 +247,6 @@ Value kernel(OpBuilder &b, Location loc, Value x, Value buf, Value out,
   return out;
 }
 
-/// The tensor that holds W's rows [row, row + cols) and the first of them in
-/// it: W itself, or when W is (a slice of) a concatenation, the part the
-/// panel lies in (packedMismatch checked that no panel straddles two).
-std::pair<Value, Value> panelSource(OpBuilder &b, Location loc, Value w,
-                                    Value row) {
-  std::optional<tlm::ConcatRows> rows = tlm::concatRows(w);
-  if (!rows)
-    return {w, row};
-  Value abs = row;
-  for (OpFoldResult offset : rows->rowOffsets)
-    abs = arith::AddIOp::create(
-        b, loc, abs, getValueOrCreateConstantIndexOp(b, loc, offset));
-  OperandRange parts = rows->concat.getInputs();
-  int64_t k = cast<RankedTensorType>(w.getType()).getDimSize(1);
-  auto anyRows =
-      RankedTensorType::get({ShapedType::kDynamic, k}, b.getF32Type());
-  auto asAny = [&](Value part) -> Value {
-    return part.getType() == anyRows
-               ? part
-               : tensor::CastOp::create(b, loc, anyRows, part).getResult();
-  };
-  Value source = asAny(parts[0]), start = index(b, loc, 0);
-  int64_t partStart = 0;
-  for (size_t i = 1; i < parts.size(); ++i) {
-    partStart += cast<RankedTensorType>(parts[i - 1].getType()).getDimSize(0);
-    Value here = index(b, loc, partStart);
-    Value inPart =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, abs, here);
-    source = arith::SelectOp::create(b, loc, inPart, asAny(parts[i]), source);
-    start = arith::SelectOp::create(b, loc, inPart, here, start);
-  }
-  return {source, arith::SubIOp::create(b, loc, abs, start)};
-}
-
 /// out[rows, n] += x[rows, k] · w[n, k] as a generic the rest of
 /// tlm-tile-matmuls recognizes (tlm::matchProjection).
 linalg::GenericOp projection(OpBuilder &b, Location loc, Value x, Value w,
@@ -301,7 +290,7 @@ Value normalizeRows(OpBuilder &b, Location loc, Value x, Value rms,
       .getResult(0);
 }
 
-} // namespace
+} // namespace mlir::tlm::packed
 
 linalg::GenericOp tlm::foldNormScale(RewriterBase &rewriter,
                                      linalg::LinalgOp projection,
@@ -448,319 +437,4 @@ LogicalResult tlm::packProjection(RewriterBase &rewriter, linalg::LinalgOp op,
   }
   rewriter.replaceOp(op, result);
   return success();
-}
-
-//===----------------------------------------------------------------------===//
-// The W1/W3 pair with its elementwise consumer
-//===----------------------------------------------------------------------===//
-
-std::string tlm::pairedConsumerMismatch(linalg::LinalgOp op,
-                                        const ProjectionDims &p,
-                                        int64_t halfPanel,
-                                        PairedConsumer &out) {
-  if (p.rows.size() > 2)
-    return "more than one batch dim";
-  auto concat = op.getDpsInputs().back().getDefiningOp<tensor::ConcatOp>();
-  if (!concat || concat.getDim() != 0 || concat.getInputs().size() != 2)
-    return "W is not a concatenation of two parts";
-  auto partType = cast<RankedTensorType>(concat.getInputs()[0].getType());
-  if (concat.getInputs()[1].getType() != partType)
-    return "the parts differ in shape";
-  int64_t half = partType.getDimSize(0);
-  if (ShapedType::isDynamic(half) || half % halfPanel != 0)
-    return "a part is not a whole number of half panels";
-  Value result = op->getResult(0);
-  SmallVector<tensor::ExtractSliceOp> slices;
-  for (Operation *user : result.getUsers()) {
-    auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
-    if (!slice || !slice.hasUnitStride() || !slice->hasOneUse())
-      return "the result is read other than by two slices";
-    slices.push_back(slice);
-  }
-  if (slices.size() != 2)
-    return "the result is not read by exactly two slices";
-  auto g = dyn_cast<linalg::GenericOp>(*slices[0]->getUsers().begin());
-  if (!g || g != *slices[1]->getUsers().begin())
-    return "the halves are not read by one generic";
-  unsigned rank = cast<RankedTensorType>(result.getType()).getRank();
-  for (tensor::ExtractSliceOp slice : slices) {
-    std::optional<int64_t> start =
-        getConstantIntValue(slice.getMixedOffsets().back());
-    std::optional<int64_t> size =
-        getConstantIntValue(slice.getMixedSizes().back());
-    if (!start || (*start != 0 && *start != half) || size != half ||
-        slice.getType().getRank() != rank)
-      return "a slice is not one half of the columns";
-    // Rows from the first (the rewrite computes every row and slices the
-    // consumer's rows out of it).
-    for (unsigned d = 0; d + 1 < rank; ++d)
-      if (!isConstantIntValue(slice.getMixedOffsets()[d], 0))
-        return "a slice does not start at the first row";
-  }
-  if (slices[0].getMixedOffsets().back() == slices[1].getMixedOffsets().back())
-    return "both slices are the same half";
-  if (g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 ||
-      g.getNumReductionLoops() != 0 || g.getNumLoops() != rank)
-    return "the consumer is not a two-input elementwise op";
-  for (AffineMap map : g.getIndexingMapsArray())
-    if (!map.isIdentity())
-      return "the consumer's maps are not identities";
-  if (g.payloadUsesValueFromOperand(g.getDpsInitOperand(0)))
-    return "the consumer reads its output";
-  for (Operation &inner : g.getRegion().front().without_terminator()) {
-    if (!inner.hasTrait<OpTrait::Elementwise>() || inner.getNumRegions())
-      return "the consumer's payload is not elementwise";
-    for (Value v : inner.getResults())
-      if (!v.getType().isF32())
-        return "the consumer's payload is not on f32";
-    for (Value v : inner.getOperands())
-      if (!v.getType().isF32())
-        return "the consumer's payload is not on f32";
-  }
-  out.consumer = g;
-  out.w1 = concat.getInputs()[0];
-  out.w3 = concat.getInputs()[1];
-  for (Value in : g.getDpsInputs()) {
-    auto slice = in.getDefiningOp<tensor::ExtractSliceOp>();
-    out.inputs.push_back(
-        isConstantIntValue(slice.getMixedOffsets().back(), 0) ? 0 : 1);
-  }
-  out.slices = {slices[0], slices[1]};
-  return "";
-}
-
-namespace {
-
-/// The paired form on one batch row: x (m x k), rms (m) or null, y
-/// (m x chunk) whose column c is column `base + c` of either part.
-Value pairedPanels(OpBuilder &b, Location loc, Value x, Value rms, Value gain,
-                   const tlm::PairedConsumer &pair, Value base, int64_t chunk,
-                   Value y, const tlm::PackedShape &shape,
-                   SmallVector<linalg::LinalgOp> &rests) {
-  int64_t k = cast<RankedTensorType>(x.getType()).getDimSize(1);
-  int64_t half = shape.cols / 2;
-  assert(half == shape.lanes && "a half panel is one vector per row");
-  Value c0 = index(b, loc, 0);
-  Value m = tensor::DimOp::create(b, loc, x, 0);
-  Value tileRows = index(b, loc, shape.rows);
-  Value full = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, m, tileRows), tileRows);
-  Value hasFull =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, full, c0);
-  Value restRows = arith::SubIOp::create(b, loc, m, full);
-  OpFoldResult zeroAttr = b.getIndexAttr(0), oneAttr = b.getIndexAttr(1);
-  SmallVector<OpFoldResult> ones{oneAttr, oneAttr};
-  Value xRest = tensor::ExtractSliceOp::create(
-      b, loc, x, SmallVector<OpFoldResult>{full, zeroAttr},
-      SmallVector<OpFoldResult>{restRows, b.getIndexAttr(k)}, ones);
-  if (rms)
-    xRest = normalizeRows(b, loc, xRest,
-                          tensor::ExtractSliceOp::create(
-                              b, loc, rms, ArrayRef<OpFoldResult>{full},
-                              ArrayRef<OpFoldResult>{restRows},
-                              ArrayRef<OpFoldResult>{oneAttr}),
-                          gain);
-  // Each panel: `half` columns of W1, then the same columns of W3.
-  Epilogue epilogue{pair.consumer, pair.inputs};
-  Value buf = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{k, shape.cols},
-                                      b.getF32Type());
-  auto ifFull = scf::IfOp::create(b, loc, TypeRange{y.getType()}, hasFull,
-                                  /*withElseRegion=*/true);
-  {
-    OpBuilder tb = ifFull.getThenBodyBuilder();
-    auto panels = scf::ForOp::create(
-        tb, loc, c0, index(tb, loc, chunk), index(tb, loc, half),
-        ValueRange{y, buf},
-        [&](OpBuilder &pb, Location pl, Value col, ValueRange it) {
-          Value row = arith::AddIOp::create(pb, pl, base, col);
-          PanelRows rowsOf = [&](OpBuilder &cb, Location cl, Value c) {
-            Value first = arith::CmpIOp::create(
-                cb, cl, arith::CmpIPredicate::eq, c, index(cb, cl, 0));
-            return std::pair<Value, Value>(
-                arith::SelectOp::create(cb, cl, first, pair.w1, pair.w3), row);
-          };
-          Value packed = pack(pb, pl, rowsOf, it[1], k, shape, gain);
-          auto tiles = scf::ForOp::create(
-              pb, pl, c0, full, tileRows, ValueRange{it[0]},
-              [&](OpBuilder &lb, Location ll, Value row0, ValueRange acc) {
-                scf::YieldOp::create(lb, ll,
-                                     kernel(lb, ll, x, packed, acc[0], row0,
-                                            col, k, shape, /*overwrite=*/true,
-                                            rms, &epilogue));
-              });
-          scf::YieldOp::create(pb, pl, ValueRange{tiles.getResult(0), packed});
-        });
-    scf::YieldOp::create(tb, loc, panels.getResult(0));
-  }
-  OpBuilder eb = ifFull.getElseBodyBuilder();
-  scf::YieldOp::create(eb, loc, y);
-
-  // The rows after the last full tile: per panel, the two parts' GEMV
-  // blocks into small tensors, then the consumer on them, row by row.
-  auto vecType = VectorType::get({shape.lanes}, b.getF32Type());
-  // The parts' sums go to two (rest x half) tensors carried across the
-  // panels (one allocation each, not one per panel: in decode every row is
-  // a rest row, and these ran inside the parallel loop).
-  // alloc_tensor, not tensor.empty: CSE would merge the two equal empties
-  // and bufferization then gave both loop-carried tensors one buffer.
-  SmallVector<Value> partInits;
-  auto partType =
-      RankedTensorType::get({ShapedType::kDynamic, half}, b.getF32Type());
-  for (int i = 0; i < 2; ++i)
-    partInits.push_back(bufferization::AllocTensorOp::create(
-        b, loc, partType, ValueRange{restRows}));
-  auto rest = scf::ForOp::create(
-      b, loc, c0, index(b, loc, chunk), index(b, loc, half),
-      ValueRange{ifFull.getResult(0), partInits[0], partInits[1]},
-      [&](OpBuilder &nb, Location nl, Value col, ValueRange it) {
-        Value row = arith::AddIOp::create(nb, nl, base, col);
-        SmallVector<Value> sums;
-        for (auto [w, init] : llvm::zip_equal(
-                 std::array<Value, 2>{pair.w1, pair.w3}, it.drop_front())) {
-          Value wPanel = tensor::ExtractSliceOp::create(
-              nb, nl, w, SmallVector<OpFoldResult>{row, zeroAttr},
-              SmallVector<OpFoldResult>{nb.getIndexAttr(half),
-                                        nb.getIndexAttr(k)},
-              ones);
-          linalg::GenericOp part = projection(nb, nl, xRest, wPanel, init);
-          rests.push_back(part);
-          sums.push_back(part.getResult(0));
-        }
-        Value pad = arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0.0));
-        SmallVector<bool> inBounds{true};
-        auto rows = scf::ForOp::create(
-            nb, nl, c0, restRows, index(nb, nl, 1), ValueRange{it[0]},
-            [&](OpBuilder &rb, Location rl, Value r, ValueRange out) {
-              SmallVector<Value> args;
-              for (int64_t i : epilogue.inputs)
-                args.push_back(vector::TransferReadOp::create(
-                    rb, rl, vecType, sums[i], ValueRange{r, c0}, pad,
-                    inBounds));
-              Value at = arith::AddIOp::create(rb, rl, full, r);
-              scf::YieldOp::create(
-                  rb, rl,
-                  vector::TransferWriteOp::create(
-                      rb, rl, applyPayload(rb, rl, pair.consumer, args), out[0],
-                      ValueRange{at, col}, inBounds)
-                      .getResult());
-            });
-        scf::YieldOp::create(nb, nl,
-                             ValueRange{rows.getResult(0), sums[0], sums[1]});
-      });
-  return rest.getResult(0);
-}
-
-} // namespace
-
-void tlm::packPairedProjection(RewriterBase &rewriter, linalg::LinalgOp op,
-                               const PairedConsumer &pair, PackedShape shape,
-                               int64_t threads,
-                               SmallVector<linalg::LinalgOp> &rests) {
-  Location loc = op.getLoc();
-  linalg::GenericOp g = pair.consumer;
-  rewriter.setInsertionPoint(g);
-  OpBuilder &b = rewriter;
-  bool folded = op.getNumDpsInputs() == 4;
-  Value x = op.getDpsInputs()[0];
-  Value rms = folded ? op.getDpsInputs()[1] : Value();
-  Value gain = folded ? op.getDpsInputs()[2] : Value();
-  auto xType = cast<RankedTensorType>(x.getType());
-  int64_t rank = xType.getRank();
-  int64_t n = cast<RankedTensorType>(pair.w1.getType()).getDimSize(0);
-  int64_t half = shape.cols / 2;
-  int64_t chunk =
-      threads > 1 ? llvm::divideCeil(llvm::divideCeil(n, threads), half) * half
-                  : n;
-  assert(n % chunk == 0 && "checked by the caller");
-
-  // y[rows..., n]: every row of the projection.
-  SmallVector<OpFoldResult> ySizes = tensor::getMixedSizes(b, loc, x);
-  ySizes.back() = b.getIndexAttr(n);
-  Value y = tensor::EmptyOp::create(b, loc, ySizes, b.getF32Type());
-
-  // One column chunk (all of n without threads) of every batch row.
-  auto chunkOf = [&](OpBuilder &cb, Location cl, Value base,
-                     Value yChunk) -> Value {
-    if (rank == 2)
-      return pairedPanels(cb, cl, x, rms, gain, pair, base, chunk, yChunk,
-                          shape, rests);
-    Value batch = tensor::DimOp::create(cb, cl, x, 0);
-    auto loop = scf::ForOp::create(
-        cb, cl, index(cb, cl, 0), batch, index(cb, cl, 1), ValueRange{yChunk},
-        [&](OpBuilder &nb, Location nl, Value bi, ValueRange it) {
-          auto row = [&](Value t, int64_t keep) -> Value {
-            auto type = cast<RankedTensorType>(t.getType());
-            SmallVector<OpFoldResult> offsets(type.getRank(),
-                                              nb.getIndexAttr(0));
-            SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(nb, nl, t);
-            SmallVector<OpFoldResult> strides(type.getRank(),
-                                              nb.getIndexAttr(1));
-            offsets[0] = bi;
-            sizes[0] = nb.getIndexAttr(1);
-            auto flat = RankedTensorType::get(type.getShape().take_back(keep),
-                                              type.getElementType());
-            return tensor::ExtractSliceOp::create(nb, nl, flat, t, offsets,
-                                                  sizes, strides);
-          };
-          Value yRow = row(it[0], 2);
-          Value done =
-              pairedPanels(nb, nl, row(x, 2), rms ? row(rms, 1) : rms, gain,
-                           pair, base, chunk, yRow, shape, rests);
-          auto type = cast<RankedTensorType>(it[0].getType());
-          SmallVector<OpFoldResult> offsets(3, nb.getIndexAttr(0));
-          offsets[0] = bi;
-          SmallVector<OpFoldResult> sizes =
-              tensor::getMixedSizes(nb, nl, it[0]);
-          sizes[0] = nb.getIndexAttr(1);
-          (void)type;
-          scf::YieldOp::create(
-              nb, nl,
-              tensor::InsertSliceOp::create(
-                  nb, nl, done, it[0], offsets, sizes,
-                  SmallVector<OpFoldResult>(3, nb.getIndexAttr(1)))
-                  .getResult());
-        });
-    return loop.getResult(0);
-  };
-
-  if (threads > 1) {
-    // Columns split across threads in whole half panels; each thread owns
-    // its chunk of y (the forall becomes an OpenMP worksharing loop).
-    auto forall =
-        scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
-                              ArrayRef<OpFoldResult>{b.getIndexAttr(n)},
-                              ArrayRef<OpFoldResult>{b.getIndexAttr(chunk)},
-                              ValueRange{y}, std::nullopt);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(forall.getBody());
-    Value base = forall.getInductionVars()[0];
-    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
-    offsets.back() = base;
-    SmallVector<OpFoldResult> sizes =
-        tensor::getMixedSizes(b, loc, forall.getRegionIterArgs()[0]);
-    sizes.back() = b.getIndexAttr(chunk);
-    SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
-    Value yChunk = tensor::ExtractSliceOp::create(
-        b, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
-    Value done = chunkOf(b, loc, base, yChunk);
-    b.setInsertionPointToStart(forall.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(
-        b, loc, done, forall.getRegionIterArgs()[0], offsets, sizes, strides);
-    y = forall.getResult(0);
-  } else {
-    y = chunkOf(b, loc, index(b, loc, 0), y);
-  }
-
-  // The consumer's rows of y (all of them, unless it read fewer).
-  rewriter.setInsertionPoint(g);
-  SmallVector<OpFoldResult> gSizes =
-      tensor::getMixedSizes(b, loc, g.getDpsInits()[0]);
-  Value result = tensor::ExtractSliceOp::create(
-      b, loc, cast<RankedTensorType>(g.getResultTypes()[0]), y,
-      SmallVector<OpFoldResult>(rank, b.getIndexAttr(0)), gSizes,
-      SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
-  rewriter.replaceOp(g, result);
-  for (tensor::ExtractSliceOp slice : pair.slices)
-    rewriter.eraseOp(slice);
-  rewriter.eraseOp(op);
 }

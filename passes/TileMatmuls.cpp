@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/PackedProjection.h"
+#include "passes/PairedProjection.h"
 #include "passes/Passes.h"
 #include "passes/Projection.h"
 

@@ -1,0 +1,63 @@
+//===- PackedKernel.h - pieces of the packed projection forms ---*- C++ -*-===//
+//
+// Shared by PackedProjection.cpp (projections over packed panels of W) and
+// PairedProjection.cpp (W1/W3 with SwiGLU in the epilogue): the pack, the
+// outer-product kernel and the plain projection generic the rest rows use.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TLM_PASSES_PACKEDKERNEL_H
+#define TLM_PASSES_PACKEDKERNEL_H
+
+#include "passes/PackedProjection.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+#include <functional>
+
+namespace mlir::tlm::packed {
+
+Value index(OpBuilder &b, Location loc, int64_t v);
+
+/// The rows of W that column block `c` (a multiple of lanes) of a panel
+/// packs: a tensor and the first of its rows.
+using PanelRows =
+    std::function<std::pair<Value, Value>(OpBuilder &, Location, Value c)>;
+
+/// Transposes the panel's rows (`rowsOf` each block of `lanes` columns),
+/// all of k, into `buf` (k x cols), times `gain` along k when given.
+Value pack(OpBuilder &b, Location loc, const PanelRows &rowsOf, Value buf,
+           int64_t k, const PackedShape &s, Value gain);
+
+/// An elementwise op applied to a row's sums before they are stored:
+/// `payload`'s inputs are the row's `inputs.size()` sum vectors in the order
+/// `inputs` gives (each an index into the row's cols / lanes vectors); its
+/// one result is stored at the tile's first column.
+struct Epilogue {
+  linalg::GenericOp payload;
+  SmallVector<int64_t> inputs;
+};
+
+/// `op`'s payload (elementwise ops on f32 scalars) on vectors: `args` for
+/// its inputs, outer scalars broadcast.
+Value applyPayload(OpBuilder &b, Location loc, linalg::GenericOp op,
+                   ValueRange args);
+
+/// out[row0 : row0 + rows, col0 : col0 + cols] (+)= x[row0.., :] · buf
+/// (times each row's 1 / rms when `rms` is given), or with `epilogue` its
+/// result on the sums at out[row0.., col0].
+Value kernel(OpBuilder &b, Location loc, Value x, Value buf, Value out,
+             Value row0, Value col0, int64_t k, const PackedShape &s,
+             bool overwrite, Value rms, const Epilogue *epilogue = nullptr);
+
+/// out[rows, n] += x[rows, k] · w[n, k] as a generic the rest of
+/// tlm-tile-matmuls recognizes (tlm::matchProjection).
+linalg::GenericOp projection(OpBuilder &b, Location loc, Value x, Value w,
+                             Value out);
+
+/// y[r, k] = x[r, k] / rms[r] · gain[k]: the payload tlm::matchNormScale
+/// matches, on the (rows, k) rows given.
+Value normalizeRows(OpBuilder &b, Location loc, Value x, Value rms, Value gain);
+
+} // namespace mlir::tlm::packed
+
+#endif // TLM_PASSES_PACKEDKERNEL_H
