@@ -54,6 +54,15 @@ Value kernel(OpBuilder &b, Location loc, Value x, Value buf, Value out,
 linalg::GenericOp projection(OpBuilder &b, Location loc, Value x, Value w,
                              Value out);
 
+/// x's (m x k) rows split at the last full tile of `tileRows` rows: `full`
+/// rows in tiles (`hasFull` when any), and the `restRows` after them as
+/// `xRest`, normalized once by `rms` and `gain` when given (a folded norm).
+struct RowSplit {
+  Value tileRows, full, hasFull, restRows, xRest;
+};
+RowSplit splitRows(OpBuilder &b, Location loc, Value x, Value rms, Value gain,
+                   int64_t tileRows);
+
 /// y[r, k] = x[r, k] / rms[r] · gain[k]: the payload tlm::matchNormScale
 /// matches, on the (rows, k) rows given.
 Value normalizeRows(OpBuilder &b, Location loc, Value x, Value rms, Value gain);

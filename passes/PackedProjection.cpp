@@ -119,7 +119,8 @@ Value pack(OpBuilder &b, Location loc, const PanelRows &rowsOf, Value buf,
   auto cols = scf::ForOp::create(
       b, loc, c0, index(b, loc, s.cols), step, ValueRange{buf},
       [&](OpBuilder &cb, Location cl, Value c, ValueRange outer) {
-        auto [w, row] = rowsOf(cb, cl, c);
+        std::pair<Value, Value> rows = rowsOf(cb, cl, c);
+        Value w = rows.first, row = rows.second;
         auto ks = scf::ForOp::create(
             cb, cl, c0, index(cb, cl, k), step, ValueRange{outer[0]},
             [&](OpBuilder &nb, Location nl, Value kb, ValueRange it) {
@@ -268,6 +269,32 @@ linalg::GenericOp projection(OpBuilder &b, Location loc, Value x, Value w,
       });
 }
 
+RowSplit splitRows(OpBuilder &b, Location loc, Value x, Value rms, Value gain,
+                   int64_t tileRows) {
+  RowSplit r;
+  int64_t k = cast<RankedTensorType>(x.getType()).getDimSize(1);
+  Value m = tensor::DimOp::create(b, loc, x, 0);
+  r.tileRows = index(b, loc, tileRows);
+  r.full = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, m, r.tileRows), r.tileRows);
+  r.hasFull = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, r.full,
+                                    index(b, loc, 0));
+  r.restRows = arith::SubIOp::create(b, loc, m, r.full);
+  OpFoldResult one = b.getIndexAttr(1);
+  r.xRest = tensor::ExtractSliceOp::create(
+      b, loc, x, SmallVector<OpFoldResult>{r.full, b.getIndexAttr(0)},
+      SmallVector<OpFoldResult>{r.restRows, b.getIndexAttr(k)},
+      SmallVector<OpFoldResult>{one, one});
+  if (rms)
+    r.xRest = normalizeRows(b, loc, r.xRest,
+                            tensor::ExtractSliceOp::create(
+                                b, loc, rms, ArrayRef<OpFoldResult>{r.full},
+                                ArrayRef<OpFoldResult>{r.restRows},
+                                ArrayRef<OpFoldResult>{one}),
+                            gain);
+  return r;
+}
+
 /// y[r, k] = x[r, k] / rms[r] · gain[k]: the payload tlm::matchNormScale
 /// matches, on the (rows, k) rows given.
 Value normalizeRows(OpBuilder &b, Location loc, Value x, Value rms,
@@ -356,27 +383,12 @@ LogicalResult tlm::packProjection(RewriterBase &rewriter, linalg::LinalgOp op,
   Value outND = op.getDpsInits()[0];
   Value out = flatten(b, loc, outND);
 
-  Value m = tensor::DimOp::create(b, loc, x, 0);
-  Value tileRows = index(b, loc, shape.rows);
-  Value full = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, m, tileRows), tileRows);
-  Value hasFull = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, full,
-                                        index(b, loc, 0));
-  Value restRows = arith::SubIOp::create(b, loc, m, full);
   // The rows after the last full tile go through the GEMV blocks as they
   // are, normalized first (once, not per panel) when the norm is folded.
+  RowSplit split = splitRows(b, loc, x, rms, gain, shape.rows);
+  Value tileRows = split.tileRows, full = split.full, hasFull = split.hasFull,
+        restRows = split.restRows, xRest = split.xRest;
   OpFoldResult zeroAttr = b.getIndexAttr(0), oneAttr = b.getIndexAttr(1);
-  Value xRest = tensor::ExtractSliceOp::create(
-      b, loc, x, SmallVector<OpFoldResult>{full, zeroAttr},
-      SmallVector<OpFoldResult>{restRows, b.getIndexAttr(k)},
-      SmallVector<OpFoldResult>{oneAttr, oneAttr});
-  if (folded)
-    xRest = normalizeRows(b, loc, xRest,
-                          tensor::ExtractSliceOp::create(
-                              b, loc, rms, ArrayRef<OpFoldResult>{full},
-                              ArrayRef<OpFoldResult>{restRows},
-                              ArrayRef<OpFoldResult>{oneAttr}),
-                          gain);
   // One buffer per call (per thread inside a forall), reused by every panel.
   Value buf = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{k, shape.cols},
                                       b.getF32Type());

@@ -112,25 +112,11 @@ Value pairedPanels(OpBuilder &b, Location loc, Value x, Value rms, Value gain,
   int64_t half = shape.cols / 2;
   assert(half == shape.lanes && "a half panel is one vector per row");
   Value c0 = index(b, loc, 0);
-  Value m = tensor::DimOp::create(b, loc, x, 0);
-  Value tileRows = index(b, loc, shape.rows);
-  Value full = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, m, tileRows), tileRows);
-  Value hasFull =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, full, c0);
-  Value restRows = arith::SubIOp::create(b, loc, m, full);
+  RowSplit split = splitRows(b, loc, x, rms, gain, shape.rows);
+  Value tileRows = split.tileRows, full = split.full, hasFull = split.hasFull,
+        restRows = split.restRows, xRest = split.xRest;
   OpFoldResult zeroAttr = b.getIndexAttr(0), oneAttr = b.getIndexAttr(1);
   SmallVector<OpFoldResult> ones{oneAttr, oneAttr};
-  Value xRest = tensor::ExtractSliceOp::create(
-      b, loc, x, SmallVector<OpFoldResult>{full, zeroAttr},
-      SmallVector<OpFoldResult>{restRows, b.getIndexAttr(k)}, ones);
-  if (rms)
-    xRest = normalizeRows(b, loc, xRest,
-                          tensor::ExtractSliceOp::create(
-                              b, loc, rms, ArrayRef<OpFoldResult>{full},
-                              ArrayRef<OpFoldResult>{restRows},
-                              ArrayRef<OpFoldResult>{oneAttr}),
-                          gain);
   // Each panel: `half` columns of W1, then the same columns of W3.
   Epilogue epilogue{pair.consumer, pair.inputs};
   Value buf = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{k, shape.cols},
