@@ -211,7 +211,7 @@ Value pairedPanels(OpBuilder &b, Location loc, Value x, Value rms, Value gain,
 
 void tlm::packPairedProjection(RewriterBase &rewriter, linalg::LinalgOp op,
                                const PairedConsumer &pair, PackedShape shape,
-                               int64_t threads,
+                               int64_t chunk,
                                SmallVector<linalg::LinalgOp> &rests) {
   Location loc = op.getLoc();
   linalg::GenericOp g = pair.consumer;
@@ -224,11 +224,8 @@ void tlm::packPairedProjection(RewriterBase &rewriter, linalg::LinalgOp op,
   auto xType = cast<RankedTensorType>(x.getType());
   int64_t rank = xType.getRank();
   int64_t n = cast<RankedTensorType>(pair.w1.getType()).getDimSize(0);
-  int64_t half = shape.cols / 2;
-  int64_t chunk =
-      threads > 1 ? llvm::divideCeil(llvm::divideCeil(n, threads), half) * half
-                  : n;
-  assert(n % chunk == 0 && "checked by the caller");
+  assert(n % chunk == 0 && chunk % (shape.cols / 2) == 0 &&
+         "checked by the caller");
 
   // y[rows..., n]: every row of the projection.
   SmallVector<OpFoldResult> ySizes = tensor::getMixedSizes(b, loc, x);
@@ -245,7 +242,7 @@ void tlm::packPairedProjection(RewriterBase &rewriter, linalg::LinalgOp op,
     auto loop = scf::ForOp::create(
         cb, cl, index(cb, cl, 0), batch, index(cb, cl, 1), ValueRange{yChunk},
         [&](OpBuilder &nb, Location nl, Value bi, ValueRange it) {
-          auto row = [&](Value t, int64_t keep) -> Value {
+          auto row = [&](Value t, int64_t keep) {
             auto type = cast<RankedTensorType>(t.getType());
             SmallVector<OpFoldResult> offsets(type.getRank(),
                                               nb.getIndexAttr(0));
@@ -259,28 +256,20 @@ void tlm::packPairedProjection(RewriterBase &rewriter, linalg::LinalgOp op,
             return tensor::ExtractSliceOp::create(nb, nl, flat, t, offsets,
                                                   sizes, strides);
           };
-          Value yRow = row(it[0], 2);
-          Value done =
-              pairedPanels(nb, nl, row(x, 2), rms ? row(rms, 1) : rms, gain,
-                           pair, base, chunk, yRow, shape, rests);
-          auto type = cast<RankedTensorType>(it[0].getType());
-          SmallVector<OpFoldResult> offsets(3, nb.getIndexAttr(0));
-          offsets[0] = bi;
-          SmallVector<OpFoldResult> sizes =
-              tensor::getMixedSizes(nb, nl, it[0]);
-          sizes[0] = nb.getIndexAttr(1);
-          (void)type;
-          scf::YieldOp::create(
-              nb, nl,
-              tensor::InsertSliceOp::create(
-                  nb, nl, done, it[0], offsets, sizes,
-                  SmallVector<OpFoldResult>(3, nb.getIndexAttr(1)))
-                  .getResult());
+          tensor::ExtractSliceOp yRow = row(it[0], 2);
+          Value done = pairedPanels(nb, nl, row(x, 2),
+                                    rms ? row(rms, 1).getResult() : rms, gain,
+                                    pair, base, chunk, yRow, shape, rests);
+          scf::YieldOp::create(nb, nl,
+                               tensor::InsertSliceOp::create(
+                                   nb, nl, done, it[0], yRow.getMixedOffsets(),
+                                   yRow.getMixedSizes(), yRow.getMixedStrides())
+                                   .getResult());
         });
     return loop.getResult(0);
   };
 
-  if (threads > 1) {
+  if (chunk < n) {
     // Columns split across threads in whole half panels; each thread owns
     // its chunk of y (the forall becomes an OpenMP worksharing loop).
     auto forall =

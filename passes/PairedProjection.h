@@ -42,12 +42,12 @@ std::string pairedConsumerMismatch(linalg::LinalgOp op, const ProjectionDims &p,
 /// after the last full tile run two GEMV projections per panel (returned in
 /// `rests` for the caller's blocking) and the payload on their sums. The
 /// projection's output (twice the consumer's) is never written. `op` may be
-/// foldNormScale's form. With `threads > 1` the consumer's columns are
-/// split across an scf.forall in whole half panels.
+/// foldNormScale's form. When `chunk` (a multiple of half panels dividing
+/// the consumer's columns) is less than all of them, the columns are split
+/// in chunks across an scf.forall (one per thread).
 void packPairedProjection(RewriterBase &rewriter, linalg::LinalgOp op,
                           const PairedConsumer &pair, PackedShape shape,
-                          int64_t threads,
-                          SmallVector<linalg::LinalgOp> &rests);
+                          int64_t chunk, SmallVector<linalg::LinalgOp> &rests);
 
 } // namespace mlir::tlm
 

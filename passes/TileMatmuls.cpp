@@ -473,14 +473,15 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
         std::string why =
             tlm::pairedConsumerMismatch(op, p, packCols / 2, pair);
         int64_t n = op.getStaticLoopRanges()[p.n] / 2;
+        int64_t chunk = threads > 1 ? threadChunk(n, packCols / 2) : n;
         if (why.empty() && packCols / 2 != lanes)
           why = "a half panel is not one vector";
-        if (why.empty() && threads > 1 && n % threadChunk(n, packCols / 2) != 0)
+        if (why.empty() && n % chunk != 0)
           why = "the consumer's columns do not split into whole half "
                 "panels per thread";
         if (why.empty()) {
           SmallVector<linalg::LinalgOp> rests;
-          tlm::packPairedProjection(rewriter, op, pair, packedShape(), threads,
+          tlm::packPairedProjection(rewriter, op, pair, packedShape(), chunk,
                                     rests);
           for (linalg::LinalgOp rest : rests)
             if (failed(

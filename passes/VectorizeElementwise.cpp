@@ -117,7 +117,7 @@ struct TlmVectorizeElementwise
       else if (reasonToSkip(op, lanes).empty())
         work.push_back(op);
     });
-    // RoPE's rotation: one tile per row (and head), rotated in vectors
+    // RoPE's rotation: one tile per (batch, position), rotated in vectors
     // (RopeRotation.h).
     for (linalg::GenericOp op : rotations) {
       // Dynamic loops (batch, sequence) one at a time; static ones (the
