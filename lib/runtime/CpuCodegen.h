@@ -25,6 +25,8 @@ namespace tlm::runtime {
 
 struct CpuCodegenOptions {
   unsigned optLevel = 3;
+  /// LLVM's loop unroller and vectorizers (off: see optimize()).
+  bool llvmLoopTransforms = false;
   /// Parts compiled at once (1: no split).
   unsigned threads = 1;
   /// With threads, a top-level loop of at least this many instructions

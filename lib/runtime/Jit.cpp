@@ -253,6 +253,7 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
     llvmModule->setTargetTriple((*tm)->getTargetTriple());
     CpuCodegenOptions codegen;
     codegen.optLevel = options.optLevel;
+    codegen.llvmLoopTransforms = options.llvmLoopTransforms;
     codegen.threads = options.compileThreads;
     codegen.outlineLoopSize = options.outlineLoopSize;
     for (llvm::StringRef lib : libs)

@@ -59,6 +59,12 @@ struct Options {
       cl::desc("LLVM optimisation of the JIT: 0-3, or auto (3, but 0 for "
                "models under 1M parameters, whose compile time would "
                "dominate their run time)")};
+  cl::opt<std::string> llvmLoops{
+      "llvm-loops", cl::init("auto"),
+      cl::desc("LLVM's loop unroller and vectorizers on the JIT's code: on, "
+               "off, or auto (on for models under 20M parameters, whose "
+               "short loops LLVM unrolls fully; off above, where tlm's "
+               "passes have vectorized and unrolled already)")};
   cl::opt<std::string> weightsLoad{
       "weights-load", cl::init("read"),
       cl::desc("read: one copy in aligned memory (default); mmap: use the "
