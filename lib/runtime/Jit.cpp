@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassManager.h"
@@ -160,6 +161,7 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
   });
   auto start = std::chrono::steady_clock::now();
   PassManager pm(ctx);
+  pm.enableVerifier(options.verifyEachPass);
   if (options.printIR) {
     ctx->disableMultithreading();
     pm.enableIRPrinting();
@@ -204,6 +206,11 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
                                    diagnostics);
   if (failed(pm.run(*module)))
     return llvm::createStringError("lowering failed:\n" + diagnostics);
+  // Without the checks between passes, a pass that broke the IR is still
+  // caught here, before translation would trip over it.
+  if (!options.verifyEachPass && failed(mlir::verify(*module)))
+    return llvm::createStringError("lowering produced invalid IR:\n" +
+                                   diagnostics);
   jit->pipelineMs_ = msSince(start);
 
   // JIT at the requested level for the host CPU (AVX-512 where present).

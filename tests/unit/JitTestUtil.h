@@ -217,8 +217,11 @@ compileText(mlir::MLIRContext &ctx, const std::string &text,
     ADD_FAILURE() << "parse failed:\n" << diags << "in:\n" << clip(text);
     return nullptr;
   }
+  // Every pass's output verified, whatever the build type.
+  runtime::JitOptions checked = options;
+  checked.verifyEachPass = true;
   llvm::Expected<std::unique_ptr<runtime::Jit>> jit =
-      runtime::Jit::compile(std::move(module), options);
+      runtime::Jit::compile(std::move(module), checked);
   if (!jit) {
     ADD_FAILURE() << "compile failed: " << llvm::toString(jit.takeError())
                   << "\nin:\n"

@@ -148,7 +148,9 @@ TEST_P(KvCache, PrefillThenDecodeMatchesForwardAndReference) {
   std::vector<const float *> ptrs;
   for (const auto &t : w)
     ptrs.push_back(t.data());
-  auto session = runtime::Session::create(c, ptrs, {batch, GetParam().jit});
+  runtime::JitOptions jit = GetParam().jit;
+  jit.verifyEachPass = true;
+  auto session = runtime::Session::create(c, ptrs, {batch, jit});
   ASSERT_TRUE(bool(session)) << llvm::toString(session.takeError());
   runtime::Session &s = **session;
   std::printf("[kv-cache] %s: pipeline %.0f ms, codegen %.0f ms\n",
