@@ -83,9 +83,21 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<bool> vectorizeElementwise{
       *this, "vectorize-elementwise",
       llvm::cl::desc("Vectorize the elementwise ops (SiLU·gate, residual "
-                     "adds, norm scaling) in blocks of 16 "
+                     "adds, norm scaling) in blocks of `lanes` "
                      "(tlm-vectorize-elementwise)"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> lanes{
+      *this, "lanes",
+      llvm::cl::desc("f32 lanes of the target's widest vector register (16: "
+                     "AVX-512, 8: AVX2, 4: SSE/NEON); the projections' "
+                     "blocks and the elementwise blocks are this wide"),
+      llvm::cl::init(16)};
+  PassOptions::Option<int64_t> vectorRegisters{
+      *this, "vector-registers",
+      llvm::cl::desc("Vector registers the target has (32: AVX-512, 16: "
+                     "AVX2); sizes the projections' register blocks so their "
+                     "accumulators do not spill"),
+      llvm::cl::init(32)};
   PassOptions::Option<bool> cInterface{
       *this, "c-interface",
       llvm::cl::desc("Give entries the llvm.emit_c_interface wrappers"),

@@ -19,6 +19,8 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
+#include <algorithm>
+
 using namespace mlir;
 
 void tlm::buildLinalgPipeline(OpPassManager &pm, bool fuseAttention) {
@@ -59,6 +61,17 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
     tileOptions.pack = options.packProjections;
     tileOptions.foldNorms = options.foldRMSNorm;
     tileOptions.fusePairs = options.fuseSwiGLU;
+    // Register blocks sized to the target. A packed tile keeps pack-rows x 2
+    // accumulator vectors, plus the panel's two vectors and a broadcast of
+    // x: 8 x 2 (+3) of AVX-512's 32 registers, 6 x 2 of AVX2's 16 (8 x 2
+    // spilled there: ~25 GFLOP/s on a Zen 3 core). A split-k block keeps
+    // row-tile x col-tile (2) accumulators and loads of both operands.
+    tileOptions.lanes = options.lanes;
+    tileOptions.packCols = 2 * options.lanes;
+    tileOptions.packRows =
+        std::clamp<int64_t>((options.vectorRegisters - 3) / 2, 1, 8);
+    tileOptions.rowTile =
+        std::clamp<int64_t>(options.vectorRegisters / 4, 1, 8);
     // Only here: the tiled forms read the concatenated weights' parts in
     // place, anything else would copy them at every call.
     if (options.fuseProjections || options.fuseResidualAdds) {
@@ -74,6 +87,7 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
   if (options.vectorizeElementwise) {
     TlmVectorizeElementwiseOptions vectorOptions;
     vectorOptions.threads = options.parallel ? options.threads : 1;
+    vectorOptions.lanes = options.lanes;
     pm.addNestedPass<func::FuncOp>(
         createTlmVectorizeElementwise(vectorOptions));
     pm.addPass(createCanonicalizerPass());

@@ -27,6 +27,8 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
+#include <numeric>
+
 #define DEBUG_TYPE "tlm-tile-matmuls"
 
 namespace mlir::tlm {
@@ -142,21 +144,20 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     if (!remainder)
       return success();
     linalg::LinalgOp rest = findTiled(remainder.getRegion());
-    return rest ? gemvRows(rewriter, rest, p) : success();
+    return rest ? gemvRows(rewriter, rest, p, gemvColTile) : success();
   }
 
-  /// The rows of `op` one at a time, in `1 x gemvColTile` blocks: every
+  /// The rows of `op` one at a time, in `1 x cols` blocks: every
   /// weight row streams once per row.
   LogicalResult gemvRows(RewriterBase &rewriter, linalg::LinalgOp op,
-                         const tlm::ProjectionDims &p) {
+                         const tlm::ProjectionDims &p, int64_t cols) {
     SmallVector<int64_t> sizes(op.getNumLoops(), 0);
     sizes[p.rows.back()] = 1;
     FailureOr<scf::SCFTilingResult> single = tile(rewriter, op, sizes);
     if (failed(single))
       return op.emitOpError("row tiling failed");
-    return blockColumns(rewriter,
-                        cast<linalg::LinalgOp>(single->tiledOps.front()), p,
-                        gemvColTile);
+    return blockColumns(
+        rewriter, cast<linalg::LinalgOp>(single->tiledOps.front()), p, cols);
   }
 
   /// Tiles the columns by `cols` and turns each static block into the
@@ -364,7 +365,8 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     if (failed(tlm::packProjection(rewriter, op, p, packedShape(), overwrite,
                                    rest)))
       return failure();
-    return gemvRows(rewriter, rest, tlm::ProjectionDims{{0}, 1, 2});
+    return gemvRows(rewriter, rest, tlm::ProjectionDims{{0}, 1, 2},
+                    gemvColTile);
   }
 
   /// A projection over concatenated weights (tlm-fuse-projections) that
@@ -497,9 +499,13 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
           SmallVector<linalg::LinalgOp> rests;
           tlm::packPairedProjection(rewriter, op, pair, packedShape(), chunk,
                                     rests);
+          // A rest covers one half panel: its blocks must split it evenly
+          // (a ragged block would stay scalar and add to the uninitialized
+          // sums; 4 lanes make half panels of 4 columns).
+          int64_t cols = std::gcd(gemvColTile.getValue(), packCols / 2);
           for (linalg::LinalgOp rest : rests)
-            if (failed(
-                    gemvRows(rewriter, rest, tlm::ProjectionDims{{0}, 1, 2})))
+            if (failed(gemvRows(rewriter, rest, tlm::ProjectionDims{{0}, 1, 2},
+                                cols)))
               return signalPassFailure();
           continue;
         }

@@ -17,6 +17,8 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Transforms/Utils/CodeExtractor.h"
 
@@ -369,6 +371,23 @@ llvm::Expected<void (*)(void **)> CpuCode::lookupPacked(llvm::StringRef entry) {
   if (!addr)
     return addr.takeError();
   return addr->toPtr<void (*)(void **)>();
+}
+
+VectorShape hostVectorShape() {
+  llvm::StringMap<bool, llvm::MallocAllocator> features =
+      llvm::sys::getHostCPUFeatures();
+  auto has = [&](llvm::StringRef f) { return features.lookup(f); };
+  llvm::Triple host(llvm::sys::getProcessTriple());
+  if (host.isX86()) {
+    if (has("avx512f"))
+      return {16, 32};
+    if (has("avx"))
+      return {8, 16};
+    return {4, 16};
+  }
+  if (host.isAArch64())
+    return {4, 32};
+  return {4, 16};
 }
 
 } // namespace tlm::runtime

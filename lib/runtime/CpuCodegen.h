@@ -38,6 +38,16 @@ struct CpuCodegenOptions {
   std::string objectPath;
 };
 
+/// The host's widest f32 vectors: how many lanes one holds and how many
+/// registers of them there are (the pipeline sizes its blocks by both).
+struct VectorShape {
+  int64_t lanes;
+  int64_t registers;
+};
+/// From the host CPU's features: AVX-512 16 x 32, AVX/AVX2 8 x 16, other
+/// x86 (SSE) 4 x 16, AArch64 (NEON) 4 x 32, anything else 4 x 16.
+VectorShape hostVectorShape();
+
 /// The compiled code of one module.
 class CpuCode {
 public:

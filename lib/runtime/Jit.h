@@ -61,6 +61,11 @@ struct JitOptions {
   /// Loops of this many LLVM instructions get functions of their own
   /// before the split (CpuCodegenOptions::outlineLoopSize; tests lower it).
   uint64_t outlineLoopSize = 1500;
+  /// f32 lanes of the vectors the CPU code is blocked for (16, 8 or 4);
+  /// 0: the host's widest (hostVectorShape in CpuCodegen.h). Another width
+  /// than the host's still runs (LLVM splits or widens the vectors), which
+  /// lets the tests cover every width on any machine.
+  int64_t lanes = 0;
   /// The optimizations of the CPU pipeline, each switchable to measure it
   /// (see CpuPipelineOptions).
   bool tileMatmuls = true;

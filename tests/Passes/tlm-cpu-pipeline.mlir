@@ -1,5 +1,7 @@
 // RUN: tlm-opt %s --tlm-cpu-pipeline | FileCheck %s
 // RUN: tlm-opt %s --tlm-cpu-pipeline | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVMIR
+// RUN: tlm-opt %s --tlm-cpu-pipeline | FileCheck %s --check-prefix=AVX512
+// RUN: tlm-opt %s --tlm-cpu-pipeline="lanes=8 vector-registers=16" | FileCheck %s --check-prefix=AVX2
 
 // A whole pre-norm TransformerBlock (d_model 64, 4 heads, GQA 2 kv heads,
 // RoPE, SwiGLU) with dynamic batch and sequence goes all the way to the LLVM
@@ -16,6 +18,13 @@
 // LLVMIR: define linkonce_odr void @block({{.*}}) #[[ATTRS:[0-9]+]]
 // LLVMIR: define void @_mlir_ciface_block(
 // LLVMIR: attributes #[[ATTRS]] = { alwaysinline
+
+// The packed projections' k loop carries its accumulators: 8 rows x 2
+// vectors of 16 lanes by default (AVX-512's 32 registers), 6 x 2 of 8 lanes
+// for AVX2's 16, whose elementwise blocks are 8 wide too.
+// AVX512: llvm.br ^bb{{[0-9]+}}({{%[0-9]+(, %[0-9]+){16} }}: i64{{(, vector<16xf32>){16}\)$}}
+// AVX2-NOT: llvm.intr.fmuladd{{.*}}vector<16xf32>
+// AVX2: llvm.br ^bb{{[0-9]+}}({{%[0-9]+(, %[0-9]+){12} }}: i64{{(, vector<8xf32>){12}\)$}}
 func.func @block(%x: tensor<?x?x64xf32>, %wq: tensor<64x64xf32>, %wk: tensor<32x64xf32>,
                  %wv: tensor<32x64xf32>, %wo: tensor<64x64xf32>, %ln1: tensor<64xf32>,
                  %w1: tensor<128x64xf32>, %w2: tensor<64x128xf32>, %w3: tensor<128x64xf32>,

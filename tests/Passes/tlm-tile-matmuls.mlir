@@ -8,6 +8,7 @@
 // The packed form (the default):
 // RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls --canonicalize --cse | FileCheck %s --check-prefix=PACK
 // RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="threads=2 pack-rows=4" --canonicalize --cse | FileCheck %s --check-prefix=PACKTHR
+// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="lanes=4 pack-cols=8 pack-rows=6" --canonicalize --cse | FileCheck %s --check-prefix=PACK4
 
 #xk = affine_map<(m, n, k) -> (m, k)>
 #nk = affine_map<(m, n, k) -> (n, k)>
@@ -442,6 +443,18 @@ func.func @norm_read_twice(%x0: tensor<?x64xf32>, %rms: tensor<?xf32>,
 // PACKTHR:         scf.forall (%[[BASE:.*]]) = (0) to (64) step (32)
 // PACKTHR:           scf.for %[[COL:.*]] = %c0 to %c32 step %c16
 // PACKTHR:             arith.addi %[[BASE]], %[[COL]] : index
+// With 4 lanes a half panel is 4 columns, and so is each rest block: split
+// k like the others (a block wider than the half would stay scalar and add
+// to sums nothing initialized).
+// PACK4-LABEL: func.func @swiglu
+// PACK4:         scf.for {{.*}} -> (vector<4xf32>, {{.*}})
+// PACK4-COUNT-12:  vector.fma
+// PACK4:         scf.for %[[COL:.*]] = %c0 to %c64 step %c4
+// PACK4:           tensor.extract_slice %{{.*}}[%[[COL]], 0] [4, 64] [1, 1]
+// PACK4:             -> (vector<1x4x4xf32>)
+// PACK4:           tensor.extract_slice %{{.*}}[%[[COL]], 0] [4, 64] [1, 1]
+// PACK4:             -> (vector<1x4x4xf32>)
+// PACK4-NOT:     linalg.generic
 // Without packing the projection is split back per part and the generic
 // stays.
 // CHECK-LABEL: func.func @swiglu
@@ -494,6 +507,7 @@ func.func @swiglu(%x: tensor<?x64xf32>, %w1: tensor<64x64xf32>,
 // returned): the projection stays one over the concatenation, written, and
 // the generic stays.
 // PACK-LABEL: func.func @swiglu_half_escapes
+// PACK4-LABEL: func.func @swiglu_half_escapes
 // PACK:         linalg.generic
 // PACK:           math.exp
 #x = affine_map<(m, n, k) -> (m, k)>

@@ -128,8 +128,17 @@ std::vector<Case> cases() {
   Case pairs2 = pairs;
   pairs2.name = "swiglu_pairs_2_threads";
   pairs2.jit.threads = 2;
-  out.insert(out.end(),
-             {post, noNorm, noRope, silu, tied, outlined, pairs, pairs2});
+  // Blocks for each vector width, whatever the host's (AVX-512: 8 x 32
+  // packed tiles of 16 lanes; AVX2: 6 x 16 of 8; SSE/NEON: 6 x 8 of 4).
+  Case lanes16 = pairs, lanes8 = pairs2, lanes4 = pairs;
+  lanes16.name = "swiglu_pairs_lanes16";
+  lanes16.jit.lanes = 16;
+  lanes8.name = "swiglu_pairs_2_threads_lanes8";
+  lanes8.jit.lanes = 8;
+  lanes4.name = "swiglu_pairs_lanes4";
+  lanes4.jit.lanes = 4;
+  out.insert(out.end(), {post, noNorm, noRope, silu, tied, outlined, pairs,
+                         pairs2, lanes16, lanes8, lanes4});
   return out;
 }
 

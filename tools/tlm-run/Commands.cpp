@@ -138,6 +138,11 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
   else
     return userError("--llvm-loops must be on, off or auto, found '" +
                      o.llvmLoops + "'");
+  if (o.lanes == "16" || o.lanes == "8" || o.lanes == "4")
+    j.lanes = std::stoi(o.lanes);
+  else if (o.lanes != "auto")
+    return userError("--lanes must be 16, 8, 4 or auto, found '" + o.lanes +
+                     "'");
   // Each switchable optimization of the CPU pipeline and its JitOptions
   // flag; the error for an unknown name lists them from here.
   static const std::pair<llvm::StringLiteral, bool runtime::JitOptions::*>

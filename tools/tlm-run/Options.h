@@ -65,6 +65,11 @@ struct Options {
                "off, or auto (on for models under 20M parameters, whose "
                "short loops LLVM unrolls fully; off above, where tlm's "
                "passes have vectorized and unrolled already)")};
+  cl::opt<std::string> lanes{
+      "lanes", cl::init("auto"),
+      cl::desc("f32 lanes the CPU code's vectors and register blocks are "
+               "sized for: 16 (AVX-512), 8 (AVX2), 4 (SSE/NEON), or auto "
+               "(the host's widest)")};
   cl::opt<std::string> weightsLoad{
       "weights-load", cl::init("read"),
       cl::desc("read: one copy in aligned memory (default); mmap: use the "
