@@ -9,11 +9,14 @@
 # tokens and 64 decode steps on 1 and 2 threads. Prints a table of tok/s and
 # tlm/PyTorch ratios, tlm's projection GFLOP/s against the measured FMA peak
 # and its decode weight traffic against the measured read bandwidth
-# (bench/probes.c), then the ablation table: small.json with each
-# optimization switched off in turn. Benchmarks only: nothing here asserts.
+# (bench/probes.c), then the projections alone (bench/gemm.cpp: the last
+# config's weight shapes against 512 rows, GFLOP/s and % of the FMA peak),
+# then the ablation table: small.json with each optimization switched off
+# in turn. Benchmarks only: nothing here asserts.
 #
 # Environment: TLM_BENCH_PROMPTS (default "128 512"), TLM_BENCH_GEN (64),
-# TLM_BENCH_THREADS ("1 2"), TLM_BENCH_ABLATION (1; 0 skips it).
+# TLM_BENCH_THREADS ("1 2"), TLM_BENCH_GEMM (1; 0 skips the projections),
+# TLM_BENCH_ABLATION (1; 0 skips it).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tlm="$root/build/bin/tlm-run"
@@ -101,6 +104,32 @@ print(c["vocab_size"] * c["d_model"] * (1 if c.get("tie_embeddings") else 2))' "
   done
 done
 
+# The projections alone (bench/gemm.cpp): each distinct weight shape of the
+# last config (small.json by default) against 512 rows, fused as the
+# pipeline fuses them (Q/K/V as one, W1/W3 as one).
+gemms="$work/gemms.jsonl"
+touch "$gemms"
+if [ "${TLM_BENCH_GEMM:-1}" != 0 ]; then
+  last="$work/$(basename "${configs[-1]}")"
+  [ -f "$last" ] || last="$work/${configs[-1]}.json"
+  shapes=$("$py" - "$last" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+d, h = c["d_model"], c["num_heads"]
+kv = c.get("num_kv_heads", h)
+ff = c["d_ff"]
+swiglu = c.get("use_swiglu", True)
+shapes = [(d, d + 2 * kv * (d // h)), (d, d), (d, 2 * ff if swiglu else ff),
+          (ff, d)]
+print(" ".join(dict.fromkeys(f"{k}x{n}" for k, n in shapes)))
+PY
+)
+  for t in $threads; do
+    "$root/build/bin/tlm-gemm-bench" --threads "$t" --m 512 $shapes >>"$gemms"
+    echo "  gemms threads=$t done" >&2
+  done
+fi
+
 ablation="$work/ablation.jsonl"
 if [ "${TLM_BENCH_ABLATION:-1}" != 0 ]; then
   cfg="$work/small.json"
@@ -117,10 +146,11 @@ if [ "${TLM_BENCH_ABLATION:-1}" != 0 ]; then
   fi
 fi
 
-"$py" - "$results" "$ablation" "$probes" <<'PY'
+"$py" - "$results" "$ablation" "$probes" "$gemms" <<'PY'
 import json, os, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 probe = json.loads(sys.argv[3])
+gemms = [json.loads(l) for l in open(sys.argv[4])]
 print()
 print("| config | thr | prompt | tlm prefill tok/s | torch prefill tok/s | ratio | "
       "tlm decode tok/s | torch decode tok/s | ratio | tlm GFLOP/s (% FMA peak) | "
@@ -142,6 +172,14 @@ for r in rows:
           f"{t['decode_tok_s'] / p['decode_tok_s']:.2f} | "
           f"{gflops:.0f} ({100 * gflops / peak:.0f}%) | "
           f"{gbs:.1f} ({100 * gbs / bw:.0f}%) |")
+if gemms:
+    print()
+    print("| projection (x: M x K, W: N x K) | thr | ms | GFLOP/s | % FMA peak |")
+    print("|---|---|---|---|---|")
+    for g in gemms:
+        peak = probe["fma_gflops_1"] if g["threads"] == 1 else probe["fma_gflops_all"]
+        print(f"| {g['m']} x {g['k']} x {g['n']} | {g['threads']} | {g['ms']:.2f} | "
+              f"{g['gflops']:.0f} | {100 * g['gflops'] / peak:.0f}% |")
 if os.path.exists(sys.argv[2]) and os.path.getsize(sys.argv[2]):
     print()
     print("| small.json, 1 thread, prompt 512 | compile ms | prefill tok/s | decode tok/s |")

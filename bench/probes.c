@@ -12,9 +12,19 @@ static double now(void) {
   return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-typedef float v16 __attribute__((vector_size(64)));
+// The host's widest f32 vector (-march=native): 12 chains of them plus two
+// operands must fit its registers (AVX2's 16 could not hold 12 of 16
+// lanes: the probe spilled and read half the peak).
+#if defined(__AVX512F__)
+#define LANES 16
+#elif defined(__AVX__)
+#define LANES 8
+#else
+#define LANES 4
+#endif
+typedef float vf __attribute__((vector_size(LANES * 4)));
 
-// 12 independent chains of 16-lane FMAs per thread: enough to hide the FMA
+// 12 independent chains of vector FMAs per thread: enough to hide the FMA
 // latency on two pipes. Returns GFLOP/s over `threads` threads.
 static double fmaPeak(int threads) {
   const long iters = 200 * 1000 * 1000;
@@ -22,24 +32,24 @@ static double fmaPeak(int threads) {
   float sink = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : sink)
   {
-    v16 a = {0}, b = {0};
-    for (int l = 0; l < 16; ++l)
+    vf a = {0}, b = {0};
+    for (int l = 0; l < LANES; ++l)
       a[l] = 1.0f - l * 1e-9f, b[l] = 1e-9f;
-    v16 c0 = b, c1 = b, c2 = b, c3 = b, c4 = b, c5 = b, c6 = b, c7 = b,
+    vf c0 = b, c1 = b, c2 = b, c3 = b, c4 = b, c5 = b, c6 = b, c7 = b,
         c8 = b, c9 = b, c10 = b, c11 = b;
     for (long i = 0; i < iters; ++i) {
       c0 = c0 * a + b, c1 = c1 * a + b, c2 = c2 * a + b, c3 = c3 * a + b;
       c4 = c4 * a + b, c5 = c5 * a + b, c6 = c6 * a + b, c7 = c7 * a + b;
       c8 = c8 * a + b, c9 = c9 * a + b, c10 = c10 * a + b, c11 = c11 * a + b;
     }
-    v16 s = c0 + c1 + c2 + c3 + c4 + c5 + c6 + c7 + c8 + c9 + c10 + c11;
-    for (int l = 0; l < 16; ++l)
+    vf s = c0 + c1 + c2 + c3 + c4 + c5 + c6 + c7 + c8 + c9 + c10 + c11;
+    for (int l = 0; l < LANES; ++l)
       sink += s[l];
   }
   double t = now() - start;
   if (sink == 12345.0f)
     printf("#");
-  return 2.0 * 12 * 16 * iters * threads / t / 1e9;
+  return 2.0 * 12 * LANES * iters * threads / t / 1e9;
 }
 
 // Sums a 1 GiB array (far beyond the caches) a few times: GB/s read.
@@ -51,15 +61,15 @@ static double readBandwidth(int threads, const float *data, long n) {
 #pragma omp parallel num_threads(threads) reduction(+ : sum)
     {
       // Four vector accumulators: the adds need no reassociation flags.
-      v16 s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
-      const v16 *v = (const v16 *)data;
+      vf s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
+      const vf *v = (const vf *)data;
 #pragma omp for
-      for (long i = 0; i < n / 64; ++i) {
+      for (long i = 0; i < n / (4 * LANES); ++i) {
         s0 += v[4 * i], s1 += v[4 * i + 1];
         s2 += v[4 * i + 2], s3 += v[4 * i + 3];
       }
-      v16 t = s0 + s1 + s2 + s3;
-      for (int l = 0; l < 16; ++l)
+      vf t = s0 + s1 + s2 + s3;
+      for (int l = 0; l < LANES; ++l)
         sum += t[l];
     }
     double t = now() - start;

@@ -16,7 +16,7 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit",
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["tlm-opt", "tlm-run", "mlir-translate"],
+    ["tlm-opt", "tlm-run", "tlm-gemm-bench", "mlir-translate"],
     [config.tlm_tools_dir, config.llvm_tools_dir])
 
 config.substitutions.append(("%examples", os.path.join(config.tlm_src_root, "examples")))
