@@ -24,10 +24,16 @@ struct TlmLowerToLinalg
 
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    if (lanes < 1) {
+      getOperation()->emitError("tlm-lower-to-linalg: lanes must be positive, "
+                                "got ")
+          << static_cast<int64_t>(lanes);
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(ctx);
     populateLinearLoweringPatterns(patterns);
     populateNormLoweringPatterns(patterns);
-    populateAttentionLoweringPatterns(patterns, fuseAttention);
+    populateAttentionLoweringPatterns(patterns, fuseAttention, lanes);
 
     // Every tlm op must go: a leftover one is reported at its location.
     ConversionTarget target(*ctx);

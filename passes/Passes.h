@@ -24,7 +24,8 @@ namespace mlir::tlm {
 #include "passes/Passes.h.inc"
 
 /// tlm ops → linalg on tensors, canonicalized.
-void buildLinalgPipeline(OpPassManager &pm, bool fuseAttention = true);
+void buildLinalgPipeline(OpPassManager &pm, bool fuseAttention = true,
+                         int64_t lanes = 16);
 struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<bool> parallel{
       *this, "parallel",

@@ -44,11 +44,14 @@ def TlmLowerToLinalg : Pass<"tlm-lower-to-linalg", "::mlir::ModuleOp"> {
     Option<"fuseAttention", "fuse-attention", "bool", /*default=*/"true",
            "Lower tlm.cached_attention (f32) to one online-softmax loop "
            "nest per (batch, head): a running max, sum and output over the "
-           "cached then the new keys; 16 query rows at a time (Qᵀ and Oᵀ "
-           "blocks, one row per vector lane, keys in blocks of 16) when "
-           "head_dim is a multiple of 16, the other rows one at a time "
-           "(vectorized over head_dim); no scores tensor. Off: the scores / "
-           "softmax / P·V generics above">
+           "cached then the new keys; `lanes` query rows at a time (Qᵀ and "
+           "Oᵀ blocks, one row per vector lane, keys in blocks of `lanes`) "
+           "when head_dim is a multiple of `lanes`, the other rows one at a "
+           "time (vectorized over head_dim); no scores tensor. Off: the "
+           "scores / softmax / P·V generics above">,
+    Option<"lanes", "lanes", "int64_t", /*default=*/"16",
+           "f32 lanes of the target's vectors: the fused attention's query "
+           "rows per block (16: AVX-512, 8: AVX2)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

@@ -23,9 +23,11 @@
 
 using namespace mlir;
 
-void tlm::buildLinalgPipeline(OpPassManager &pm, bool fuseAttention) {
+void tlm::buildLinalgPipeline(OpPassManager &pm, bool fuseAttention,
+                              int64_t lanes) {
   TlmLowerToLinalgOptions lowerOptions;
   lowerOptions.fuseAttention = fuseAttention;
+  lowerOptions.lanes = lanes;
   pm.addPass(createTlmLowerToLinalg(lowerOptions));
   // Residual adds are arith.addf on tensors.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
@@ -54,7 +56,7 @@ void tlm::buildBufferizationPipeline(OpPassManager &pm,
 void tlm::buildCpuPipeline(OpPassManager &pm,
                            const CpuPipelineOptions &options) {
   // 1. tlm → linalg on tensors, entry points on caller-owned memrefs.
-  buildLinalgPipeline(pm, options.fuseAttention);
+  buildLinalgPipeline(pm, options.fuseAttention, options.lanes);
   if (options.tileMatmuls) {
     TlmTileMatmulsOptions tileOptions;
     tileOptions.threads = options.parallel ? options.threads : 1;

@@ -1,15 +1,17 @@
-//===- AttentionBlocks.cpp - fused attention, 16 query rows at a time -----===//
+//===- AttentionBlocks.cpp - fused attention, a vector of query rows -----===//
 //
 // The row form (FusedAttention.cpp) spends most of its time on horizontal
-// sums: every score is a dot product of two rows. Here 16 query rows of one
-// (batch, head) go together, transposed once into Qᵀ (dk x 16, scaled), so
-// the scores of one key against all 16 rows are one vector:
+// sums: every score is a dot product of two rows. Here `lanes` query rows
+// of one (batch, head) go together (one f32 vector of them: 16 for AVX-512,
+// 8 for AVX2, whose 16 registers the 16-lane form spilled), transposed once
+// into Qᵀ (dk x lanes, scaled), so the scores of one key against all the
+// rows are one vector:
 //   Sⱼ = Σ_d key_j[d] · Qᵀ[d]           (a broadcast and an FMA per d)
 // and the softmax runs across lanes = rows: the block max, the exps and the
 // row sums are plain vector ops. The output is kept transposed too,
 //   Oᵀ[d] = α · Oᵀ[d] + Σⱼ value_j[d] · Pⱼ,
-// and transposed back when the block is done. Keys go in blocks of 16
-// (16 score vectors in registers), read from a copy of the whole blocks'
+// and transposed back when the block is done. Keys go in blocks of `lanes`
+// (that many score vectors in registers), read from a copy of the whole blocks'
 // rows made once per (batch, head), dk floats apart (in the cache a key's
 // stride is known only at run time); the new keys' blocks mask the keys a
 // row must not see (none but on the diagonal block) with lane compares; the
@@ -34,9 +36,8 @@ using namespace mlir::tlm;
 
 namespace {
 
-constexpr int64_t kLanes = kQueryBlock;
-
-/// The running state of 16 rows: m and l per lane (row), Oᵀ (dk x 16).
+/// The running state of a block's rows: m and l per lane (row), Oᵀ
+/// (dk x lanes).
 struct Rows {
   Value m, l, ot;
 };
@@ -45,13 +46,15 @@ Value index(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
-VectorType laneType(OpBuilder &b) {
-  return VectorType::get({kLanes}, b.getF32Type());
+VectorType laneType(OpBuilder &b, int64_t lanes) {
+  return VectorType::get({lanes}, b.getF32Type());
 }
 
+/// Row `row` of a (dk x lanes) buffer (Qᵀ, Oᵀ): one vector.
 Value readLanes(OpBuilder &b, Location loc, Value t, Value row) {
   Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-  return vector::TransferReadOp::create(b, loc, laneType(b), t,
+  int64_t lanes = cast<RankedTensorType>(t.getType()).getDimSize(1);
+  return vector::TransferReadOp::create(b, loc, laneType(b, lanes), t,
                                         ValueRange{row, index(b, loc, 0)}, pad,
                                         SmallVector<bool>{true});
 }
@@ -64,16 +67,16 @@ Value writeLanes(OpBuilder &b, Location loc, Value v, Value t, Value row) {
 }
 
 /// Element d of row `j` of `rows` (src.keys or src.values), as a vector of
-/// 16 equal lanes.
+/// equal lanes.
 Value splat(OpBuilder &b, Location loc, const KeySource &src, Value rows,
             Value j, Value d, const QueryBlocks &a) {
   SmallVector<Value> at = src.at(j, a.batch, a.kvHead);
   at.back() = d;
   Value x = tensor::ExtractOp::create(b, loc, rows, at);
-  return vector::BroadcastOp::create(b, loc, laneType(b), x);
+  return vector::BroadcastOp::create(b, loc, laneType(b, a.lanes), x);
 }
 
-/// Folds keys [first, first + count) (count static: kLanes or 1) into `st`.
+/// Folds keys [first, first + count) (count static: a.lanes or 1) into `st`.
 /// With `offset` (the first key's position less the block's first row, for
 /// the new keys), key t is visible to lane (row) r only if
 /// t + offset <= r: every key of a block before the diagonal one, the
@@ -81,7 +84,7 @@ Value splat(OpBuilder &b, Location loc, const KeySource &src, Value rows,
 Rows fold(OpBuilder &b, Location loc, const KeySource &src, Value first,
           int64_t count, Value offset, Value qt, int64_t dk, Rows st,
           const QueryBlocks &a) {
-  VectorType lanes = laneType(b);
+  VectorType lanes = laneType(b, a.lanes);
   Value zero =
       arith::ConstantOp::create(b, loc, DenseElementsAttr::get(lanes, 0.0f));
   SmallVector<Value> keys;
@@ -106,13 +109,13 @@ Rows fold(OpBuilder &b, Location loc, const KeySource &src, Value first,
     // one broadcast offset (every block of keys shares this code, the
     // diagonal one too: one copy of the block for LLVM to compile).
     Type i32 = b.getI32Type();
-    auto laneInts = VectorType::get({kLanes}, i32);
+    auto laneInts = VectorType::get({a.lanes}, i32);
     Value offsets = vector::BroadcastOp::create(
         b, loc, laneInts, arith::IndexCastOp::create(b, loc, i32, offset));
     Value lowest = vector::BroadcastOp::create(b, loc, lanes, a.lowest);
     for (int64_t t = 0; t < count; ++t) {
-      SmallVector<int32_t> rowMinusKey(kLanes);
-      for (int64_t r = 0; r < kLanes; ++r)
+      SmallVector<int32_t> rowMinusKey(a.lanes);
+      for (int64_t r = 0; r < a.lanes; ++r)
         rowMinusKey[r] = int32_t(r - t);
       Value lanesMinusT = arith::ConstantOp::create(
           b, loc, DenseElementsAttr::get(laneInts, ArrayRef(rowMinusKey)));
@@ -165,7 +168,7 @@ Rows fold(OpBuilder &b, Location loc, const KeySource &src, Value first,
   return {mNew, lNew, outLoop.getResult(0)};
 }
 
-/// Folds the past keys after the last whole block of 16, one at a time.
+/// Folds the past keys after the last whole block, one at a time.
 Rows foldPastTail(OpBuilder &b, Location loc, Value begin, Value qt, int64_t dk,
                   Rows st, const QueryBlocks &a) {
   auto loop = scf::ForOp::create(
@@ -194,12 +197,12 @@ std::pair<Value, Value> gatherRows(OpBuilder &b, Location loc,
         SmallVector<Value> from = src.at(j, a.batch, a.kvHead);
         Value row = arith::AddIOp::create(nb, nl, at, j);
         SmallVector<Value> to(it);
-        for (int64_t c = 0; c < dk; c += kLanes) {
+        for (int64_t c = 0; c < dk; c += a.lanes) {
           from.back() = index(nb, nl, c);
           for (auto [rows, tile] : llvm::zip_equal(
                    std::array<Value, 2>{src.keys, src.values}, to)) {
-            Value v = vector::TransferReadOp::create(nb, nl, laneType(nb), rows,
-                                                     from, pad, inBounds);
+            Value v = vector::TransferReadOp::create(
+                nb, nl, laneType(nb, a.lanes), rows, from, pad, inBounds);
             tile = vector::TransferWriteOp::create(
                        nb, nl, v, tile, ValueRange{row, from.back()}, inBounds)
                        .getResult();
@@ -210,7 +213,7 @@ std::pair<Value, Value> gatherRows(OpBuilder &b, Location loc,
   return {loop.getResult(0), loop.getResult(1)};
 }
 
-/// Folds the whole blocks of 16 keys of `blocks` (the gathered rows:
+/// Folds the whole blocks of `lanes` keys of `blocks` (the gathered rows:
 /// `pastBlocks` blocks of the cache, then the new keys' blocks up to the
 /// diagonal of the query block starting at `row0`, `freshBlocks` of them).
 Rows foldBlocks(OpBuilder &b, Location loc, const KeySource &blocks,
@@ -223,33 +226,34 @@ Rows foldBlocks(OpBuilder &b, Location loc, const KeySource &blocks,
       [&](OpBuilder &nb, Location nl, Value i, ValueRange it) {
         Value isPast = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ult,
                                              i, pastBlocks);
-        Value first = arith::MulIOp::create(nb, nl, i, index(nb, nl, kLanes));
-        // Past keys are all visible: r - t >= -16 holds for every lane. A
+        Value first = arith::MulIOp::create(nb, nl, i, index(nb, nl, a.lanes));
+        // Past keys are all visible: r - t >= -lanes holds for every lane. A
         // new key's position is its row less the past blocks' rows.
         Value fresh = arith::SubIOp::create(
             nb, nl, first,
-            arith::MulIOp::create(nb, nl, pastBlocks, index(nb, nl, kLanes)));
+            arith::MulIOp::create(nb, nl, pastBlocks, index(nb, nl, a.lanes)));
         Value offset =
-            arith::SelectOp::create(nb, nl, isPast, index(nb, nl, -kLanes),
+            arith::SelectOp::create(nb, nl, isPast, index(nb, nl, -a.lanes),
                                     arith::SubIOp::create(nb, nl, fresh, row0));
-        Rows r = fold(nb, nl, blocks, first, kLanes, offset, qt, dk,
+        Rows r = fold(nb, nl, blocks, first, a.lanes, offset, qt, dk,
                       {it[0], it[1], it[2]}, a);
         scf::YieldOp::create(nb, nl, ValueRange{r.m, r.l, r.ot});
       });
   return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
 }
 
-/// The 16 x 16 blocks of a (16 x dk) <-> (dk x 16) transpose: reads
+/// The lanes x lanes blocks of a (lanes x dk) <-> (dk x lanes) transpose: reads
 /// `from` at (0, c) or (c, 0), writes the transposed block to `to`. A loop
 /// over the blocks: one transpose (64 shuffles) of code.
 Value transposeInto(OpBuilder &b, Location loc, Value from, Value to,
-                    int64_t dk, bool toTransposed, Value scale = Value()) {
-  auto blockType = VectorType::get({kLanes, kLanes}, b.getF32Type());
+                    int64_t dk, int64_t lanes, bool toTransposed,
+                    Value scale = Value()) {
+  auto blockType = VectorType::get({lanes, lanes}, b.getF32Type());
   Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   SmallVector<bool> inBounds{true, true};
   Value c0 = index(b, loc, 0);
   auto loop = scf::ForOp::create(
-      b, loc, c0, index(b, loc, dk), index(b, loc, kLanes), ValueRange{to},
+      b, loc, c0, index(b, loc, dk), index(b, loc, lanes), ValueRange{to},
       [&](OpBuilder &nb, Location nl, Value c, ValueRange it) {
         SmallVector<Value> src{c0, c}, dst{c, c0};
         if (!toTransposed)
@@ -275,30 +279,30 @@ Value tlm::attentionQueryBlocks(OpBuilder &b, Location loc,
                                 const QueryBlocks &a) {
   auto outType = cast<RankedTensorType>(a.out.getType());
   int64_t dk = outType.getDimSize(3);
-  assert(dk % kLanes == 0 && "checked by the caller");
+  assert(dk % a.lanes == 0 && "checked by the caller");
   Type f32 = b.getF32Type();
-  VectorType lanes = laneType(b);
+  VectorType lanes = laneType(b, a.lanes);
   Value zero =
       arith::ConstantOp::create(b, loc, DenseElementsAttr::get(lanes, 0.0f));
   Value lowest = vector::BroadcastOp::create(b, loc, lanes, a.lowest);
   // Qᵀ and Oᵀ: one buffer each per (batch, head), reused by every block.
   // alloc_tensor, not tensor.empty: CSE would merge two equal empties, and
   // bufferization then gave both loop-carried tensors the same buffer.
-  auto bufType = RankedTensorType::get({dk, kLanes}, f32);
+  auto bufType = RankedTensorType::get({dk, a.lanes}, f32);
   Value qtInit =
       bufferization::AllocTensorOp::create(b, loc, bufType, ValueRange{});
   Value otInit =
       bufferization::AllocTensorOp::create(b, loc, bufType, ValueRange{});
-  auto rowsType = RankedTensorType::get({kLanes, dk}, f32);
+  auto rowsType = RankedTensorType::get({a.lanes, dk}, f32);
   Value c0 = index(b, loc, 0), c1 = index(b, loc, 1);
 
   // The keys and values of every whole block, gathered once per (batch,
   // head) into rows of their own: the cache's whole blocks, then the new
   // keys up to the last query block. In the cache consecutive keys are
   // (batch x kv heads x dk) apart, a stride known only at run time, so a
-  // block's 16 rows took 16 pointers (spilled: the score loop reloaded
+  // block's rows took one pointer each (spilled: the score loop reloaded
   // them from the stack every step); here they are dk apart.
-  Value width = index(b, loc, kLanes);
+  Value width = index(b, loc, a.lanes);
   Value pastBlocks = arith::DivUIOp::create(b, loc, a.pastCount, width);
   Value pastFull = arith::MulIOp::create(b, loc, pastBlocks, width);
   // Nothing to gather when no query block runs (every decode step).
@@ -319,7 +323,7 @@ Value tlm::attentionQueryBlocks(OpBuilder &b, Location loc,
                         }};
 
   auto blocks = scf::ForOp::create(
-      b, loc, c0, a.full, index(b, loc, kLanes),
+      b, loc, c0, a.full, index(b, loc, a.lanes),
       ValueRange{a.out, qtInit, otInit},
       [&](OpBuilder &nb, Location nl, Value i0, ValueRange it) {
         SmallVector<OpFoldResult> ones(4, nb.getIndexAttr(1));
@@ -327,10 +331,10 @@ Value tlm::attentionQueryBlocks(OpBuilder &b, Location loc,
             nb, nl, rowsType, a.q,
             SmallVector<OpFoldResult>{a.batch, i0, a.head, nb.getIndexAttr(0)},
             SmallVector<OpFoldResult>{nb.getIndexAttr(1),
-                                      nb.getIndexAttr(kLanes),
+                                      nb.getIndexAttr(a.lanes),
                                       nb.getIndexAttr(1), nb.getIndexAttr(dk)},
             ones);
-        Value qt = transposeInto(nb, nl, qRows, it[1], dk,
+        Value qt = transposeInto(nb, nl, qRows, it[1], dk, a.lanes,
                                  /*toTransposed=*/true, a.scale);
         auto zeroLoop = scf::ForOp::create(
             nb, nl, c0, index(nb, nl, dk), c1, ValueRange{it[2]},
@@ -343,13 +347,13 @@ Value tlm::attentionQueryBlocks(OpBuilder &b, Location loc,
         // the past keys after their last whole block. (Order does not
         // matter to the online softmax, up to rounding.)
         Value upTo = arith::AddIOp::create(
-            nb, nl, arith::DivUIOp::create(nb, nl, i0, index(nb, nl, kLanes)),
+            nb, nl, arith::DivUIOp::create(nb, nl, i0, index(nb, nl, a.lanes)),
             c1);
         st = foldBlocks(nb, nl, gatheredSrc, pastBlocks, upTo, i0, qt, dk, st,
                         a);
         st = foldPastTail(nb, nl, pastFull, qt, dk, st, a);
 
-        // Oᵀ / l, transposed back into the 16 output rows.
+        // Oᵀ / l, transposed back into the block's output rows.
         auto divLoop = scf::ForOp::create(
             nb, nl, c0, index(nb, nl, dk), c1, ValueRange{st.ot},
             [&](OpBuilder &lb, Location ll, Value d, ValueRange ot) {
@@ -360,12 +364,12 @@ Value tlm::attentionQueryBlocks(OpBuilder &b, Location loc,
         SmallVector<OpFoldResult> offsets{
             nb.getIndexAttr(0), i0, nb.getIndexAttr(0), nb.getIndexAttr(0)};
         SmallVector<OpFoldResult> sizes{
-            nb.getIndexAttr(1), nb.getIndexAttr(kLanes), nb.getIndexAttr(1),
+            nb.getIndexAttr(1), nb.getIndexAttr(a.lanes), nb.getIndexAttr(1),
             nb.getIndexAttr(dk)};
         Value outRows = tensor::ExtractSliceOp::create(nb, nl, rowsType, it[0],
                                                        offsets, sizes, ones);
         outRows = transposeInto(nb, nl, divLoop.getResult(0), outRows, dk,
-                                /*toTransposed=*/false);
+                                a.lanes, /*toTransposed=*/false);
         Value out = tensor::InsertSliceOp::create(nb, nl, outRows, it[0],
                                                   offsets, sizes, ones);
         scf::YieldOp::create(nb, nl, ValueRange{out, qt, divLoop.getResult(0)});

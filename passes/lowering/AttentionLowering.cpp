@@ -440,11 +440,13 @@ Value toCacheLayout(OpBuilder &b, Location loc, Value x) {
 /// concatenated along the key dim for one softmax, then split again for the
 /// two P·V sums. Only the new part is causally masked.
 struct LowerCachedAttention : OpRewritePattern<CachedAttentionOp> {
-  LowerCachedAttention(MLIRContext *ctx, bool fused)
-      : OpRewritePattern(ctx), fused(fused) {}
+  LowerCachedAttention(MLIRContext *ctx, bool fused, int64_t lanes)
+      : OpRewritePattern(ctx), fused(fused), lanes(lanes) {}
   /// One online-softmax loop nest (FusedAttention.cpp) instead of the
   /// scores / softmax / P·V generics; f32 only.
   bool fused;
+  /// Its query rows per block (one f32 vector of the target).
+  int64_t lanes;
 
   LogicalResult matchAndRewrite(CachedAttentionOp op,
                                 PatternRewriter &rewriter) const override {
@@ -467,7 +469,8 @@ struct LowerCachedAttention : OpRewritePattern<CachedAttentionOp> {
     Value vNew = toCacheLayout(b, loc, v);
     if (fused && elem.isF32()) {
       Value out = tensor::CollapseShapeOp::create(
-          b, loc, fusedCachedAttention(b, loc, q, kPast, vPast, k, v, group),
+          b, loc,
+          fusedCachedAttention(b, loc, q, kPast, vPast, k, v, group, lanes),
           SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
       rewriter.replaceOp(op, {castTo(b, loc, out, op.getResult().getType()),
                               castTo(b, loc, kNew, op.getKNew().getType()),
@@ -526,7 +529,8 @@ struct LowerCachedAttention : OpRewritePattern<CachedAttentionOp> {
 } // namespace
 
 void tlm::populateAttentionLoweringPatterns(RewritePatternSet &patterns,
-                                            bool fuseAttention) {
+                                            bool fuseAttention, int64_t lanes) {
   patterns.add<LowerRoPE, LowerSDPA, LowerAttention>(patterns.getContext());
-  patterns.add<LowerCachedAttention>(patterns.getContext(), fuseAttention);
+  patterns.add<LowerCachedAttention>(patterns.getContext(), fuseAttention,
+                                     lanes);
 }

@@ -155,7 +155,7 @@ Online foldAll(OpBuilder &b, Location loc, const KeySource &src, Value count,
 
 Value tlm::fusedCachedAttention(OpBuilder &b, Location loc, Value q,
                                 Value kPast, Value vPast, Value k, Value v,
-                                int64_t group) {
+                                int64_t group, int64_t lanes) {
   // q: (B, S, H, dk); kPast/vPast: (T, B, kvH, dk); k/v: (B, S, kvH, dk).
   auto qType = cast<RankedTensorType>(q.getType());
   int64_t heads = qType.getDimSize(2), dk = qType.getDimSize(3);
@@ -203,16 +203,16 @@ Value tlm::fusedCachedAttention(OpBuilder &b, Location loc, Value q,
   SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
   Value slice = tensor::ExtractSliceOp::create(
       b, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
-  // Whole blocks of 16 query rows together (AttentionBlocks.cpp), the rest
-  // (all of a decode step) one row at a time.
+  // Whole blocks of `lanes` query rows together (AttentionBlocks.cpp), the
+  // rest (all of a decode step) one row at a time.
   Value full = c0;
-  if (dk % kQueryBlock == 0) {
-    Value width = arith::ConstantIndexOp::create(b, loc, kQueryBlock);
+  if (dk % lanes == 0) {
+    Value width = arith::ConstantIndexOp::create(b, loc, lanes);
     full = arith::MulIOp::create(
         b, loc, arith::DivUIOp::create(b, loc, seq, width), width);
-    slice = attentionQueryBlocks(
-        b, loc,
-        {q, slice, bb, h, kvh, pastSrc, newSrc, past, full, scale, lowest});
+    slice = attentionQueryBlocks(b, loc,
+                                 {q, slice, bb, h, kvh, pastSrc, newSrc, past,
+                                  full, scale, lowest, lanes});
   }
   auto rows = scf::ForOp::create(
       b, loc, full, seq, c1, ValueRange{slice},

@@ -2,7 +2,8 @@
 //-*-===//
 //
 // Shared by FusedAttention.cpp (the per-(batch, head) loop nest and the
-// one-query-row form) and AttentionBlocks.cpp (16 query rows at a time).
+// one-query-row form) and AttentionBlocks.cpp (a vector of query rows at a
+// time).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TLM_PASSES_LOWERING_FUSEDATTENTION_H
@@ -21,9 +22,6 @@ struct KeySource {
   std::function<SmallVector<Value>(Value j, Value b, Value kvh)> at;
 };
 
-/// Query rows per block of attentionQueryBlocks: one f32 vector of them.
-constexpr int64_t kQueryBlock = 16;
-
 /// What attentionQueryBlocks works on: one (batch, head) pair.
 struct QueryBlocks {
   Value q;           ///< (B, S, H, dk)
@@ -32,13 +30,14 @@ struct QueryBlocks {
   Value kvHead;      ///< the kv head it reads
   KeySource past, fresh;
   Value pastCount; ///< keys in the cache before this step
-  Value full;      ///< query rows done here: a multiple of kQueryBlock
+  Value full;      ///< query rows done here: a multiple of lanes
   Value scale;     ///< 1 / sqrt(dk), f32
   Value lowest;    ///< the finite "minus infinity" of the row form
+  int64_t lanes;   ///< query rows per block: one f32 vector of them
 };
 
 /// Causal attention of query rows [0, full) (see AttentionBlocks.cpp);
-/// returns `out` with those rows written. Needs dk % kQueryBlock == 0.
+/// returns `out` with those rows written. Needs dk % lanes == 0.
 Value attentionQueryBlocks(OpBuilder &b, Location loc, const QueryBlocks &a);
 
 } // namespace mlir::tlm

@@ -62,15 +62,19 @@ Value siluScalar(OpBuilder &b, Location loc, Value z);
 /// The populate functions, one per op family.
 void populateLinearLoweringPatterns(RewritePatternSet &patterns);
 void populateNormLoweringPatterns(RewritePatternSet &patterns);
+/// With `fuseAttention`, cached attention becomes one loop nest whose query
+/// blocks are `lanes` rows (one f32 vector) wide.
 void populateAttentionLoweringPatterns(RewritePatternSet &patterns,
-                                       bool fuseAttention);
+                                       bool fuseAttention, int64_t lanes);
 
 /// Causal attention of q (B, S, H, dk) over the cached keys/values
 /// (T, B, kvH, dk) followed by the new ones (B, S, kvH, dk), query i seeing
 /// new keys 0..i; kv head = h / group. One online-softmax loop nest, f32,
-/// result (B, S, H, dk). See FusedAttention.cpp.
+/// result (B, S, H, dk), query rows `lanes` at a time. See
+/// FusedAttention.cpp.
 Value fusedCachedAttention(OpBuilder &b, Location loc, Value q, Value kPast,
-                           Value vPast, Value k, Value v, int64_t group);
+                           Value vPast, Value k, Value v, int64_t group,
+                           int64_t lanes);
 
 } // namespace mlir::tlm
 

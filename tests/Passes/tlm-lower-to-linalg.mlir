@@ -1,6 +1,9 @@
 // RUN: tlm-opt %s --tlm-lower-to-linalg=fuse-attention=false --canonicalize --cse | FileCheck %s
 // RUN: tlm-opt %s --tlm-lower-to-linalg --canonicalize --cse | FileCheck %s --check-prefix=FUSED
 // RUN: tlm-opt %s --tlm-linalg-pipeline | FileCheck %s --check-prefix=NOTLM
+// RUN: tlm-opt %s --tlm-lower-to-linalg=lanes=8 --canonicalize --cse | FileCheck %s --check-prefix=LANES8
+// RUN: not tlm-opt %s --tlm-lower-to-linalg=lanes=0 2>&1 | FileCheck %s --check-prefix=NOLANES
+// NOLANES: error: tlm-lower-to-linalg: lanes must be positive, got 0
 
 // After the pass no tlm op is left.
 // NOTLM-NOT: tlm.
@@ -276,6 +279,13 @@ func.func @silu(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
 // FUSED:             arith.divf {{.*}} : vector<16xf32>
 // FUSED:             vector.transpose
 // FUSED:             tensor.insert_slice %{{.*}}[0, %[[I0]], 0, 0] [1, 16, 1, 16]
+// With 8 lanes (AVX2) the blocks are 8 query rows (Qᵀ and Oᵀ 16 x 8),
+// transposed 8 x 8 at a time, with 8 score vectors of 8 lanes per key block.
+// LANES8-LABEL: func @cached_attention
+// LANES8:         bufferization.alloc_tensor() : tensor<16x8xf32>
+// LANES8:         scf.for %{{.*}} = %c0 to %{{.*}} step %c8 {{.*}} -> (tensor<1x?x1x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>)
+// LANES8:           vector.transpose %{{.*}}, [1, 0] : vector<8x8xf32> to vector<8x8xf32>
+// LANES8:           scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // The remaining rows one at a time.
 // FUSED:           scf.for %[[I:.*]] = %[[FULL]] to %{{.*}} iter_args(%{{.*}} = %[[BLK]]#0)
 // FUSED:             vector.transfer_read %{{.*}}[%[[B]], %[[I]], %[[H]], %c0]

@@ -87,8 +87,9 @@ struct Case {
 };
 
 std::vector<Case> cases() {
-  // Head size 16: the fused attention takes 16 query rows at a time
-  // (AttentionBlocks.cpp); `mha_dk8` keeps every row in the row form.
+  // Head size 16: the fused attention takes a vector of query rows at a
+  // time (AttentionBlocks.cpp; 16 with AVX-512, 8 with AVX2); `mha_dk8`
+  // keeps every row in the row form where vectors have 16 lanes.
   auto base = [](int64_t heads, int64_t kvHeads, int64_t dk = 16) {
     model::Config c;
     c.vocabSize = 37;
