@@ -422,6 +422,43 @@ def TlmApproximateMath : Pass<"tlm-approximate-math"> {
   ];
 }
 
+def TlmSerializeNestedParallel
+    : Pass<"tlm-serialize-nested-parallel", "::mlir::func::FuncOp"> {
+  let summary = "Run scf.parallel loops nested in another one as scf.for nests";
+  let description = [{
+    The CPU pipeline turns every `scf.parallel` into an OpenMP parallel
+    region (`convert-scf-to-openmp`), nested ones included. A nested region
+    only ever runs serialized on the thread that reaches it, yet each entry
+    still costs a fork call and a worksharing-loop init in libomp, and
+    Debian's libomp formats a debug trace string in every
+    `__kmpc_for_static_init` (a vsnprintf, a malloc and a free). Nested in
+    the fused attention's (batch, head) loop, such loops ran once per key
+    block: cs336-ts decoded ~10x slower on 2 threads than on 1. This pass
+    rewrites each `scf.parallel` that has an `scf.parallel` ancestor into a
+    nest of `scf.for` (upstream's `parallelForToNestedFors`), leaving the
+    outermost ones to become the parallel regions. One with reductions is
+    left alone.
+
+    Before:
+    ```mlir
+    scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+      scf.parallel (%j) = (%c0) to (%m) step (%c1) {
+        memref.store %x, %buf[%i, %j] : memref<?x?xf32>
+      }
+    }
+    ```
+    After:
+    ```mlir
+    scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+      scf.for %j = %c0 to %m step %c1 {
+        memref.store %x, %buf[%i, %j] : memref<?x?xf32>
+      }
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
 def TlmGpuDeviceMemory : Pass<"tlm-gpu-device-memory", "::mlir::func::FuncOp"> {
   let summary = "Put a bufferized host function's buffers in GPU memory";
   let description = [{

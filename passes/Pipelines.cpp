@@ -111,6 +111,7 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
   if (options.parallel) {
     pm.addPass(createForallToParallelLoopPass());
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+    pm.addNestedPass<func::FuncOp>(createTlmSerializeNestedParallel());
     pm.addPass(createConvertSCFToOpenMPPass());
   } else {
     // Fused attention's (batch, head) forall, run in order.
