@@ -174,16 +174,8 @@ void optimize(llvm::Module &m, llvm::TargetMachine &tm, unsigned optLevel,
   tuning.LoopInterleaving = loopTransforms;
   tuning.LoopVectorization = loopTransforms;
   tuning.SLPVectorization = loopTransforms;
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
   llvm::PassBuilder pb(&tm, tuning);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  AnalysisManagers am(pb);
   llvm::ModulePassManager mpm;
   switch (optLevel) {
   case 0:
@@ -199,7 +191,7 @@ void optimize(llvm::Module &m, llvm::TargetMachine &tm, unsigned optLevel,
     mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
     break;
   }
-  mpm.run(m, mam);
+  mpm.run(m, am.mam);
 }
 
 /// Optimizes `m` at `optLevel` and compiles it to an object file.

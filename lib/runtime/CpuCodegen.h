@@ -16,6 +16,7 @@
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Passes/PassBuilder.h"
 
 #include <memory>
 #include <string>
@@ -36,6 +37,22 @@ struct CpuCodegenOptions {
   std::vector<std::string> sharedLibs;
   /// When set, the machine code is written there (as one object).
   std::string objectPath;
+};
+
+/// LLVM's four analysis managers, registered with a pass builder and
+/// wired to one another: what running a new-PM pipeline on a module needs.
+struct AnalysisManagers {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  explicit AnalysisManagers(llvm::PassBuilder &pb) {
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+  }
 };
 
 /// The host's widest f32 vectors: how many lanes one holds and how many

@@ -68,19 +68,11 @@ std::string shapeStr(llvm::ArrayRef<int64_t> shape) {
 /// yet instruction selection of their thousand-odd descriptor fields took
 /// ~0.1 s each at O3; FastISel takes a fraction.
 void compileWrappersQuickly(llvm::Module &m) {
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
   llvm::PassBuilder pb;
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  AnalysisManagers am(pb);
   llvm::ModulePassManager mpm;
   mpm.addPass(llvm::AlwaysInlinerPass());
-  mpm.run(m, mam);
+  mpm.run(m, am.mam);
   for (llvm::Function &f : m)
     if (!f.isDeclaration() && f.getName().starts_with("_mlir_")) {
       f.addFnAttr(llvm::Attribute::NoInline);
