@@ -382,4 +382,11 @@ VectorShape hostVectorShape() {
   return {4, 16};
 }
 
+VectorShape vectorShapeFor(int64_t lanes) {
+  VectorShape host = hostVectorShape();
+  if (lanes == 0 || lanes == host.lanes)
+    return host;
+  return {lanes, lanes >= 16 ? 32 : 16};
+}
+
 } // namespace tlm::runtime

@@ -64,6 +64,10 @@ struct VectorShape {
 /// From the host CPU's features: AVX-512 16 x 32, AVX/AVX2 8 x 16, other
 /// x86 (SSE) 4 x 16, AArch64 (NEON) 4 x 32, anything else 4 x 16.
 VectorShape hostVectorShape();
+/// The host's shape for `lanes` 0 or the host's own width; for another
+/// width, the registers an x86 host with such vectors has (32 of 16 lanes,
+/// 16 of 8 or 4).
+VectorShape vectorShapeFor(int64_t lanes);
 
 /// The compiled code of one module.
 class CpuCode {

@@ -182,14 +182,9 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
     pipelineOptions.foldRMSNorm = options.foldRMSNorm;
     pipelineOptions.fuseResidualAdds = options.fuseResidualAdds;
     pipelineOptions.fuseSwiGLU = options.fuseSwiGLU;
-    VectorShape host = hostVectorShape();
-    pipelineOptions.lanes = options.lanes ? options.lanes : host.lanes;
-    // Registers as a host with such vectors has (x86: 32 of 16 lanes, 16
-    // of 8 or 4), unless they are the host's own.
-    pipelineOptions.vectorRegisters = pipelineOptions.lanes == host.lanes
-                                          ? host.registers
-                                      : pipelineOptions.lanes >= 16 ? 32
-                                                                    : 16;
+    VectorShape vectors = vectorShapeFor(options.lanes);
+    pipelineOptions.lanes = vectors.lanes;
+    pipelineOptions.vectorRegisters = vectors.registers;
     // The JIT calls ExecutionEngine's packed wrapper of each entry
     // directly: the C-interface wrappers would only add another call with
     // every descriptor field as an argument, which LLVM is slow to compile.
