@@ -3,6 +3,7 @@
 #define TLM_TOOLS_TLMRUN_OPTIONS_H
 
 #include "lib/model/Weights.h"
+#include "lib/runtime/Jit.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
@@ -133,6 +134,10 @@ llvm::Error asUserError(llvm::Error err);
 
 // Shared by the commands (Commands.cpp).
 llvm::Expected<model::Config> loadConfig(const Options &o);
+/// The JIT's options from the compile flags (JitFlags.cpp), some of whose
+/// `auto` values depend on the model's size.
+llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
+                                               const model::Config &c);
 llvm::Expected<model::Weights> loadWeights(const Options &o,
                                            const model::Config &c);
 /// "1 2 3" or "1,2,3" into ids; errors name `flag`.

@@ -1,0 +1,227 @@
+//===- GpuPasses.td - the GPU pipeline's passes ------------*- tablegen -*-===//
+//
+// Included by Passes.td: one set of pass declarations, one registration.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TLM_GPU_PASSES_TD
+#define TLM_GPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TlmGpuDeviceMemory : Pass<"tlm-gpu-device-memory", "::mlir::func::FuncOp"> {
+  let summary = "Put a bufferized host function's buffers in GPU memory";
+  let description = [{
+    For the GPU pipeline, after bufferization and deallocation and before
+    the loops are mapped: every `memref.alloc` becomes a `gpu.alloc` and
+    every `memref.dealloc` a `gpu.dealloc` (the host function keeps the
+    allocation order and lifetimes bufferization chose), and every
+    `memref.copy` becomes a `linalg.copy`, so that it turns into a parallel
+    loop and then a kernel like any other op. Fails on an `alloca` or a
+    global: on the GPU path no op may leave data in host memory.
+
+    Before:
+    ```mlir
+    %t = memref.alloc(%n) : memref<?x64xf32>
+    memref.copy %a, %t : memref<?x64xf32> to memref<?x64xf32>
+    memref.dealloc %t : memref<?x64xf32>
+    ```
+    After:
+    ```mlir
+    %t = gpu.alloc (%n) : memref<?x64xf32>
+    linalg.copy ins(%a : memref<?x64xf32>) outs(%t : memref<?x64xf32>)
+    gpu.dealloc %t : memref<?x64xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::linalg::LinalgDialect"
+  ];
+}
+
+def TlmGpuMapParallelLoops : Pass<"tlm-gpu-map-parallel-loops", "::mlir::func::FuncOp"> {
+  let summary = "Tile each outermost scf.parallel into blocks and threads";
+  let description = [{
+    Gives every outermost `scf.parallel` of a host function a GPU mapping
+    that `convert-parallel-loops-to-gpu` turns into a `gpu.launch`:
+    dimensions before the last are collapsed into one, the last is tiled by
+    `block-size` (or its static extent, if smaller; a guard masks the tail),
+    the collapsed dimension runs on `block_x`, the last dimension's tiles on
+    `block_y` and the lanes of a tile on `thread_x`, so neighbouring threads
+    touch neighbouring elements of the innermost (contiguous) dimension.
+    Loops nested inside (reductions lowered to `scf.for`) run within each
+    thread. Fails if a memory access is left outside every parallel loop and
+    every `gpu.launch`, since it would run on the host against device
+    memory.
+
+    Before:
+    ```mlir
+    scf.parallel (%i, %j) = (%c0, %c0) to (%n, %c256) step (%c1, %c1) {
+      ...
+    }
+    ```
+    After (block-size 128):
+    ```mlir
+    scf.parallel (%i, %jt) = (%c0, %c0) to (%n, %c256) step (%c1, %c128) {
+      scf.parallel (%u, %jj) = (%c0, %c0) to (%c1, %c128) step (%c1, %c1) {
+        ...
+      } {mapping = [#gpu.loop_dim_map<processor = sequential, ...>,
+                    #gpu.loop_dim_map<processor = thread_x, ...>]}
+    } {mapping = [#gpu.loop_dim_map<processor = block_x, ...>,
+                  #gpu.loop_dim_map<processor = block_y, ...>]}
+    ```
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"128",
+           "Threads per block along the innermost dimension">
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+    "::mlir::affine::AffineDialect"
+  ];
+}
+
+def TlmGpuNativeMath : Pass<"tlm-gpu-native-math"> {
+  let summary = "Give math ops with an exact PTX instruction that instruction";
+  let description = [{
+    Inside GPU kernels, before `convert-gpu-to-nvvm`: `math.sqrt` becomes
+    NVVM's round-to-nearest square root (`llvm.nvvm.sqrt.rn.f`/`.d`, PTX
+    `sqrt.rn`), `math.fma` and `math.absf` the LLVM intrinsics (`fma.rn`,
+    `abs`). Left to `convert-gpu-to-nvvm`, they would become libdevice calls,
+    and libdevice's `sqrtf` is `sqrt.approx` unless the module asks for
+    precise square roots. Ops without such an instruction (`sin`, `cos`,
+    `exp`) are left for libdevice.
+
+    Before:
+    ```mlir
+    %r = math.sqrt %x : f32
+    ```
+    After:
+    ```mlir
+    %r = llvm.call_intrinsic "llvm.nvvm.sqrt.rn.f"(%x) : (f32) -> f32
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def TlmGpuTileMatmuls : Pass<"tlm-gpu-tile-matmuls", "::mlir::func::FuncOp"> {
+  let summary = "Projections as shared-memory tiled GPU kernels";
+  let description = [{
+    On buffers, for the GPU pipeline (before the remaining ops become
+    parallel loops): every projection `out[rows..., n] += x[rows..., k] ·
+    w[n, k]` (the contraction tlm.linear lowers to) becomes a `gpu.launch`
+    over `tile` x `tile` output tiles, one thread per output. For each
+    `tile`-wide slice of k the block loads the x rows and the w rows of its
+    tile into workgroup memory (neighbouring threads read neighbouring k:
+    coalesced), synchronizes, and each thread accumulates its dot product
+    from there with fused multiply-adds; w's tile is padded by one column so
+    the threads of a warp hit different banks. Rows are dynamic and every
+    edge is guarded. Other contractions are left alone.
+
+    Before:
+    ```mlir
+    linalg.generic {... iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+        ins(%x, %w : memref<?x?x64xf32>, memref<32x64xf32>) outs(%y : memref<?x?x32xf32>) {...}
+    ```
+    After:
+    ```mlir
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %mtiles, %gy = %c2, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%sx = %c16, %sy = %c16, %sz = %c1)
+               workgroup(%xs : memref<16x16xf32, #gpu.address_space<workgroup>>,
+                         %ws : memref<16x17xf32, #gpu.address_space<workgroup>>) {
+      %acc = scf.for %k0 = %c0 to %c64 step %c16 iter_args(...) {
+        ... memref.store ..., %xs[%ty, %tx] ... memref.store ..., %ws[%ty, %tx]
+        gpu.barrier
+        ... math.fma over %xs[%ty, %kk], %ws[%tx, %kk] ...
+        gpu.barrier
+      }
+      ... %y[...] = %y[...] + %acc
+    }
+    ```
+  }];
+  let options = [
+    Option<"tile", "tile", "int64_t", /*default=*/"16",
+           "Output tile edge (threads per block = tile x tile)">
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+    "::mlir::math::MathDialect", "::mlir::arith::ArithDialect"
+  ];
+}
+
+def TlmGpuBlockReductions : Pass<"tlm-gpu-block-reductions", "::mlir::func::FuncOp"> {
+  let summary = "Row reductions as one GPU block per row";
+  let description = [{
+    On buffers, for the GPU pipeline: a `linalg.generic` whose last loop is
+    its only reduction, whose output is indexed by the other loops, and whose
+    body is `out = combine(out, f(inputs))` with `combine` one of `addf`,
+    `maximumf`, `maxnumf` (RMSNorm's sum of squares, softmax's max and sum)
+    becomes a `gpu.launch` with one block per output element: the block's
+    threads stride over the reduced dimension, each folding `f` into a
+    private partial, and `gpu.all_reduce` combines the partials (warp
+    shuffles and workgroup memory, lowered by `convert-gpu-to-nvvm`); thread
+    0 then folds the total into `out`. Reductions shorter than a warp (a
+    static extent under 32, such as one head's dot product) are left to the
+    per-thread loops of `tlm-gpu-map-parallel-loops`. The threads per block
+    are `block-size`, or the next power of two of a smaller static extent.
+
+    Before:
+    ```mlir
+    linalg.generic {indexing_maps = [(d0, d1, d2) -> (d0, d1, d2), (d0, d1, d2) -> (d0, d1)],
+                    iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%x : memref<?x?x768xf32>) outs(%ss : memref<?x?xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %sq = arith.mulf %in, %in : f32
+      %s = arith.addf %sq, %out : f32
+      linalg.yield %s : f32
+    }
+    ```
+    After:
+    ```mlir
+    gpu.launch blocks(%b, %y, %z) in (%rows = ..., ...) threads(%t, ...) in (%c256, %c1, %c1) {
+      %partial = scf.for %r = %t to %c768 step %c256 iter_args(%p = %zero) -> f32 {
+        %in = memref.load %x[...]
+        %sq = arith.mulf %in, %in : f32
+        %next = arith.addf %p, %sq : f32
+        scf.yield %next : f32
+      }
+      %total = gpu.all_reduce add %partial uniform {} : (f32) -> f32
+      scf.if %first { ... memref.store (arith.addf %old, %total), %ss[...] }
+    }
+    ```
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block (a power of two, at least 32)">
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+    "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect"
+  ];
+}
+
+def TlmGpuDedupKernels : Pass<"tlm-gpu-dedup-kernels", "::mlir::ModuleOp"> {
+  let summary = "Keep one copy of each distinct outlined kernel";
+  let description = [{
+    `gpu-kernel-outlining` makes one `gpu.module` per launch, and a model
+    launches the same kernels once per layer. This pass compares the
+    modules' contents (printed with local names, so only the module's own
+    symbol differs), keeps the first of each set of identical modules,
+    points every `gpu.launch_func` at it and erases the rest: less PTX to
+    generate at compile time and fewer modules for the driver to load.
+
+    Before:
+    ```mlir
+    gpu.launch_func @f_kernel::@f_kernel ...
+    gpu.launch_func @f_kernel_0::@f_kernel ...
+    gpu.module @f_kernel { gpu.func @f_kernel(...) kernel { BODY } }
+    gpu.module @f_kernel_0 { gpu.func @f_kernel(...) kernel { BODY } }
+    ```
+    After:
+    ```mlir
+    gpu.launch_func @f_kernel::@f_kernel ...
+    gpu.launch_func @f_kernel::@f_kernel ...
+    gpu.module @f_kernel { gpu.func @f_kernel(...) kernel { BODY } }
+    ```
+  }];
+}
+
+#endif // TLM_GPU_PASSES_TD

@@ -1,0 +1,94 @@
+//===- JitFlags.cpp - the model commands' compile flags -------------------===//
+//
+// --opt-level, --llvm-loops, --lanes, --disable and the MLIR pass manager's
+// own flags, read into the JIT's options; each bad value is a user error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/tlm-run/Options.h"
+
+#include "lib/model/Config.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
+
+#include <string>
+
+namespace tlm::cli {
+
+llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
+                                               const model::Config &c) {
+  runtime::JitOptions j;
+  j.threads = o.threads;
+  if (o.target == "cuda")
+    j.target = runtime::Target::Cuda;
+  if (o.optLevel == "auto") {
+    // Tiered like any JIT: below 1M parameters a whole run takes less time
+    // than O3 compilation (tiny.json: 0.7 s at O0 against 2.7 s at O3,
+    // measured), so the quick compile wins.
+    j.optLevel = model::parameterCount(c) < 1000000 ? 0 : 3;
+  } else if (o.optLevel.size() != 1 || o.optLevel[0] < '0' ||
+             o.optLevel[0] > '3') {
+    return userError("--opt-level must be 0, 1, 2, 3 or auto, found '" +
+                     o.optLevel + "'");
+  } else {
+    j.optLevel = o.optLevel[0] - '0';
+  }
+  // LLVM unrolls the short loops of small models fully (cs336-ts, 1
+  // thread: decode +18%, prefill +13%); in small.json what it unrolls is
+  // loops our passes emitted unrolled already (RoPE's heads, 16-row
+  // blocks) and codegen took 25-45% longer for no measured speed.
+  if (o.llvmLoops == "auto")
+    j.llvmLoopTransforms = model::parameterCount(c) < 20000000;
+  else if (o.llvmLoops == "on" || o.llvmLoops == "off")
+    j.llvmLoopTransforms = o.llvmLoops == "on";
+  else
+    return userError("--llvm-loops must be on, off or auto, found '" +
+                     o.llvmLoops + "'");
+  if (o.lanes == "16" || o.lanes == "8" || o.lanes == "4")
+    j.lanes = std::stoi(o.lanes);
+  else if (o.lanes != "auto")
+    return userError("--lanes must be 16, 8, 4 or auto, found '" + o.lanes +
+                     "'");
+  // Each switchable optimization of the CPU pipeline and its JitOptions
+  // flag; the error for an unknown name lists them from here.
+  static const std::pair<llvm::StringLiteral, bool runtime::JitOptions::*>
+      optimizations[] = {
+          {"tile-matmuls", &runtime::JitOptions::tileMatmuls},
+          {"approximate-math", &runtime::JitOptions::approximateMath},
+          {"fuse-attention", &runtime::JitOptions::fuseAttention},
+          {"vectorize-elementwise", &runtime::JitOptions::vectorizeElementwise},
+          {"pack-projections", &runtime::JitOptions::packProjections},
+          {"fuse-projections", &runtime::JitOptions::fuseProjections},
+          {"fold-rmsnorm", &runtime::JitOptions::foldRMSNorm},
+          {"fuse-residual-adds", &runtime::JitOptions::fuseResidualAdds},
+          {"fuse-swiglu", &runtime::JitOptions::fuseSwiGLU}};
+  llvm::SmallVector<llvm::StringRef> disabled;
+  llvm::StringRef(o.disable).split(disabled, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef d : disabled) {
+    d = d.trim();
+    const auto *it = llvm::find_if(
+        optimizations, [&](const auto &entry) { return entry.first == d; });
+    if (it == std::end(optimizations)) {
+      std::string known;
+      for (const auto &entry : optimizations)
+        known += (known.empty() ? "" : ", ") + entry.first.str();
+      return userError("--disable: unknown optimization '" + d +
+                       "' (known: " + known + ")");
+    }
+    j.*(it->second) = false;
+  }
+  j.configurePassManager = [](mlir::PassManager &pm) {
+    if (failed(mlir::applyPassManagerCLOptions(pm)))
+      return mlir::failure();
+    // --mlir-timing: the pass manager owns the timer and prints the report
+    // when the pipeline is done. Enabled last, so it times only passes.
+    auto timing = std::make_unique<mlir::DefaultTimingManager>();
+    mlir::applyDefaultTimingManagerCLOptions(*timing);
+    if (timing->isEnabled())
+      pm.enableTiming(std::move(timing));
+    return mlir::success();
+  };
+  return std::move(j);
+}
+
+} // namespace tlm::cli
