@@ -166,8 +166,11 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
     the FFNs: `out[rows..., n] += x[rows..., k] · w[n, k]` with dynamic rows,
     static `n` and `k` and f32 data. Other contractions are left alone.
 
-    1. With `threads > 1`, the `n` dim is split into `threads` chunks of
-       whole column tiles by an `scf.forall` (an OpenMP loop later).
+    1. With `threads > 1`, the `n` dim is split into chunks of whole
+       column tiles by an `scf.forall` (an OpenMP loop later): `threads`
+       chunks, or more where that makes them divide `n` (10000 columns of
+       16 on 2 threads: 25 chunks of 400, rather than 5008 + 4992 with a
+       ragged tail).
     2. The columns are tiled in panels of `col-panel` (inside each thread's
        chunk), so every row runs against one cache-resident panel of W
        before the next.

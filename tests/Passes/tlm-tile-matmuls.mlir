@@ -111,6 +111,26 @@ func.func @projection(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>,
 #nk = affine_map<(m, n, k) -> (n, k)>
 #mn = affine_map<(m, n, k) -> (m, n)>
 
+// 160 columns are 5 panels: on two threads 80 + 80 would cut a panel and
+// 96 + 64 leaves a ragged chunk (formerly scalar, not packed); five chunks
+// of one panel keep every block packed (3 + 2 panels per thread).
+// PACKTHR-LABEL: func.func @odd_panels
+// PACKTHR:         scf.forall (%{{.*}}) = (0) to (160) step (32)
+// PACKTHR-COUNT-8:   vector.fma
+func.func @odd_panels(%x: tensor<?x64xf32>, %w: tensor<160x64xf32>,
+                      %acc: tensor<?x160xf32>) -> tensor<?x160xf32> {
+  %y = linalg.matmul indexing_maps = [#xk, #nk, #mn]
+         ins(%x, %w : tensor<?x64xf32>, tensor<160x64xf32>)
+         outs(%acc : tensor<?x160xf32>) -> tensor<?x160xf32>
+  return %y : tensor<?x160xf32>
+}
+
+// -----
+
+#xk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
 // k = 24 does not split into 16 lanes: the blocks are vectorized as they
 // are (a reduction over k per block), still without masks. Nor does it
 // pack (n = 8 is not a whole panel either): split-k blocks.

@@ -138,8 +138,14 @@ std::vector<Case> cases() {
   lanes8.jit.lanes = 8;
   lanes4.name = "swiglu_pairs_lanes4";
   lanes4.jit.lanes = 4;
+  // A head of 3 panels of 32 columns on two threads: three one-panel
+  // chunks (TileMatmuls.cpp's threadChunk), not 64 + a ragged 32.
+  Case oddChunks{"odd_chunks_2_threads_lanes16", base(2, 2)};
+  oddChunks.config.vocabSize = 96;
+  oddChunks.jit.threads = 2;
+  oddChunks.jit.lanes = 16;
   out.insert(out.end(), {post, noNorm, noRope, silu, tied, outlined, pairs,
-                         pairs2, lanes16, lanes8, lanes4});
+                         pairs2, lanes16, lanes8, lanes4, oddChunks});
   return out;
 }
 
