@@ -37,6 +37,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("With `parallel`, split each projection's columns into "
                      "this many chunks (one per OpenMP thread)"),
       llvm::cl::init(1)};
+  PassOptions::Option<int64_t> minParallelWork{
+      *this, "min-parallel-work",
+      llvm::cl::desc("With threads, parallel loops estimated below this many "
+                     "element operations run on one thread "
+                     "(tlm-serialize-small-parallel; 0: none)"),
+      llvm::cl::init(131072)};
   PassOptions::Option<bool> tileMatmuls{
       *this, "tile-matmuls",
       llvm::cl::desc("Register-block and vectorize the projections "

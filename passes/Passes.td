@@ -425,6 +425,63 @@ def TlmApproximateMath : Pass<"tlm-approximate-math"> {
   ];
 }
 
+def TlmSerializeSmallParallel
+    : Pass<"tlm-serialize-small-parallel", "::mlir::func::FuncOp"> {
+  let summary = "Run outermost scf.parallel loops too small for threads as "
+                "scf.for nests";
+  let description = [{
+    Each outermost `scf.parallel` becomes an OpenMP parallel region later,
+    whose fork and join cost a few microseconds (~3 µs measured with
+    Debian's libomp on 2 cores): more than a loop over one token's 768
+    activations, or a 64 x 64 projection, takes on one core. This pass
+    estimates each loop's work in element operations (every op counts its
+    widest vector, or 1, times the trip counts of the loops around it) and
+    compares it with `min-work`:
+
+    - at least `min-work` with every unknown trip count taken as 1: left
+      parallel;
+    - below it, all trip counts static: rewritten into a nest of `scf.for`
+      (upstream's `parallelForToNestedFors`);
+    - below it, some trip counts known only at run time (the sequence
+      length, the batch): versioned, `scf.if` on the estimate computed in
+      front of the loop, the parallel loop when it reaches `min-work` and a
+      `scf.for` nest otherwise. A loop of more than `max-versioned-ops`
+      operations is left parallel rather than duplicated.
+
+    Trip counts whose bounds depend on the loop's own values (a ragged
+    tile) count as 1. Loops with reductions are left alone. Run after
+    `tlm-serialize-nested-parallel`, so only outermost loops remain
+    parallel.
+
+    Before (`min-work=1024`):
+    ```mlir
+    scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+      %v = vector.transfer_read %a[%i, %c0], %pad : memref<?x8xf32>, vector<8xf32>
+      vector.transfer_write %v, %b[%i, %c0] : vector<8xf32>, memref<?x8xf32>
+    }
+    ```
+    After:
+    ```mlir
+    %work = ... (%n - %c0) ceildiv %c1 * 17 ...
+    %big = arith.cmpi sge, %work, %c1024 : index
+    scf.if %big {
+      scf.parallel (%i) = (%c0) to (%n) step (%c1) { ... }
+    } else {
+      scf.for %i = %c0 to %n step %c1 { ... }
+    }
+    ```
+  }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", /*default=*/"131072",
+           "Element operations below which a loop runs on one thread">,
+    Option<"maxVersionedOps", "max-versioned-ops", "int64_t",
+           /*default=*/"64",
+           "Largest loop body (operations) duplicated for a run-time choice">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def TlmSerializeNestedParallel
     : Pass<"tlm-serialize-nested-parallel", "::mlir::func::FuncOp"> {
   let summary = "Run scf.parallel loops nested in another one as scf.for nests";

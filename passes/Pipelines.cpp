@@ -112,6 +112,12 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
     pm.addPass(createForallToParallelLoopPass());
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
     pm.addNestedPass<func::FuncOp>(createTlmSerializeNestedParallel());
+    if (options.minParallelWork > 0) {
+      TlmSerializeSmallParallelOptions smallOptions;
+      smallOptions.minWork = options.minParallelWork;
+      pm.addNestedPass<func::FuncOp>(
+          createTlmSerializeSmallParallel(smallOptions));
+    }
     pm.addPass(createConvertSCFToOpenMPPass());
   } else {
     // Fused attention's (batch, head) forall, run in order.

@@ -182,6 +182,8 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
     pipelineOptions.foldRMSNorm = options.foldRMSNorm;
     pipelineOptions.fuseResidualAdds = options.fuseResidualAdds;
     pipelineOptions.fuseSwiGLU = options.fuseSwiGLU;
+    if (!options.serializeSmallParallel)
+      pipelineOptions.minParallelWork = 0;
     VectorShape vectors = vectorShapeFor(options.lanes);
     pipelineOptions.lanes = vectors.lanes;
     pipelineOptions.vectorRegisters = vectors.registers;

@@ -77,6 +77,9 @@ struct JitOptions {
   bool foldRMSNorm = true;
   bool fuseResidualAdds = true;
   bool fuseSwiGLU = true;
+  /// With threads, loops too small to pay for a fork run on one thread
+  /// (tlm-serialize-small-parallel).
+  bool serializeSmallParallel = true;
   /// Verify the IR after every pass of the pipeline, as tlm-opt does, rather
   /// than once after the last. On in builds with assertions and in the unit
   /// tests; release builds skip it (on small.json it was a quarter of the

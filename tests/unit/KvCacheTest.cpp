@@ -129,6 +129,9 @@ std::vector<Case> cases() {
   Case pairs2 = pairs;
   pairs2.name = "swiglu_pairs_2_threads";
   pairs2.jit.threads = 2;
+  // Loops this small would run on one thread (tlm-serialize-small-parallel):
+  // keep them parallel regions, so the two threads share them.
+  pairs2.jit.serializeSmallParallel = false;
   // Blocks for each vector width, whatever the host's (AVX-512: 8 x 32
   // packed tiles of 16 lanes; AVX2: 6 x 16 of 8; SSE/NEON: 6 x 8 of 4).
   Case lanes16 = pairs, lanes8 = pairs2, lanes4 = pairs;
@@ -143,9 +146,15 @@ std::vector<Case> cases() {
   Case oddChunks{"odd_chunks_2_threads_lanes16", base(2, 2)};
   oddChunks.config.vocabSize = 96;
   oddChunks.jit.threads = 2;
+  oddChunks.jit.serializeSmallParallel = false;
   oddChunks.jit.lanes = 16;
+  // As the JIT runs by default on two threads: the loops whose size is
+  // known at run time only pick threads or one thread per call.
+  Case twoThreads{"mha_2_threads_small_serial", base(2, 2)};
+  twoThreads.jit.threads = 2;
   out.insert(out.end(), {post, noNorm, noRope, silu, tied, outlined, pairs,
-                         pairs2, lanes16, lanes8, lanes4, oddChunks});
+                         pairs2, lanes16, lanes8, lanes4, oddChunks,
+                         twoThreads});
   return out;
 }
 

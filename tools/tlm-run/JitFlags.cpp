@@ -61,7 +61,9 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
           {"fuse-projections", &runtime::JitOptions::fuseProjections},
           {"fold-rmsnorm", &runtime::JitOptions::foldRMSNorm},
           {"fuse-residual-adds", &runtime::JitOptions::fuseResidualAdds},
-          {"fuse-swiglu", &runtime::JitOptions::fuseSwiGLU}};
+          {"fuse-swiglu", &runtime::JitOptions::fuseSwiGLU},
+          {"serialize-small-parallel",
+           &runtime::JitOptions::serializeSmallParallel}};
   llvm::SmallVector<llvm::StringRef> disabled;
   llvm::StringRef(o.disable).split(disabled, ',', -1, /*KeepEmpty=*/false);
   for (llvm::StringRef d : disabled) {

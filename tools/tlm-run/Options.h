@@ -80,7 +80,8 @@ struct Options {
       cl::desc("comma-separated optimizations to switch off, to measure "
                "them: tile-matmuls, approximate-math, fuse-attention, "
                "vectorize-elementwise, pack-projections, fuse-projections, "
-               "fold-rmsnorm, fuse-residual-adds, fuse-swiglu")};
+               "fold-rmsnorm, fuse-residual-adds, fuse-swiglu, "
+               "serialize-small-parallel")};
   cl::opt<std::string> stage{"stage", cl::desc("emit: tlm | linalg | llvm"),
                              cl::init("tlm")};
   cl::opt<std::string> atolText{"atol", cl::init("1e-5"),
