@@ -2,10 +2,17 @@
 // RUN: tlm-opt %s --tlm-cpu-pipeline | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVMIR
 // RUN: tlm-opt %s --tlm-cpu-pipeline | FileCheck %s --check-prefix=AVX512
 // RUN: tlm-opt %s --tlm-cpu-pipeline="lanes=8 vector-registers=16" | FileCheck %s --check-prefix=AVX2
+// RUN: tlm-opt %s --tlm-cpu-pipeline="parallel=true threads=2" | FileCheck %s --check-prefix=OMP
+// RUN: tlm-opt %s --tlm-cpu-pipeline="parallel=true threads=2" | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=OMPIR
 
 // A whole pre-norm TransformerBlock (d_model 64, 4 heads, GQA 2 kv heads,
 // RoPE, SwiGLU) with dynamic batch and sequence goes all the way to the LLVM
-// dialect, and LLVM IR translation accepts it.
+// dialect, and LLVM IR translation accepts it. With threads, its loops
+// become OpenMP regions (those whose size is known only at run time behind
+// a branch on it: tlm-serialize-small-parallel), forked through libomp.
+// OMP-LABEL: llvm.func linkonce_odr @block(
+// OMP:         omp.parallel
+// OMPIR:       call void {{.*}}@__kmpc_fork_call(
 
 // CHECK-NOT: tlm.
 // CHECK-NOT: linalg.
