@@ -462,7 +462,7 @@ def TlmSerializeSmallParallel
     ```
     After:
     ```mlir
-    %work = ... (%n - %c0) ceildiv %c1 * 17 ...
+    %work = arith.muli %n, %c17 : index
     %big = arith.cmpi sge, %work, %c1024 : index
     scf.if %big {
       scf.parallel (%i) = (%c0) to (%n) step (%c1) { ... }
