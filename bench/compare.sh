@@ -12,7 +12,9 @@
 # (bench/probes.c), then the projections alone (bench/gemm.cpp: the last
 # config's weight shapes against 512 rows, GFLOP/s and % of the FMA peak),
 # then the ablation table: small.json with each optimization switched off
-# in turn. Benchmarks only: nothing here asserts.
+# in turn (1 thread, 512 tokens), and cs336-ts and small.json on 2 threads
+# with and without the thread heuristic (tlm-serialize-small-parallel).
+# Benchmarks only: nothing here asserts.
 #
 # Environment: TLM_BENCH_PROMPTS (default "128 512"), TLM_BENCH_GEN (64),
 # TLM_BENCH_THREADS ("1 2"), TLM_BENCH_GEMM (1; 0 skips the projections),
@@ -140,10 +142,23 @@ if [ "${TLM_BENCH_ABLATION:-1}" != 0 ]; then
       flag=(); [ "$off" = none ] || flag=(--disable "$off")
       a=$("$tlm" bench --config "$cfg" --weights "$weights" --prompt-len 512 \
             --gen "$gen" --threads 1 "${flag[@]}" --json | tail -1)
-      echo "{\"off\": \"$off\", \"tlm\": $a}" >>"$ablation"
+      echo "{\"config\": \"small\", \"threads\": 1, \"prompt\": 512, \"off\": \"$off\", \"tlm\": $a}" >>"$ablation"
       echo "  ablation $off done" >&2
     done
   fi
+  # The thread heuristic (tlm-serialize-small-parallel) only acts on 2+
+  # threads, most on the small models.
+  for name in cs336-ts small; do
+    [ -f "$work/$name.json" ] || continue
+    for off in none serialize-small-parallel; do
+      flag=(); [ "$off" = none ] || flag=(--disable "$off")
+      a=$("$tlm" bench --config "$work/$name.json" \
+            --weights "$work/$name.safetensors" --prompt-len "$longest" \
+            --gen "$gen" --threads 2 "${flag[@]}" --json | tail -1)
+      echo "{\"config\": \"$name\", \"threads\": 2, \"prompt\": $longest, \"off\": \"$off\", \"tlm\": $a}" >>"$ablation"
+      echo "  ablation $name threads=2 $off done" >&2
+    done
+  done
 fi
 
 "$py" - "$results" "$ablation" "$probes" "$gemms" <<'PY'
@@ -182,14 +197,14 @@ if gemms:
               f"{g['gflops']:.0f} | {100 * g['gflops'] / peak:.0f}% |")
 if os.path.exists(sys.argv[2]) and os.path.getsize(sys.argv[2]):
     print()
-    print("| small.json, 1 thread, prompt 512 | compile ms | prefill tok/s | decode tok/s |")
-    print("|---|---|---|---|")
+    print("| ablation | config | thr | prompt | compile ms | prefill tok/s | decode tok/s |")
+    print("|---|---|---|---|---|---|---|")
     for l in open(sys.argv[2]):
         a = json.loads(l)
         t = a["tlm"]
         label = "all on" if a["off"] == "none" else f"--disable {a['off']}"
-        print(f"| {label} | {t['compile_ms']:.0f} | {t['prefill_tok_s']:.1f} | "
-              f"{t['decode_tok_s']:.1f} |")
+        print(f"| {label} | {a['config']} | {a['threads']} | {a['prompt']} | {t['compile_ms']:.0f} | "
+              f"{t['prefill_tok_s']:.1f} | {t['decode_tok_s']:.1f} |")
 print()
 print("GFLOP/s = 2 x parameters outside the embedding and head x prefill "
       "tok/s (attention and the head's one row excluded: a lower bound); "
