@@ -166,6 +166,11 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
     the FFNs: `out[rows..., n] += x[rows..., k] · w[n, k]` with dynamic rows,
     static `n` and `k` and f32 data. Other contractions are left alone.
 
+    0. When `n` is not a whole number of packed panels (nor of one-row
+       blocks), the projection is split in two over W's rows: the largest
+       multiple of them, then the rest (50257 columns, GPT-2's vocabulary:
+       50240 + 17 with 32-column panels), each writing its own columns of
+       the output; every step below then sees static column tiles.
     1. With `threads > 1`, the `n` dim is split into chunks of whole
        column tiles by an `scf.forall` (an OpenMP loop later): `threads`
        chunks, or more where that makes them divide `n` (10000 columns of

@@ -571,3 +571,26 @@ func.func @swiglu_half_escapes(%x: tensor<?x64xf32>, %w1: tensor<64x64xf32>,
   } -> tensor<?x64xf32>
   return %y, %h1 : tensor<?x64xf32>, tensor<?x64xf32>
 }
+
+// -----
+
+#xk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// 40 columns are not whole 32-column panels: W's rows split into the first
+// 32 (packed) and the last 8 (one GEMV block), each writing its columns of
+// the output; formerly every block of the op stayed scalar.
+// PACK-LABEL: func.func @ragged_columns
+// PACK-DAG:     tensor.extract_slice %{{.*}}[0, 0] [32, 64] [1, 1] : tensor<40x64xf32> to tensor<32x64xf32>
+// PACK-DAG:     tensor.extract_slice %{{.*}}[32, 0] [8, 64] [1, 1] : tensor<40x64xf32> to tensor<8x64xf32>
+// PACK:         vector.transpose
+// PACK:         vector.fma
+// PACK:         tensor.insert_slice %{{.*}}[0, 32] [%{{.*}}, 8] [1, 1]
+func.func @ragged_columns(%x: tensor<?x64xf32>, %w: tensor<40x64xf32>,
+                          %acc: tensor<?x40xf32>) -> tensor<?x40xf32> {
+  %y = linalg.matmul indexing_maps = [#xk, #nk, #mn]
+         ins(%x, %w : tensor<?x64xf32>, tensor<40x64xf32>)
+         outs(%acc : tensor<?x40xf32>) -> tensor<?x40xf32>
+  return %y : tensor<?x40xf32>
+}
