@@ -272,10 +272,13 @@ func.func @from_zero(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>)
 
 // CHECK-LABEL: func.func @fused
 // CHECK-NOT:     tensor.concat
+// Each part computes in its slice of the output (in place once bufferized).
 // CHECK:         %[[ALL:.*]] = tensor.empty(%{{.*}}) : tensor<?x128xf32>
-// CHECK:         tensor.empty(%{{.*}}) : tensor<?x64xf32>
+// CHECK:         %[[QS:.*]] = tensor.extract_slice %[[ALL]][0, 0] [%{{.*}}, 64] [1, 1]
+// CHECK:         linalg.fill {{.*}} outs(%[[QS]] : tensor<?x64xf32>)
 // CHECK:         %[[QI:.*]] = tensor.insert_slice %{{.*}} into %[[ALL]][0, 0] [%{{.*}}, 64] [1, 1]
-// CHECK:         tensor.empty(%{{.*}}) : tensor<?x32xf32>
+// CHECK:         %[[KS:.*]] = tensor.extract_slice %[[QI]][0, 64] [%{{.*}}, 32] [1, 1]
+// CHECK:         linalg.fill {{.*}} outs(%[[KS]] : tensor<?x32xf32>)
 // CHECK:         %[[KI:.*]] = tensor.insert_slice %{{.*}} into %[[QI]][0, 64] [%{{.*}}, 32] [1, 1]
 // CHECK:         %[[VI:.*]] = tensor.insert_slice %{{.*}} into %[[KI]][0, 96] [%{{.*}}, 32] [1, 1]
 // CHECK:         return %[[VI]]
