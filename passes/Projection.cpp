@@ -3,6 +3,8 @@
 #include "passes/Projection.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
 
@@ -108,4 +110,75 @@ bool tlm::startsAtZero(linalg::LinalgOp op) {
   auto value = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
   auto attr = value ? dyn_cast<FloatAttr>(value.getValue()) : FloatAttr();
   return attr && attr.getValue().isZero();
+}
+
+SmallVector<Value> tlm::raggedRowSlices(RewriterBase &rewriter,
+                                        linalg::LinalgOp op,
+                                        const ProjectionDims &p,
+                                        int64_t block) {
+  int64_t n = op.getStaticLoopRanges()[p.n];
+  if (ShapedType::isDynamic(n) || n <= block || n % block == 0)
+    return {};
+  Value w = op.getDpsInputs()[1];
+  auto type = cast<RankedTensorType>(w.getType());
+  if (type.getRank() != 2 || type.isDynamicDim(1))
+    return {};
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  int64_t main = n / block * block, k = type.getDimSize(1);
+  auto slice = [&](int64_t offset, int64_t rows) -> Value {
+    return tensor::ExtractSliceOp::create(
+        rewriter, loc, w,
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(offset),
+                               rewriter.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(rows),
+                               rewriter.getIndexAttr(k)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
+                               rewriter.getIndexAttr(1)});
+  };
+  return {slice(0, main), slice(main, n - main)};
+}
+
+SmallVector<linalg::LinalgOp> tlm::splitProjection(RewriterBase &rewriter,
+                                                   linalg::LinalgOp op,
+                                                   ValueRange weights) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value init = op.getDpsInits()[0];
+  int64_t rank = cast<RankedTensorType>(init.getType()).getRank();
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, init);
+  SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
+  SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+  // Each part computes in its slice of the output, extracted from the
+  // insertions so far (so bufferization writes it in place: fresh part
+  // outputs were copied in, 11% of a GPT-2-vocabulary head's decode).
+  // From zero, each slice gets its own zero fill (so the part may still
+  // overwrite instead of accumulating) and the whole starts uninitialized.
+  auto fill = startsAtZero(op) ? init.getDefiningOp<linalg::FillOp>()
+                               : linalg::FillOp();
+  Value result = fill ? fill.getDpsInits()[0] : init;
+  SmallVector<linalg::LinalgOp> parts;
+  int64_t offset = 0;
+  for (Value w : weights) {
+    int64_t n = cast<RankedTensorType>(w.getType()).getDimSize(0);
+    offsets.back() = rewriter.getIndexAttr(offset);
+    sizes.back() = rewriter.getIndexAttr(n);
+    Value out = tensor::ExtractSliceOp::create(rewriter, loc, result, offsets,
+                                               sizes, ones);
+    if (fill)
+      out = linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], out)
+                .getResult(0);
+    auto part = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{out.getType()},
+        ValueRange{op.getDpsInputs()[0], w}, ValueRange{out},
+        op.getIndexingMapsArray(), op.getIteratorTypesArray());
+    IRMapping none;
+    op->getRegion(0).cloneInto(&part.getRegion(), none);
+    result = tensor::InsertSliceOp::create(rewriter, loc, part.getResult(0),
+                                           result, offsets, sizes, ones);
+    parts.push_back(part);
+    offset += n;
+  }
+  rewriter.replaceOp(op, result);
+  return parts;
 }

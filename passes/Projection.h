@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace mlir::tlm {
 
@@ -53,6 +54,20 @@ struct NormScale {
 
 /// `y` as a NormScale, if it is one.
 std::optional<NormScale> matchNormScale(Value y);
+
+/// W's rows as two slices, `[0, n - n % block)` and the rest, when the
+/// projection's `n` is static, above `block` and not a multiple of it;
+/// empty otherwise. (Built in front of `op`.)
+SmallVector<Value> raggedRowSlices(RewriterBase &rewriter, linalg::LinalgOp op,
+                                   const ProjectionDims &p, int64_t block);
+
+/// `op` (a projection with `n` innermost in its output) as one projection
+/// per part of W, `weights` in row order (row slices of W, or the inputs of
+/// the concatenation W is), each computing its columns in its slice of the
+/// output. Returns the parts; `op` is replaced.
+SmallVector<linalg::LinalgOp> splitProjection(RewriterBase &rewriter,
+                                              linalg::LinalgOp op,
+                                              ValueRange weights);
 
 } // namespace mlir::tlm
 

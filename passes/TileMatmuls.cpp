@@ -386,87 +386,6 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
                     gemvColTile);
   }
 
-  /// W's rows in two slices, the largest multiple of a packed panel (and
-  /// of a one-row block) and the rest, when the columns do not split into
-  /// whole panels; empty otherwise. Every form below tiles the columns
-  /// statically, and a ragged column tile left its whole op scalar: the
-  /// head of a GPT-2 vocabulary (50257 columns) decoded ~2.5x slower than
-  /// its weights' read time, on 1 thread and 2.
-  SmallVector<Value> raggedColumnSplit(RewriterBase &rewriter,
-                                       linalg::LinalgOp op,
-                                       const tlm::ProjectionDims &p) {
-    int64_t n = op.getStaticLoopRanges()[p.n];
-    int64_t block = std::lcm(packCols.getValue(), gemvColTile.getValue());
-    if (!vectorize || ShapedType::isDynamic(n) || n <= block || n % block == 0)
-      return {};
-    Value w = op.getDpsInputs()[1];
-    auto type = cast<RankedTensorType>(w.getType());
-    if (type.getRank() != 2 || type.isDynamicDim(1))
-      return {};
-    Location loc = op.getLoc();
-    rewriter.setInsertionPoint(op);
-    int64_t main = n / block * block, k = type.getDimSize(1);
-    auto slice = [&](int64_t offset, int64_t rows) -> Value {
-      return tensor::ExtractSliceOp::create(
-          rewriter, loc, w,
-          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(offset),
-                                 rewriter.getIndexAttr(0)},
-          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(rows),
-                                 rewriter.getIndexAttr(k)},
-          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
-                                 rewriter.getIndexAttr(1)});
-    };
-    return {slice(0, main), slice(main, n - main)};
-  }
-
-  /// A projection over concatenated weights (tlm-fuse-projections) that
-  /// does not take the packed form, split back into one projection per part:
-  /// the other forms slice W at several levels, and a slice across parts
-  /// would copy the concatenation at every call.
-  SmallVector<linalg::LinalgOp>
-  unfuse(RewriterBase &rewriter, linalg::LinalgOp op, ValueRange weights) {
-    Location loc = op.getLoc();
-    rewriter.setInsertionPoint(op);
-    Value init = op.getDpsInits()[0];
-    int64_t rank = cast<RankedTensorType>(init.getType()).getRank();
-    SmallVector<OpFoldResult> sizes =
-        tensor::getMixedSizes(rewriter, loc, init);
-    SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
-    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
-    // Each part computes in its slice of the output, extracted from the
-    // insertions so far (so bufferization writes it in place: fresh part
-    // outputs were copied in, 11% of a GPT-2-vocabulary head's decode).
-    // From zero, each slice gets its own zero fill (so the part may still
-    // overwrite instead of accumulating) and the whole starts uninitialized.
-    auto fill = tlm::startsAtZero(op) ? init.getDefiningOp<linalg::FillOp>()
-                                      : linalg::FillOp();
-    Value result = fill ? fill.getDpsInits()[0] : init;
-    SmallVector<linalg::LinalgOp> parts;
-    int64_t offset = 0;
-    for (Value w : weights) {
-      int64_t n = cast<RankedTensorType>(w.getType()).getDimSize(0);
-      offsets.back() = rewriter.getIndexAttr(offset);
-      sizes.back() = rewriter.getIndexAttr(n);
-      Value out = tensor::ExtractSliceOp::create(rewriter, loc, result, offsets,
-                                                 sizes, ones);
-      if (fill)
-        out = linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], out)
-                  .getResult(0);
-      auto part = linalg::GenericOp::create(
-          rewriter, loc, TypeRange{out.getType()},
-          ValueRange{op.getDpsInputs()[0], w}, ValueRange{out},
-          op.getIndexingMapsArray(), op.getIteratorTypesArray());
-      IRMapping none;
-      op->getRegion(0).cloneInto(&part.getRegion(), none);
-      result = tensor::InsertSliceOp::create(rewriter, loc, part.getResult(0),
-                                             result, offsets, sizes, ones);
-      parts.push_back(part);
-      offset += n;
-    }
-    rewriter.replaceOp(op, result);
-    return parts;
-  }
-
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     SmallVector<std::pair<linalg::LinalgOp, tlm::ProjectionDims>> work;
@@ -491,20 +410,29 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
         continue;
       }
       LLVM_DEBUG(llvm::dbgs() << "unfused (not packed): " << op << "\n");
+      // The other forms slice W at several levels, and a slice across parts
+      // would copy the concatenation at every call: one projection per part.
       for (linalg::LinalgOp part :
-           unfuse(rewriter, op, rows->concat.getInputs()))
+           tlm::splitProjection(rewriter, op, rows->concat.getInputs()))
         work.emplace_back(part, p);
     }
     SmallVector<std::pair<linalg::LinalgOp, tlm::ProjectionDims>> whole;
     std::swap(work, whole);
     for (auto &[op, p] : whole) {
-      SmallVector<Value> parts = raggedColumnSplit(rewriter, op, p);
+      // Every form below tiles the columns statically: a ragged column
+      // tile left its whole op scalar (GPT-2's 50257-column head decoded
+      // ~2.5x slower than its weights' read time).
+      SmallVector<Value> parts =
+          vectorize ? tlm::raggedRowSlices(
+                          rewriter, op, p,
+                          std::lcm(packCols.getValue(), gemvColTile.getValue()))
+                    : SmallVector<Value>();
       if (parts.empty()) {
         work.emplace_back(op, p);
         continue;
       }
       LLVM_DEBUG(llvm::dbgs() << "ragged columns split: " << op << "\n");
-      for (linalg::LinalgOp part : unfuse(rewriter, op, parts))
+      for (linalg::LinalgOp part : tlm::splitProjection(rewriter, op, parts))
         work.emplace_back(part, p);
     }
     for (auto &[op, p] : work) {
