@@ -493,6 +493,42 @@ def TlmSerializeSmallParallel
                            "::mlir::scf::SCFDialect"];
 }
 
+def TlmResolveDims : Pass<"tlm-resolve-dims", "::mlir::func::FuncOp"> {
+  let summary = "Rewrite tensor.dim of intermediate tensors as dims of the "
+                "values they were computed from";
+  let description = [{
+    One-shot bufferization proves that an `insert_slice` writes back the
+    subset its `extract_slice` read with `ValueBoundsConstraintSet`, which
+    walks the backward slice of every offset and size before it compares
+    anything. A size read off an intermediate tensor (`tensor.dim` of a
+    loop's result, of a `collapse_shape` of another loop's result, ...)
+    reaches back through every loop before it, each adding a nested
+    comparison: on small.json those queries were nine tenths of the
+    bufferization's time. This pass rewrites each `tensor.dim` (and only
+    them: no whole-function folding) with upstream's patterns: a result's
+    dim from the op's operands (`ReifyRankedShapedTypeOpInterface`: linalg
+    inits, reshapes, `tensor.empty` sizes), a loop result's or iter_arg's dim
+    from its init when the loop keeps the shape, until it reaches a
+    function argument or a value computed outside the tensors.
+
+    Before:
+    ```mlir
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%t = %x)
+        -> (tensor<?x64xf32>) { ... }
+    %c = tensor.collapse_shape %r [[0, 1]]
+        : tensor<?x64xf32> into tensor<?xf32>
+    %d = tensor.dim %c, %c0 : tensor<?xf32>
+    ```
+    After:
+    ```mlir
+    %d0 = tensor.dim %x, %c0 : tensor<?x64xf32>
+    %d = arith.muli %d0, %c64 : index
+    ```
+  }];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def TlmSerializeNestedParallel
     : Pass<"tlm-serialize-nested-parallel", "::mlir::func::FuncOp"> {
   let summary = "Run scf.parallel loops nested in another one as scf.for nests";

@@ -41,6 +41,8 @@ void tlm::buildBufferizationPipeline(OpPassManager &pm,
   // that computes its logits itself writes them to a temporary and copies
   // them out (65 MB at 512 tokens of small.json, when the entry held the
   // whole model). It costs a one-shot analysis of the module.
+  // Cheap subset proofs for the analyses below (see tlm-resolve-dims).
+  pm.addNestedPass<func::FuncOp>(createTlmResolveDims());
   if (eliminateEmptyTensors)
     pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufOpts;
