@@ -75,7 +75,7 @@ private:
     nodes.push_back(std::move(node));
     return nodes.size() - 1;
   }
-  unsigned constant(int64_t c) { return make({Kind::Const, c}); }
+  unsigned constant(int64_t c) { return make({Kind::Const, c, {}}); }
   std::optional<int64_t> constantOf(unsigned n) const {
     if (nodes[n].kind == Kind::Const)
       return nodes[n].constant;
@@ -118,7 +118,7 @@ private:
     if (l && u && s && *s > 0)
       return constant(std::max<int64_t>(0, (*u - *l + *s - 1) / *s));
     if (hoistable(lb) && hoistable(ub) && hoistable(step))
-      return make({Kind::Trip, 0, {lb, ub, step}});
+      return make({Kind::Trip, 0, {lb, ub, step}, 0, 0});
     return constant(1);
   }
 
