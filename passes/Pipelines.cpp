@@ -23,6 +23,23 @@
 
 using namespace mlir;
 
+namespace {
+/// The CPU pipeline's canonicalizer: one sweep of the greedy driver (ops it
+/// changes requeue their neighbours within the sweep; a second sweep only
+/// confirmed the fixpoint) and no region simplification (block merging and
+/// dead-argument removal on the CFG, which LLVM's SimplifyCFG redoes). Each
+/// sweep visits every loop and, to ask whether it is dead, walks its body:
+/// on small.json both together saved 6% of the whole pipeline's
+/// instructions (callgrind, 2.70 -> 2.53 G), with the same LLVM IR out up
+/// to the order of constants.
+std::unique_ptr<Pass> createQuickCanonicalizer() {
+  GreedyRewriteConfig config;
+  config.setMaxIterations(1);
+  config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+  return createCanonicalizerPass(config);
+}
+} // namespace
+
 void tlm::buildLinalgPipeline(OpPassManager &pm, bool fuseAttention,
                               int64_t lanes) {
   TlmLowerToLinalgOptions lowerOptions;
@@ -85,7 +102,7 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
       pm.addNestedPass<func::FuncOp>(createTlmFuseProjections(fuseOptions));
     }
     pm.addNestedPass<func::FuncOp>(createTlmTileMatmuls(tileOptions));
-    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createQuickCanonicalizer());
     pm.addPass(createCSEPass());
   }
   if (options.vectorizeElementwise) {
@@ -94,14 +111,14 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
     vectorOptions.lanes = options.lanes;
     pm.addNestedPass<func::FuncOp>(
         createTlmVectorizeElementwise(vectorOptions));
-    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createQuickCanonicalizer());
   }
   if (options.approximateMath)
     pm.addPass(createTlmApproximateMath());
   TlmMemrefEntryOptions entryOptions;
   entryOptions.emitCInterface = options.cInterface;
   pm.addPass(createTlmMemrefEntry(entryOptions));
-  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createQuickCanonicalizer());
 
   // 2. Bufferize; temporaries are freed by the deallocation pipeline.
   // Private functions (the shared block) return fresh buffers; the
@@ -153,7 +170,7 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
   pm.addPass(createConvertVectorToLLVMPass(vectorToLlvm));
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createQuickCanonicalizer());
 }
 
 void tlm::registerTlmPipelines() {
