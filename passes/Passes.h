@@ -121,9 +121,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
 /// the caller's buffers (with `eliminateEmptyTensors`, also those computed
 /// into a fresh tensor in the entry), temporaries freed (one-shot
 /// bufferization with the deallocation pipeline), bufferization ops lowered
-/// to memref.
+/// to memref. `quickCanonicalize`: the deallocation pipeline's
+/// canonicalizers run one sweep without region simplification, as the rest
+/// of the CPU pipeline's.
 void buildBufferizationPipeline(OpPassManager &pm,
-                                bool eliminateEmptyTensors = true);
+                                bool eliminateEmptyTensors = true,
+                                bool quickCanonicalize = false);
 
 /// tlm ops → LLVM dialect, with the JIT's destination-passing entry ABI.
 void buildCpuPipeline(OpPassManager &pm,

@@ -53,13 +53,14 @@ void tlm::buildLinalgPipeline(OpPassManager &pm, bool fuseAttention,
 }
 
 void tlm::buildBufferizationPipeline(OpPassManager &pm,
-                                     bool eliminateEmptyTensors) {
+                                     bool eliminateEmptyTensors,
+                                     bool quickCanonicalize) {
+  // Cheap subset proofs for the analyses below (see tlm-resolve-dims).
+  pm.addNestedPass<func::FuncOp>(createTlmResolveDims());
   // Results are computed in the caller's buffers: without this, an entry
   // that computes its logits itself writes them to a temporary and copies
   // them out (65 MB at 512 tokens of small.json, when the entry held the
   // whole model). It costs a one-shot analysis of the module.
-  // Cheap subset proofs for the analyses below (see tlm-resolve-dims).
-  pm.addNestedPass<func::FuncOp>(createTlmResolveDims());
   if (eliminateEmptyTensors)
     pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufOpts;
@@ -67,8 +68,26 @@ void tlm::buildBufferizationPipeline(OpPassManager &pm,
   bufOpts.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufOpts));
-  bufferization::BufferDeallocationPipelineOptions deallocOpts;
-  bufferization::buildBufferDeallocationPipeline(pm, deallocOpts);
+  if (!quickCanonicalize) {
+    bufferization::BufferDeallocationPipelineOptions deallocOpts;
+    bufferization::buildBufferDeallocationPipeline(pm, deallocOpts);
+  } else {
+    // Upstream's buffer-deallocation-pipeline, step for step, with the
+    // one-sweep canonicalizer: its three canonicalizers were 41 of small.json's
+    // ~550 ms of passes.
+    memref::ExpandReallocPassOptions realloc;
+    realloc.emitDeallocs = false; // the ownership-based pass adds them
+    pm.addNestedPass<func::FuncOp>(memref::createExpandReallocPass(realloc));
+    pm.addNestedPass<func::FuncOp>(createQuickCanonicalizer());
+    pm.addNestedPass<func::FuncOp>(
+        bufferization::createOwnershipBasedBufferDeallocationPass());
+    pm.addNestedPass<func::FuncOp>(createQuickCanonicalizer());
+    pm.addNestedPass<func::FuncOp>(
+        bufferization::createBufferDeallocationSimplificationPass());
+    pm.addPass(bufferization::createLowerDeallocationsPass());
+    pm.addNestedPass<func::FuncOp>(createCSEPass());
+    pm.addNestedPass<func::FuncOp>(createQuickCanonicalizer());
+  }
   pm.addPass(createConvertBufferizationToMemRefPass());
 }
 
@@ -123,7 +142,8 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
   // 2. Bufferize; temporaries are freed by the deallocation pipeline.
   // Private functions (the shared block) return fresh buffers; the
   // ownership-based deallocation clones them, and clones become alloc+copy.
-  buildBufferizationPipeline(pm, options.eliminateEmptyTensors);
+  buildBufferizationPipeline(pm, options.eliminateEmptyTensors,
+                             /*quickCanonicalize=*/true);
 
   // 3. Loops (the parallel dims of each op as an OpenMP worksharing loop
   //    when `parallel`), then LLVM.
