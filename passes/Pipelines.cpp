@@ -73,8 +73,8 @@ void tlm::buildBufferizationPipeline(OpPassManager &pm,
     bufferization::buildBufferDeallocationPipeline(pm, deallocOpts);
   } else {
     // Upstream's buffer-deallocation-pipeline, step for step, with the
-    // one-sweep canonicalizer: its three canonicalizers were 41 of small.json's
-    // ~550 ms of passes.
+    // one-sweep canonicalizer: its own three canonicalizers took 41 ms of
+    // small.json's ~550 ms of passes.
     memref::ExpandReallocPassOptions realloc;
     realloc.emitDeallocs = false; // the ownership-based pass adds them
     pm.addNestedPass<func::FuncOp>(memref::createExpandReallocPass(realloc));
