@@ -422,17 +422,21 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
   }
 };
 
-/// (B, S, n, dk) -> (S, B, n·dk): the position-major cache layout.
-Value toCacheLayout(OpBuilder &b, Location loc, Value x) {
+/// (B, S, n, dk) -> (S, B, n, dk): position-major, as the cache.
+Value positionMajor(OpBuilder &b, Location loc, Value x) {
   auto type = cast<RankedTensorType>(x.getType());
   SmallVector<OpFoldResult> sizes = sizesOf(b, loc, x);
   std::swap(sizes[0], sizes[1]);
   Value init = emptyTensor(b, loc, sizes, type.getElementType());
-  Value t = linalg::TransposeOp::create(b, loc, x, init,
-                                        ArrayRef<int64_t>{1, 0, 2, 3})
-                .getResult()[0];
+  return linalg::TransposeOp::create(b, loc, x, init,
+                                     ArrayRef<int64_t>{1, 0, 2, 3})
+      .getResult()[0];
+}
+
+/// (S, B, n, dk) -> (S, B, n·dk): the cache layout.
+Value toCacheLayout(OpBuilder &b, Location loc, Value x) {
   return tensor::CollapseShapeOp::create(
-      b, loc, t, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+      b, loc, x, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
 }
 
 /// tlm.cached_attention: the new queries and keys are rotated at positions
@@ -465,12 +469,15 @@ struct LowerCachedAttention : OpRewritePattern<CachedAttentionOp> {
       std::tie(q, k) = applyRopeQK(b, loc, q, k, Value(), *theta, past);
     }
 
-    Value kNew = toCacheLayout(b, loc, k);
-    Value vNew = toCacheLayout(b, loc, v);
+    Value kRows = positionMajor(b, loc, k), vRows = positionMajor(b, loc, v);
+    Value kNew = toCacheLayout(b, loc, kRows);
+    Value vNew = toCacheLayout(b, loc, vRows);
     if (fused && elem.isF32()) {
+      // The new keys read in the cache's layout, as the past ones.
       Value out = tensor::CollapseShapeOp::create(
           b, loc,
-          fusedCachedAttention(b, loc, q, kPast, vPast, k, v, group, lanes),
+          fusedCachedAttention(b, loc, q, kPast, vPast, kRows, vRows, group,
+                               lanes),
           SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
       rewriter.replaceOp(op, {castTo(b, loc, out, op.getResult().getType()),
                               castTo(b, loc, kNew, op.getKNew().getType()),

@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <array>
 #include <cmath>
 
 using namespace mlir;
@@ -156,7 +157,8 @@ Online foldAll(OpBuilder &b, Location loc, const KeySource &src, Value count,
 Value tlm::fusedCachedAttention(OpBuilder &b, Location loc, Value q,
                                 Value kPast, Value vPast, Value k, Value v,
                                 int64_t group, int64_t lanes) {
-  // q: (B, S, H, dk); kPast/vPast: (T, B, kvH, dk); k/v: (B, S, kvH, dk).
+  // q: (B, S, H, dk); kPast/vPast: (T, B, kvH, dk); k/v: (S, B, kvH, dk),
+  // the new keys in the same position-major layout.
   auto qType = cast<RankedTensorType>(q.getType());
   int64_t heads = qType.getDimSize(2), dk = qType.getDimSize(3);
   Type f32 = b.getF32Type();
@@ -182,7 +184,7 @@ Value tlm::fusedCachedAttention(OpBuilder &b, Location loc, Value q,
                       return SmallVector<Value>{j, bb, kvh, c0};
                     }};
   KeySource newSrc{k, v, [&](Value j, Value bb, Value kvh) {
-                     return SmallVector<Value>{bb, j, kvh, c0};
+                     return SmallVector<Value>{j, bb, kvh, c0};
                    }};
 
   // (batch, head) pairs are independent: an scf.forall, which the CPU
@@ -214,6 +216,25 @@ Value tlm::fusedCachedAttention(OpBuilder &b, Location loc, Value q,
                                  {q, slice, bb, h, kvh, pastSrc, newSrc, past,
                                   full, scale, lowest, lanes});
   }
+  // The rest: the pair's past and new keys and values as (keys x dk) views
+  // (nothing copied), which one loop over the two sources reads in turn:
+  // the key loops' code exists once, not once per source.
+  auto rowsType = RankedTensorType::get({ShapedType::kDynamic, dk}, f32);
+  OpFoldResult zeroAttr = b.getIndexAttr(0), oneAttr = b.getIndexAttr(1),
+               dkAttr = b.getIndexAttr(dk);
+  auto view = [&](Value t, ArrayRef<OpFoldResult> at,
+                  ArrayRef<OpFoldResult> size) -> Value {
+    return tensor::ExtractSliceOp::create(b, loc, rowsType, t, at, size,
+                                          strides);
+  };
+  SmallVector<OpFoldResult> pastAt{zeroAttr, bb, kvh, zeroAttr},
+      pastSize{past, oneAttr, oneAttr, dkAttr},
+      newSize{seq, oneAttr, oneAttr, dkAttr};
+  std::array<Value, 2> keyRows{view(kPast, pastAt, pastSize),
+                               view(k, pastAt, newSize)};
+  std::array<Value, 2> valueRows{view(vPast, pastAt, pastSize),
+                                 view(v, pastAt, newSize)};
+  Value c2 = arith::ConstantIndexOp::create(b, loc, 2);
   auto rows = scf::ForOp::create(
       b, loc, full, seq, c1, ValueRange{slice},
       [&](OpBuilder &nb, Location nl, Value i, ValueRange it) {
@@ -221,11 +242,39 @@ Value tlm::fusedCachedAttention(OpBuilder &b, Location loc, Value q,
             nb, nl, vecType, q, ValueRange{bb, i, h, c0}, zeroF, inBounds);
         qRow = arith::MulFOp::create(
             nb, nl, qRow, vector::BroadcastOp::create(nb, nl, vecType, scale));
-        Online st{lowest, zeroF, zeroV};
-        st = foldAll(nb, nl, pastSrc, past, bb, kvh, qRow, st);
-        // Causal: new query i sees new keys 0..i.
+        // Causal: new query i sees all past keys and new keys 0..i.
         Value visible = arith::AddIOp::create(nb, nl, i, c1);
-        st = foldAll(nb, nl, newSrc, visible, bb, kvh, qRow, st);
+        auto sources = scf::ForOp::create(
+            nb, nl, c0, c2, c1, ValueRange{lowest, zeroF, zeroV},
+            [&](OpBuilder &sb, Location sl, Value source, ValueRange st) {
+              // An scf.if, not a select: the linalg pipeline would turn a
+              // select of tensors into an elementwise generic. (Both views
+              // have the same layout, (?, 1) strides: the selected buffer
+              // keeps its unit stride and the rows load as vectors.)
+              Value isPast = arith::CmpIOp::create(
+                  sb, sl, arith::CmpIPredicate::eq, source, c0);
+              auto pick = scf::IfOp::create(
+                  sb, sl, isPast,
+                  [&](OpBuilder &tb, Location tl) {
+                    scf::YieldOp::create(
+                        tb, tl, ValueRange{keyRows[0], valueRows[0], past});
+                  },
+                  [&](OpBuilder &eb, Location el) {
+                    scf::YieldOp::create(
+                        eb, el, ValueRange{keyRows[1], valueRows[1], visible});
+                  });
+              KeySource rowsSrc{pick.getResult(0), pick.getResult(1),
+                                [&](Value j, Value, Value) {
+                                  return SmallVector<Value>{j, c0};
+                                }};
+              Value count = pick.getResult(2);
+              Online next = foldAll(sb, sl, rowsSrc, count, bb, kvh, qRow,
+                                    {st[0], st[1], st[2]});
+              scf::YieldOp::create(sb, sl,
+                                   ValueRange{next.m, next.l, next.acc});
+            });
+        Online st{sources.getResult(0), sources.getResult(1),
+                  sources.getResult(2)};
         Value outRow = arith::DivFOp::create(
             nb, nl, st.acc, vector::BroadcastOp::create(nb, nl, vecType, st.l));
         Value written =

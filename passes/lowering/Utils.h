@@ -68,7 +68,7 @@ void populateAttentionLoweringPatterns(RewritePatternSet &patterns,
                                        bool fuseAttention, int64_t lanes);
 
 /// Causal attention of q (B, S, H, dk) over the cached keys/values
-/// (T, B, kvH, dk) followed by the new ones (B, S, kvH, dk), query i seeing
+/// (T, B, kvH, dk) followed by the new ones (S, B, kvH, dk), query i seeing
 /// new keys 0..i; kv head = h / group. One online-softmax loop nest, f32,
 /// result (B, S, H, dk), query rows `lanes` at a time. See
 /// FusedAttention.cpp.

@@ -221,6 +221,8 @@ func.func @silu(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
 // tail key by key. GQA reads kv head h / 2; no scores tensor, no concat.
 // FUSED-LABEL: func @cached_attention
 // FUSED-NOT:     tensor.concat
+// The new keys and values position-major (S, B, kv heads, dk), as the cache.
+// FUSED:         %[[KROWS:.*]] = linalg.transpose {{.*}} permutation = [1, 0, 2, 3]
 // FUSED:         linalg.transpose {{.*}} permutation = [1, 0, 2, 3]
 // FUSED:         scf.forall (%[[B:.*]], %[[H:.*]]) in (%{{.*}}, 4) shared_outs(%[[OUT:.*]] = %{{.*}})
 // FUSED:           %[[KVH:.*]] = arith.divui %[[H]], %c2
@@ -248,7 +250,7 @@ func.func @silu(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
 // FUSED:             vector.transfer_write %{{.*}}[%[[J]], %c0]
 // FUSED:           %[[G:.*]]:2 = scf.for %[[J:.*]] = %c0 to %[[FULL]] step %c1 iter_args(%{{.*}} = %[[GP]]#0, %{{.*}} = %[[GP]]#1)
 // FUSED:             %[[AT:.*]] = arith.addi %[[PASTFULL]], %[[J]] : index
-// FUSED:             vector.transfer_read %{{.*}}[%[[B]], %[[J]], %[[KVH]], %c0]
+// FUSED:             vector.transfer_read %[[KROWS]][%[[J]], %[[B]], %[[KVH]], %c0]
 // FUSED:             vector.transfer_write %{{.*}}[%[[AT]], %c0]
 // FUSED:           %[[BLK:.*]]:3 = scf.for %[[I0:.*]] = %c0 to %[[FULL]] step %c16 iter_args(%{{.*}} = %[[ROWS]], %{{.*}} = %[[QT]], %{{.*}} = %[[OT]])
 // FUSED:             tensor.extract_slice %{{.*}}[%[[B]], %[[I0]], %[[H]], 0] [1, 16, 1, 16] [1, 1, 1, 1] : tensor<?x?x4x16xf32> to tensor<16x16xf32>
@@ -286,23 +288,30 @@ func.func @silu(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
 // LANES8:         scf.for %{{.*}} = %c0 to %{{.*}} step %c8 {{.*}} -> (tensor<1x?x1x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>)
 // LANES8:           vector.transpose %{{.*}}, [1, 0] : vector<8x8xf32> to vector<8x8xf32>
 // LANES8:           scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
-// The remaining rows one at a time.
+// The remaining rows one at a time, over the pair's past and new keys as
+// (keys x 16) views: one loop over the two sources picks a view and its
+// count (every past key; new keys 0..i), then whole blocks of 16 keys (one
+// vector of scores, vector exp) and the tail key by key.
+// FUSED:           %[[PASTK:.*]] = tensor.extract_slice %{{.*}}[0, %[[B]], %[[KVH]], 0] [%[[T:.*]], 1, 1, 16] [1, 1, 1, 1] : tensor<?x?x2x16xf32> to tensor<?x16xf32>
+// FUSED:           %[[NEWK:.*]] = tensor.extract_slice %[[KROWS]][0, %[[B]], %[[KVH]], 0] [%{{.*}}, 1, 1, 16] [1, 1, 1, 1] : tensor<?x?x2x16xf32> to tensor<?x16xf32>
 // FUSED:           scf.for %[[I:.*]] = %[[FULL]] to %{{.*}} iter_args(%{{.*}} = %[[BLK]]#0)
 // FUSED:             vector.transfer_read %{{.*}}[%[[B]], %[[I]], %[[H]], %c0]
-// FUSED:             scf.for {{.*}} -> (f32, f32, vector<16xf32>)
-// FUSED:               vector.transfer_read %{{.*}}[%{{.*}}, %[[B]], %[[KVH]], %c0]
-// FUSED:               vector.reduction <add>
-// FUSED:               vector.from_elements {{.*}} : vector<16xf32>
-// FUSED:               vector.reduction <maximumf>
-// FUSED:               math.exp {{.*}} : vector<16xf32>
-// FUSED:               vector.fma
-// FUSED:             scf.for {{.*}} -> (f32, f32, vector<16xf32>)
-// FUSED:               arith.maximumf
-// FUSED:               math.exp {{.*}} : f32
 // FUSED:             %[[SEEN:.*]] = arith.addi %[[I]], %c1
-// FUSED:             %[[BLOCKS:.*]] = arith.divui %[[SEEN]], %c16
-// FUSED:             scf.for %{{.*}} = %c0 to %[[BLOCKS]] {{.*}} -> (f32, f32, vector<16xf32>)
-// FUSED:             scf.for %{{.*}} = %{{.*}} to %[[SEEN]] {{.*}} -> (f32, f32, vector<16xf32>)
+// FUSED:             scf.for %[[SRC:.*]] = %c0 to %c2 step %c1 {{.*}} -> (f32, f32, vector<16xf32>)
+// FUSED:               %[[ISPAST:.*]] = arith.cmpi eq, %[[SRC]], %c0
+// FUSED:               %[[KEYS:.*]] = arith.select %[[ISPAST]], %[[PASTK]], %[[NEWK]] : tensor<?x16xf32>
+// FUSED:               %[[COUNT:.*]] = arith.select %[[ISPAST]], %[[T]], %[[SEEN]] : index
+// FUSED:               %[[BLOCKS:.*]] = arith.divui %[[COUNT]], %c16
+// FUSED:               scf.for %{{.*}} = %c0 to %[[BLOCKS]] {{.*}} -> (f32, f32, vector<16xf32>)
+// FUSED:                 vector.transfer_read %[[KEYS]][%{{.*}}, %c0]
+// FUSED:                 vector.reduction <add>
+// FUSED:                 vector.from_elements {{.*}} : vector<16xf32>
+// FUSED:                 vector.reduction <maximumf>
+// FUSED:                 math.exp {{.*}} : vector<16xf32>
+// FUSED:                 vector.fma
+// FUSED:               scf.for %{{.*}} = %{{.*}} to %[[COUNT]] {{.*}} -> (f32, f32, vector<16xf32>)
+// FUSED:                 arith.maximumf
+// FUSED:                 math.exp {{.*}} : f32
 // FUSED:             arith.divf {{.*}} : vector<16xf32>
 // FUSED:             vector.transfer_write {{.*}}[%c0, %[[I]], %c0, %c0]
 // FUSED:           scf.forall.in_parallel
