@@ -158,48 +158,54 @@ Value tlm::vectorizeRopeRotation(RewriterBase &rewriter,
     swap.append({2 * i + 1, 2 * i});
 
   // One row (every loop before the pair fixed at `at`): per `lanes`
-  // elements, x·[c0, c0, ...] + swap(x)·[−s0, s0, ...].
-  auto row = [&](OpBuilder &rb, Location rl, ArrayRef<Value> at,
-                 Value out) -> Value {
-    for (int64_t blk = 0; blk < ranges[pair]; blk += half) {
-      Value first = index(rb, rl, blk);
-      SmallVector<Value> xIdx;
-      for (unsigned i = 0; i < pair; ++i)
-        xIdx.push_back(arith::AddIOp::create(rb, rl, xAt[i], at[i]));
-      xIdx.push_back(arith::AddIOp::create(rb, rl, xAt[pair], first));
-      xIdx.push_back(xAt[pair + 1]);
-      Value xv = vector::ShapeCastOp::create(
-          rb, rl, vec,
-          vector::TransferReadOp::create(rb, rl, pairVec, x, xIdx, pad,
-                                         SmallVector<bool>{true, true}));
-      auto table = [&](Value t, AffineMap map) {
-        SmallVector<Value> idx;
-        for (AffineExpr e : map.getResults().drop_back()) {
-          auto d = dyn_cast<AffineDimExpr>(e);
-          idx.push_back(d ? at[d.getPosition()] : c0);
-        }
-        idx.push_back(first);
-        return vector::TransferReadOp::create(rb, rl, halfVec, t, idx, pad,
-                                              SmallVector<bool>{true})
-            .getResult();
-      };
-      Value c = table(cosT, maps[2]), s = table(sinT, maps[3]);
-      // [c0, c0, c1, c1, ...] and [−s0, s0, −s1, s1, ...].
-      Value cc = vector::InterleaveOp::create(rb, rl, c, c);
-      Value ss = vector::InterleaveOp::create(
-          rb, rl, arith::NegFOp::create(rb, rl, s), s);
-      Value swapped = vector::ShuffleOp::create(rb, rl, xv, xv, swap);
-      Value r =
-          arith::AddFOp::create(rb, rl, arith::MulFOp::create(rb, rl, xv, cc),
-                                arith::MulFOp::create(rb, rl, swapped, ss));
-      SmallVector<Value> outIdx(at.begin(), at.end());
-      outIdx.append({first, c0});
-      out = vector::TransferWriteOp::create(
-                rb, rl, vector::ShapeCastOp::create(rb, rl, pairVec, r), out,
-                outIdx, SmallVector<bool>{true, true})
+  // elements, x·[c0, c0, ...] + swap(x)·[−s0, s0, ...]. A loop over the
+  // row's blocks, not unrolled: the row's code exists once, for LLVM to
+  // compile once (a 64-wide head would otherwise be 8 copies on AVX2).
+  auto row = [&](OpBuilder &ob, Location rl, ArrayRef<Value> at,
+                 Value rowOut) -> Value {
+    auto blocks = scf::ForOp::create(
+        ob, rl, c0, index(ob, rl, ranges[pair]), index(ob, rl, half),
+        ValueRange{rowOut},
+        [&](OpBuilder &rb, Location, Value first, ValueRange it) {
+          Value out = it[0];
+          SmallVector<Value> xIdx;
+          for (unsigned i = 0; i < pair; ++i)
+            xIdx.push_back(arith::AddIOp::create(rb, rl, xAt[i], at[i]));
+          xIdx.push_back(arith::AddIOp::create(rb, rl, xAt[pair], first));
+          xIdx.push_back(xAt[pair + 1]);
+          Value xv = vector::ShapeCastOp::create(
+              rb, rl, vec,
+              vector::TransferReadOp::create(rb, rl, pairVec, x, xIdx, pad,
+                                             SmallVector<bool>{true, true}));
+          auto table = [&](Value t, AffineMap map) {
+            SmallVector<Value> idx;
+            for (AffineExpr e : map.getResults().drop_back()) {
+              auto d = dyn_cast<AffineDimExpr>(e);
+              idx.push_back(d ? at[d.getPosition()] : c0);
+            }
+            idx.push_back(first);
+            return vector::TransferReadOp::create(rb, rl, halfVec, t, idx, pad,
+                                                  SmallVector<bool>{true})
                 .getResult();
-    }
-    return out;
+          };
+          Value c = table(cosT, maps[2]), s = table(sinT, maps[3]);
+          // [c0, c0, c1, c1, ...] and [−s0, s0, −s1, s1, ...].
+          Value cc = vector::InterleaveOp::create(rb, rl, c, c);
+          Value ss = vector::InterleaveOp::create(
+              rb, rl, arith::NegFOp::create(rb, rl, s), s);
+          Value swapped = vector::ShuffleOp::create(rb, rl, xv, xv, swap);
+          Value r = arith::AddFOp::create(
+              rb, rl, arith::MulFOp::create(rb, rl, xv, cc),
+              arith::MulFOp::create(rb, rl, swapped, ss));
+          SmallVector<Value> outIdx(at.begin(), at.end());
+          outIdx.append({first, c0});
+          out = vector::TransferWriteOp::create(
+                    rb, rl, vector::ShapeCastOp::create(rb, rl, pairVec, r),
+                    out, outIdx, SmallVector<bool>{true, true})
+                    .getResult();
+          scf::YieldOp::create(rb, rl, out);
+        });
+    return blocks.getResult(0);
   };
 
   // The tile's loops before the pair (size 1 but for static ones like the

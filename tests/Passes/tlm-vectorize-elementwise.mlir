@@ -111,9 +111,10 @@ func.func @unread_output(%a: tensor<?x32xf32>, %b: tensor<?x32xf32>)
 // (batch, seq, heads, pairs, 2), each half read through a constant map
 // result, the tables indexed by (seq, pair). One tile (a 1 x 1 x 2 x 16 x 2
 // slice of the output: the static heads whole) per (batch, seq) row, its
-// heads in a loop of its own; per 16 lanes (8 pairs) one contiguous read of
-// x, its pairs swapped by a shuffle, cos duplicated per pair and sin
-// negated in the even lanes: x·cos' + swap(x)·sin'.
+// heads in a loop of its own, and per head a loop over blocks of 16 lanes
+// (8 pairs; one copy of the block's code): one contiguous read of x, its
+// pairs swapped by a shuffle, cos duplicated per pair and sin negated in the
+// even lanes: x·cos' + swap(x)·sin'.
 // CHECK-LABEL: func.func @rope
 // CHECK-SAME:    (%[[X:.*]]: tensor<?x?x2x16x2xf32>, %[[COS:.*]]: tensor<?x16xf32>, %[[SIN:.*]]: tensor<?x16xf32>)
 // CHECK-NOT:     linalg.generic
@@ -121,22 +122,22 @@ func.func @unread_output(%a: tensor<?x32xf32>, %b: tensor<?x32xf32>)
 // CHECK:           scf.for %[[S:.*]] = %c0 to %{{.*}} step %c1
 // CHECK:             %[[TILE:.*]] = tensor.extract_slice %{{.*}}[%[[B]], %[[S]], 0, 0, 0] [1, 1, 2, 16, 2]
 // CHECK:             scf.for %[[H:.*]] = %c0 to %c2 step %c1 iter_args(%[[T:.*]] = %[[TILE]])
-// CHECK:               %[[XV:.*]] = vector.transfer_read %[[X]][%[[B]], %[[S]], %[[H]], %c0, %c0]{{.*}} : tensor<?x?x2x16x2xf32>, vector<8x2xf32>
-// CHECK:               %[[XF:.*]] = vector.shape_cast %[[XV]] : vector<8x2xf32> to vector<16xf32>
-// CHECK:               %[[C:.*]] = vector.transfer_read %[[COS]][%[[S]], %c0]{{.*}} : tensor<?x16xf32>, vector<8xf32>
-// CHECK:               %[[SV:.*]] = vector.transfer_read %[[SIN]][%[[S]], %c0]{{.*}} : tensor<?x16xf32>, vector<8xf32>
-// CHECK:               %[[CC:.*]] = vector.interleave %[[C]], %[[C]] : vector<8xf32> -> vector<16xf32>
-// CHECK:               %[[NEG:.*]] = arith.negf %[[SV]] : vector<8xf32>
-// CHECK:               %[[SS:.*]] = vector.interleave %[[NEG]], %[[SV]] : vector<8xf32> -> vector<16xf32>
-// CHECK:               %[[SW:.*]] = vector.shuffle %[[XF]], %[[XF]] [1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14]
-// CHECK:               %[[XC:.*]] = arith.mulf %[[XF]], %[[CC]] : vector<16xf32>
-// CHECK:               %[[WS:.*]] = arith.mulf %[[SW]], %[[SS]] : vector<16xf32>
-// CHECK:               %[[R:.*]] = arith.addf %[[XC]], %[[WS]] : vector<16xf32>
-// CHECK:               %[[RV:.*]] = vector.shape_cast %[[R]] : vector<16xf32> to vector<8x2xf32>
-// CHECK:               vector.transfer_write %[[RV]], %[[T]][%c0, %c0, %[[H]], %c0, %c0] {{.*}} : vector<8x2xf32>, tensor<1x1x2x16x2xf32>
-// The second block of 8 pairs.
-// CHECK:               vector.transfer_read %[[X]][%[[B]], %[[S]], %[[H]], %c8, %c0]
-// CHECK:               vector.transfer_write %{{.*}}[%c0, %c0, %[[H]], %c8, %c0]
+// CHECK:               scf.for %[[P:.*]] = %c0 to %c16 step %c8 iter_args(%[[TP:.*]] = %[[T]])
+// CHECK:                 %[[XV:.*]] = vector.transfer_read %[[X]][%[[B]], %[[S]], %[[H]], %[[P]], %c0]{{.*}} : tensor<?x?x2x16x2xf32>, vector<8x2xf32>
+// CHECK:                 %[[XF:.*]] = vector.shape_cast %[[XV]] : vector<8x2xf32> to vector<16xf32>
+// CHECK:                 %[[C:.*]] = vector.transfer_read %[[COS]][%[[S]], %[[P]]]{{.*}} : tensor<?x16xf32>, vector<8xf32>
+// CHECK:                 %[[SV:.*]] = vector.transfer_read %[[SIN]][%[[S]], %[[P]]]{{.*}} : tensor<?x16xf32>, vector<8xf32>
+// CHECK:                 %[[CC:.*]] = vector.interleave %[[C]], %[[C]] : vector<8xf32> -> vector<16xf32>
+// CHECK:                 %[[NEG:.*]] = arith.negf %[[SV]] : vector<8xf32>
+// CHECK:                 %[[SS:.*]] = vector.interleave %[[NEG]], %[[SV]] : vector<8xf32> -> vector<16xf32>
+// CHECK:                 %[[SW:.*]] = vector.shuffle %[[XF]], %[[XF]] [1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14]
+// CHECK:                 %[[XC:.*]] = arith.mulf %[[XF]], %[[CC]] : vector<16xf32>
+// CHECK:                 %[[WS:.*]] = arith.mulf %[[SW]], %[[SS]] : vector<16xf32>
+// CHECK:                 %[[R:.*]] = arith.addf %[[XC]], %[[WS]] : vector<16xf32>
+// CHECK:                 %[[RV:.*]] = vector.shape_cast %[[R]] : vector<16xf32> to vector<8x2xf32>
+// CHECK:                 %[[W:.*]] = vector.transfer_write %[[RV]], %[[TP]][%c0, %c0, %[[H]], %[[P]], %c0] {{.*}} : vector<8x2xf32>, tensor<1x1x2x16x2xf32>
+// CHECK:                 scf.yield %[[W]]
+// CHECK-NOT:           vector.transfer_read
 // THREADS-LABEL: func.func @rope
 // THREADS:         scf.forall (%{{.*}}, %{{.*}}) in (%{{.*}}, %{{.*}})
 // THREADS:           vector.shuffle
