@@ -44,13 +44,10 @@ Value applyPayload(OpBuilder &b, Location loc, linalg::GenericOp op,
 
 /// out[row0 : row0 + rows, col0 : col0 + cols] (+)= x[row0.., :] · buf
 /// (times each row's 1 / rms when `rms` is given), or with `epilogue` its
-/// result on the sums at out[row0.., col0]. With `scratch` (a rows x cols
-/// tensor, updated), the epilogue runs in a loop over the rows, on sums
-/// stored there, instead of once per row.
+/// result on the sums at out[row0.., col0].
 Value kernel(OpBuilder &b, Location loc, Value x, Value buf, Value out,
              Value row0, Value col0, int64_t k, const PackedShape &s,
-             bool overwrite, Value rms, const Epilogue *epilogue = nullptr,
-             Value *scratch = nullptr);
+             bool overwrite, Value rms, const Epilogue *epilogue = nullptr);
 
 /// out[rows, n] += x[rows, k] · w[n, k] as a generic the rest of
 /// tlm-tile-matmuls recognizes (tlm::matchProjection).

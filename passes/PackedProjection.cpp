@@ -172,8 +172,7 @@ Value applyPayload(OpBuilder &b, Location loc, linalg::GenericOp op,
 /// with `epilogue` its result on the sums at out[row0.., col0].
 Value kernel(OpBuilder &b, Location loc, Value x, Value buf, Value out,
              Value row0, Value col0, int64_t k, const tlm::PackedShape &s,
-             bool overwrite, Value rms, const Epilogue *epilogue,
-             Value *scratch) {
+             bool overwrite, Value rms, const Epilogue *epilogue) {
   auto vecType = VectorType::get({s.lanes}, b.getF32Type());
   Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   SmallVector<bool> inBounds{true};
@@ -217,63 +216,36 @@ Value kernel(OpBuilder &b, Location loc, Value x, Value buf, Value out,
         scf::YieldOp::create(nb, nl, next);
       });
 
-  // Row `row`'s sums (scaled, through the epilogue) stored into `dest`.
-  auto finish = [&](OpBuilder &fb, Location fl, Value row,
-                    SmallVector<Value> sums, Value dest) {
+  for (int64_t r = 0; r < s.rows; ++r) {
     // A folded norm: the row's sums times 1 / rms (one division per row
     // rather than one per accumulator).
+    Value scale;
     if (rms) {
-      Value one = arith::ConstantOp::create(fb, fl, fb.getF32FloatAttr(1.0));
+      Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0));
       Value inv = arith::DivFOp::create(
-          fb, fl, one, tensor::ExtractOp::create(fb, fl, rms, ValueRange{row}));
-      Value scale = vector::BroadcastOp::create(fb, fl, vecType, inv);
-      for (Value &sum : sums)
-        sum = arith::MulFOp::create(fb, fl, sum, scale);
+          b, loc, one,
+          tensor::ExtractOp::create(b, loc, rms, ValueRange{rowIdx[r]}));
+      scale = vector::BroadcastOp::create(b, loc, vecType, inv);
+    }
+    SmallVector<Value> sums;
+    for (int64_t c = 0; c < perRow; ++c) {
+      Value sum = loop.getResult(r * perRow + c);
+      if (scale)
+        sum = arith::MulFOp::create(b, loc, sum, scale);
+      sums.push_back(sum);
     }
     if (epilogue) {
       SmallVector<Value> args;
       for (int64_t i : epilogue->inputs)
         args.push_back(sums[i]);
-      sums = {applyPayload(fb, fl, epilogue->payload, args)};
+      sums = {applyPayload(b, loc, epilogue->payload, args)};
     }
     for (auto [c, sum] : llvm::enumerate(sums))
-      dest = vector::TransferWriteOp::create(
-                 fb, fl, sum, dest, ValueRange{row, colIdx[c]}, inBounds)
-                 .getResult();
-    return dest;
-  };
-
-  if (!(epilogue && scratch)) {
-    for (int64_t r = 0; r < s.rows; ++r)
-      out = finish(
-          b, loc, rowIdx[r],
-          SmallVector<Value>(loop.getResults().slice(r * perRow, perRow)), out);
-    return out;
+      out = vector::TransferWriteOp::create(
+                b, loc, sum, out, ValueRange{rowIdx[r], colIdx[c]}, inBounds)
+                .getResult();
   }
-  // An epilogue (SwiGLU's SiLU: an exp polynomial) once in a loop over the
-  // rows rather than once per row: the sums go through the (rows x cols)
-  // scratch, which stays in L1.
-  Value sums = *scratch;
-  for (int64_t r = 0; r < s.rows; ++r)
-    for (int64_t c = 0; c < perRow; ++c)
-      sums = vector::TransferWriteOp::create(
-                 b, loc, loop.getResult(r * perRow + c), sums,
-                 ValueRange{index(b, loc, r), index(b, loc, c * s.lanes)},
-                 inBounds)
-                 .getResult();
-  *scratch = sums;
-  auto rows = scf::ForOp::create(
-      b, loc, index(b, loc, 0), index(b, loc, s.rows), index(b, loc, 1),
-      ValueRange{out}, [&](OpBuilder &rb, Location rl, Value r, ValueRange it) {
-        SmallVector<Value> rowSums;
-        for (int64_t c = 0; c < perRow; ++c)
-          rowSums.push_back(vector::TransferReadOp::create(
-              rb, rl, vecType, sums, ValueRange{r, index(rb, rl, c * s.lanes)},
-              pad, inBounds));
-        Value row = arith::AddIOp::create(rb, rl, row0, r);
-        scf::YieldOp::create(rb, rl, finish(rb, rl, row, rowSums, it[0]));
-      });
-  return rows.getResult(0);
+  return out;
 }
 
 /// out[rows, n] += x[rows, k] · w[n, k] as a generic the rest of

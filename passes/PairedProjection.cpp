@@ -125,15 +125,9 @@ Value pairedPanels(OpBuilder &b, Location loc, Value x, Value rms, Value gain,
                                   /*withElseRegion=*/true);
   {
     OpBuilder tb = ifFull.getThenBodyBuilder();
-    // The tiles' sums on their way to the epilogue (see kernel), one
-    // buffer carried through every panel and tile.
-    Value scratch = bufferization::AllocTensorOp::create(
-        tb, loc,
-        RankedTensorType::get({shape.rows, shape.cols}, tb.getF32Type()),
-        ValueRange{});
     auto panels = scf::ForOp::create(
         tb, loc, c0, index(tb, loc, chunk), index(tb, loc, half),
-        ValueRange{y, buf, scratch},
+        ValueRange{y, buf},
         [&](OpBuilder &pb, Location pl, Value col, ValueRange it) {
           Value row = arith::AddIOp::create(pb, pl, base, col);
           PanelRows rowsOf = [&](OpBuilder &cb, Location cl, Value c) {
@@ -144,17 +138,14 @@ Value pairedPanels(OpBuilder &b, Location loc, Value x, Value rms, Value gain,
           };
           Value packed = pack(pb, pl, rowsOf, it[1], k, shape, gain);
           auto tiles = scf::ForOp::create(
-              pb, pl, c0, full, tileRows, ValueRange{it[0], it[2]},
+              pb, pl, c0, full, tileRows, ValueRange{it[0]},
               [&](OpBuilder &lb, Location ll, Value row0, ValueRange acc) {
-                Value sums = acc[1];
-                Value out =
-                    kernel(lb, ll, x, packed, acc[0], row0, col, k, shape,
-                           /*overwrite=*/true, rms, &epilogue, &sums);
-                scf::YieldOp::create(lb, ll, ValueRange{out, sums});
+                scf::YieldOp::create(lb, ll,
+                                     kernel(lb, ll, x, packed, acc[0], row0,
+                                            col, k, shape, /*overwrite=*/true,
+                                            rms, &epilogue));
               });
-          scf::YieldOp::create(
-              pb, pl,
-              ValueRange{tiles.getResult(0), packed, tiles.getResult(1)});
+          scf::YieldOp::create(pb, pl, ValueRange{tiles.getResult(0), packed});
         });
     scf::YieldOp::create(tb, loc, panels.getResult(0));
   }
