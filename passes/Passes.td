@@ -362,8 +362,10 @@ def TlmVectorizeElementwise
       loops (batch, sequence) one at a time, its static ones (the heads)
       looped over inside the tile (one loop nest less for bufferization to
       analyse: it took ~45 ms more with the heads tiled as well), and each
-      row is computed `lanes` elements at a time: `x · interleave(cos, cos) + swap(x) ·
-      interleave(−sin, sin)` with `swap` a shuffle of the pairs. The
+      row is computed `lanes` elements at a time, in a loop over the row's
+      blocks (one copy of the block's code, not one per block):
+      `x · interleave(cos, cos) + swap(x) · interleave(−sin, sin)` with
+      `swap` a shuffle of the pairs. The
       results are bit for bit the payload's (no fast-math flags, negation
       exact, addition commutative). Matched by its maps and payload; any
       other generic with a 2-wide innermost loop stays scalar.

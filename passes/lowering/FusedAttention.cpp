@@ -222,18 +222,17 @@ Value tlm::fusedCachedAttention(OpBuilder &b, Location loc, Value q,
   auto rowsType = RankedTensorType::get({ShapedType::kDynamic, dk}, f32);
   OpFoldResult zeroAttr = b.getIndexAttr(0), oneAttr = b.getIndexAttr(1),
                dkAttr = b.getIndexAttr(dk);
-  auto view = [&](Value t, ArrayRef<OpFoldResult> at,
+  auto view = [&](Value t, ArrayRef<OpFoldResult> corner,
                   ArrayRef<OpFoldResult> size) -> Value {
-    return tensor::ExtractSliceOp::create(b, loc, rowsType, t, at, size,
+    return tensor::ExtractSliceOp::create(b, loc, rowsType, t, corner, size,
                                           strides);
   };
-  SmallVector<OpFoldResult> pastAt{zeroAttr, bb, kvh, zeroAttr},
+  SmallVector<OpFoldResult> at{zeroAttr, bb, kvh, zeroAttr},
       pastSize{past, oneAttr, oneAttr, dkAttr},
       newSize{seq, oneAttr, oneAttr, dkAttr};
-  std::array<Value, 2> keyRows{view(kPast, pastAt, pastSize),
-                               view(k, pastAt, newSize)};
-  std::array<Value, 2> valueRows{view(vPast, pastAt, pastSize),
-                                 view(v, pastAt, newSize)};
+  std::array<Value, 2> keyRows{view(kPast, at, pastSize), view(k, at, newSize)};
+  std::array<Value, 2> valueRows{view(vPast, at, pastSize),
+                                 view(v, at, newSize)};
   Value c2 = arith::ConstantIndexOp::create(b, loc, 2);
   auto rows = scf::ForOp::create(
       b, loc, full, seq, c1, ValueRange{slice},
