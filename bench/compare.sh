@@ -10,7 +10,8 @@
 # tlm/PyTorch ratios, tlm's projection GFLOP/s against the measured FMA peak
 # and its decode weight traffic against the measured read bandwidth
 # (bench/probes.c), then the projections alone (bench/gemm.cpp: the last
-# config's weight shapes against 512 rows, GFLOP/s and % of the FMA peak),
+# config's weight shapes against 512 rows, GFLOP/s and % of the FMA peak
+# for the median and the fastest of 20 calls),
 # then the ablation table: small.json with each optimization switched off
 # in turn (1 thread, 512 tokens), and cs336-ts and small.json on 2 threads
 # with and without the thread heuristic (tlm-serialize-small-parallel).
@@ -189,12 +190,14 @@ for r in rows:
           f"{gbs:.1f} ({100 * gbs / bw:.0f}%) |")
 if gemms:
     print()
-    print("| projection (x: M x K, W: N x K) | thr | ms | GFLOP/s | % FMA peak |")
-    print("|---|---|---|---|---|")
+    print("| projection (x: M x K, W: N x K) | thr | median ms | GFLOP/s | % FMA peak | best ms | GFLOP/s | % FMA peak |")
+    print("|---|---|---|---|---|---|---|---|")
     for g in gemms:
         peak = probe["fma_gflops_1"] if g["threads"] == 1 else probe["fma_gflops_all"]
         print(f"| {g['m']} x {g['k']} x {g['n']} | {g['threads']} | {g['ms']:.2f} | "
-              f"{g['gflops']:.0f} | {100 * g['gflops'] / peak:.0f}% |")
+              f"{g['gflops']:.0f} | {100 * g['gflops'] / peak:.0f}% | "
+              f"{g['best_ms']:.2f} | {g['best_gflops']:.0f} | "
+              f"{100 * g['best_gflops'] / peak:.0f}% |")
 if os.path.exists(sys.argv[2]) and os.path.getsize(sys.argv[2]):
     print()
     print("| ablation | config | thr | prompt | compile ms | prefill tok/s | decode tok/s |")
