@@ -163,32 +163,40 @@ Value tlm::vectorizeRopeRotation(RewriterBase &rewriter,
   // compile once (a 64-wide head would otherwise be 8 copies on AVX2).
   auto row = [&](OpBuilder &ob, Location rl, ArrayRef<Value> at,
                  Value rowOut) -> Value {
+    // The indices before the pair's, the same for every block of the row.
+    SmallVector<Value> xOuter;
+    for (unsigned i = 0; i < pair; ++i)
+      xOuter.push_back(arith::AddIOp::create(ob, rl, xAt[i], at[i]));
+    auto tableOuter = [&](AffineMap map) {
+      SmallVector<Value> idx;
+      for (AffineExpr e : map.getResults().drop_back()) {
+        auto d = dyn_cast<AffineDimExpr>(e);
+        idx.push_back(d ? at[d.getPosition()] : c0);
+      }
+      return idx;
+    };
+    SmallVector<Value> cosOuter = tableOuter(maps[2]),
+                       sinOuter = tableOuter(maps[3]);
     auto blocks = scf::ForOp::create(
         ob, rl, c0, index(ob, rl, ranges[pair]), index(ob, rl, half),
         ValueRange{rowOut},
         [&](OpBuilder &rb, Location, Value first, ValueRange it) {
           Value out = it[0];
-          SmallVector<Value> xIdx;
-          for (unsigned i = 0; i < pair; ++i)
-            xIdx.push_back(arith::AddIOp::create(rb, rl, xAt[i], at[i]));
+          SmallVector<Value> xIdx(xOuter);
           xIdx.push_back(arith::AddIOp::create(rb, rl, xAt[pair], first));
           xIdx.push_back(xAt[pair + 1]);
           Value xv = vector::ShapeCastOp::create(
               rb, rl, vec,
               vector::TransferReadOp::create(rb, rl, pairVec, x, xIdx, pad,
                                              SmallVector<bool>{true, true}));
-          auto table = [&](Value t, AffineMap map) {
-            SmallVector<Value> idx;
-            for (AffineExpr e : map.getResults().drop_back()) {
-              auto d = dyn_cast<AffineDimExpr>(e);
-              idx.push_back(d ? at[d.getPosition()] : c0);
-            }
+          auto table = [&](Value t, ArrayRef<Value> outer) {
+            SmallVector<Value> idx(outer);
             idx.push_back(first);
             return vector::TransferReadOp::create(rb, rl, halfVec, t, idx, pad,
                                                   SmallVector<bool>{true})
                 .getResult();
           };
-          Value c = table(cosT, maps[2]), s = table(sinT, maps[3]);
+          Value c = table(cosT, cosOuter), s = table(sinT, sinOuter);
           // [c0, c0, c1, c1, ...] and [−s0, s0, −s1, s1, ...].
           Value cc = vector::InterleaveOp::create(rb, rl, c, c);
           Value ss = vector::InterleaveOp::create(

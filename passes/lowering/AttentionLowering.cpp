@@ -379,6 +379,13 @@ Value splitHeads(OpBuilder &b, Location loc, Value x, int64_t heads,
       sizes);
 }
 
+/// Merges the last two dims of a 4-d tensor: (., ., n, dk) -> (., ., n·dk),
+/// splitHeads' inverse (and the cache layout of position-major rows).
+Value mergeHeads(OpBuilder &b, Location loc, Value x) {
+  return tensor::CollapseShapeOp::create(
+      b, loc, x, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+}
+
 /// tlm.attention: heads split by reshapes, RoPE on Q and K, then the core
 /// over (b, h, i, j, d) with query head h reading kv head h floordiv G.
 struct LowerAttention : OpRewritePattern<AttentionOp> {
@@ -414,9 +421,7 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
     layout.headDim = dk;
     Value out = attentionCore(rewriter, loc, q, k, v, layout, Value(),
                               /*causal=*/true);
-    Value merged = tensor::CollapseShapeOp::create(
-        rewriter, loc, out,
-        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+    Value merged = mergeHeads(rewriter, loc, out);
     rewriter.replaceOp(op, castTo(rewriter, loc, merged, op.getType()));
     return success();
   }
@@ -431,12 +436,6 @@ Value positionMajor(OpBuilder &b, Location loc, Value x) {
   return linalg::TransposeOp::create(b, loc, x, init,
                                      ArrayRef<int64_t>{1, 0, 2, 3})
       .getResult()[0];
-}
-
-/// (S, B, n, dk) -> (S, B, n·dk): the cache layout.
-Value toCacheLayout(OpBuilder &b, Location loc, Value x) {
-  return tensor::CollapseShapeOp::create(
-      b, loc, x, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
 }
 
 /// tlm.cached_attention: the new queries and keys are rotated at positions
@@ -470,15 +469,14 @@ struct LowerCachedAttention : OpRewritePattern<CachedAttentionOp> {
     }
 
     Value kRows = positionMajor(b, loc, k), vRows = positionMajor(b, loc, v);
-    Value kNew = toCacheLayout(b, loc, kRows);
-    Value vNew = toCacheLayout(b, loc, vRows);
+    // The cache layout: (S, B, kv heads·dk).
+    Value kNew = mergeHeads(b, loc, kRows);
+    Value vNew = mergeHeads(b, loc, vRows);
     if (fused && elem.isF32()) {
       // The new keys read in the cache's layout, as the past ones.
-      Value out = tensor::CollapseShapeOp::create(
-          b, loc,
-          fusedCachedAttention(b, loc, q, kPast, vPast, kRows, vRows, group,
-                               lanes),
-          SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+      Value out = mergeHeads(b, loc,
+                             fusedCachedAttention(b, loc, q, kPast, vPast,
+                                                  kRows, vRows, group, lanes));
       rewriter.replaceOp(op, {castTo(b, loc, out, op.getResult().getType()),
                               castTo(b, loc, kNew, op.getKNew().getType()),
                               castTo(b, loc, vNew, op.getVNew().getType())});
@@ -523,9 +521,7 @@ struct LowerCachedAttention : OpRewritePattern<CachedAttentionOp> {
                       AffineMap::get(5, 0, {jj, bb, kvh, e}, ctx), outMap, acc);
     acc = weightedSum(b, loc, pNew, v,
                       AffineMap::get(5, 0, {bb, jj, kvh, e}, ctx), outMap, acc);
-    Value out = tensor::CollapseShapeOp::create(
-        b, loc, toElementType(b, loc, acc, elem),
-        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+    Value out = mergeHeads(b, loc, toElementType(b, loc, acc, elem));
     rewriter.replaceOp(op, {castTo(b, loc, out, op.getResult().getType()),
                             castTo(b, loc, kNew, op.getKNew().getType()),
                             castTo(b, loc, vNew, op.getVNew().getType())});

@@ -180,12 +180,12 @@ Value tlm::fusedCachedAttention(OpBuilder &b, Location loc, Value q,
       arith::ConstantOp::create(b, loc, DenseElementsAttr::get(vecType, 0.0f));
   SmallVector<bool> inBounds(1, true);
 
-  KeySource pastSrc{kPast, vPast, [&](Value j, Value bb, Value kvh) {
-                      return SmallVector<Value>{j, bb, kvh, c0};
-                    }};
-  KeySource newSrc{k, v, [&](Value j, Value bb, Value kvh) {
-                     return SmallVector<Value>{j, bb, kvh, c0};
-                   }};
+  // Both sources are position-major: key j of (batch, kv head) at
+  // [j, batch, kv head, 0].
+  auto rowAt = [&](Value j, Value bb, Value kvh) {
+    return SmallVector<Value>{j, bb, kvh, c0};
+  };
+  KeySource pastSrc{kPast, vPast, rowAt}, newSrc{k, v, rowAt};
 
   // (batch, head) pairs are independent: an scf.forall, which the CPU
   // pipeline runs on every thread. Each owns the (1, S, 1, dk) slice of the
