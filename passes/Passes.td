@@ -352,7 +352,17 @@ def TlmVectorizeElementwise
     becomes a fresh `tensor.empty`, so bufferization does not copy the input
     first. With `threads > 1` the blocks are one `scf.forall`.
 
-    Two shapes get forms of their own first:
+    Three shapes get forms of their own first:
+    - A row sum (RMSNorm's Σ x²: loops `(rows..., k)`, only k a reduction,
+      static and a multiple of `lanes`, the sums starting from a
+      `linalg.fill`, payload `f(x) + acc` on f32) and the elementwise op
+      that is its only reader (sqrt(Σ / d + eps)) become one `scf.forall`
+      over the rows (a loop in order without threads): `lanes` partial sums
+      carried over k in one vector, added across lanes to the fill's value,
+      the reader's payload on that scalar, one element stored. Three loop
+      nests (fill, sum, epilogue; three parallel regions with threads) are
+      one, and the sum is vectorized; it is reassociated, so it may differ
+      from the sequential sum in the last bits.
     - A `linalg.transpose` that keeps the innermost dim in place (the new
       cache rows' batch/seq swap) is generalized and copied like the above.
     - RoPE's rotation as `tlm-lower-to-linalg` builds it (loops

@@ -10,6 +10,7 @@
 
 #include "passes/Passes.h"
 #include "passes/RopeRotation.h"
+#include "passes/RowReduction.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -106,6 +107,19 @@ struct TlmVectorizeElementwise
       if (failed(linalg::generalizeNamedOp(rewriter, op)))
         return signalPassFailure();
     }
+
+    // Row sums (RMSNorm's statistics) with the op that reads them: one loop
+    // over the rows (RowReduction.h).
+    SmallVector<tlm::RowReduction> rowSums;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (!op->getParentOfType<scf::ForOp>() &&
+          !op->getParentOfType<scf::ForallOp>() &&
+          tlm::rowReductionMismatch(op, lanes).empty())
+        rowSums.push_back(tlm::withEpilogue(op));
+    });
+    for (tlm::RowReduction reduction : rowSums)
+      if (failed(tlm::fuseRowReduction(rewriter, reduction, lanes)))
+        return signalPassFailure();
 
     SmallVector<linalg::GenericOp> work, rotations;
     getOperation().walk([&](linalg::GenericOp op) {

@@ -46,8 +46,9 @@ func.func @scale_add(%a: tensor<?x64xf32>, %b: tensor<?x64xf32>,
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 
-// Left alone: a reduction (RMSNorm's sum of squares) and an innermost dim
-// that is not a multiple of 16.
+// Left alone: a reduction into sums that do not start from a fill (the
+// row-sum form below needs one) and an innermost dim that is not a multiple
+// of 16.
 // CHECK-LABEL: func.func @not_elementwise
 // CHECK-NOT:     vector.
 // CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
@@ -75,6 +76,107 @@ func.func @not_elementwise(%a: tensor<?x64xf32>, %r: tensor<?xf32>,
     linalg.yield %n : f32
   } -> tensor<?x24xf32>
   return %sum, %neg : tensor<?xf32>, tensor<?x24xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#same = affine_map<(d0) -> (d0)>
+
+// RMSNorm's statistics as the lowering builds them: Σ x² per row from a
+// fill, then sqrt(Σ / d + eps) elementwise. One loop over the rows: 16
+// partial sums carried over k in one vector, added across lanes to the
+// fill's value, the epilogue on that scalar, one element stored.
+// CHECK-LABEL: func.func @row_sum
+// CHECK-SAME:    (%[[A:.*]]: tensor<?x64xf32>)
+// CHECK:         scf.forall (%[[R:.*]]) in (%{{.*}}) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<?xf32>)
+// CHECK:           %[[ACC:.*]] = scf.for %[[K:.*]] = %c0 to %c64 step %c16 iter_args(%[[V:.*]] = %{{.*}}) -> (vector<16xf32>)
+// CHECK:             %[[X:.*]] = vector.transfer_read %[[A]][%[[R]], %[[K]]]{{.*}} : tensor<?x64xf32>, vector<16xf32>
+// CHECK:             %[[SQ:.*]] = arith.mulf %[[X]], %[[X]] : vector<16xf32>
+// CHECK:             %[[NEXT:.*]] = arith.addf %[[SQ]], %[[V]] : vector<16xf32>
+// CHECK:             scf.yield %[[NEXT]]
+// CHECK:           %[[S:.*]] = vector.reduction <add>, %[[ACC]], %[[START:.*]] : vector<16xf32> into f32
+// CHECK:           %[[MEAN:.*]] = arith.divf %[[S]]
+// CHECK:           %[[RMS:.*]] = math.sqrt
+// CHECK:           tensor.insert %[[RMS]]
+// CHECK:           scf.forall.in_parallel
+// CHECK:             tensor.parallel_insert_slice %{{.*}}[%[[R]]] [1] [1]
+// CHECK-NOT:     linalg.
+// THREADS-LABEL: func.func @row_sum
+// THREADS:         scf.forall
+// THREADS:           vector.reduction <add>
+// THREADS-NOT:   linalg.
+func.func @row_sum(%a: tensor<?x64xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %d = arith.constant 64.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %m = tensor.dim %a, %c0 : tensor<?x64xf32>
+  %e = tensor.empty(%m) : tensor<?xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<?xf32>) -> tensor<?xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row],
+                         iterator_types = ["parallel", "reduction"]}
+           ins(%a : tensor<?x64xf32>) outs(%init : tensor<?xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %sq = arith.mulf %x, %x : f32
+    %s = arith.addf %sq, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<?xf32>
+  %e2 = tensor.empty(%m) : tensor<?xf32>
+  %rms = linalg.generic {indexing_maps = [#same, #same],
+                         iterator_types = ["parallel"]}
+           ins(%sum : tensor<?xf32>) outs(%e2 : tensor<?xf32>) {
+  ^bb0(%s: f32, %o: f32):
+    %mean = arith.divf %s, %d : f32
+    %me = arith.addf %mean, %eps : f32
+    %r = math.sqrt %me : f32
+    linalg.yield %r : f32
+  } -> tensor<?xf32>
+  return %rms : tensor<?xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// A row sum read twice has no epilogue to take: its loop stores the sums,
+// and the readers stay as they are. A payload that does not end in
+// `+ acc` (a running max) is left alone.
+// CHECK-LABEL: func.func @row_sum_two_readers
+// CHECK:         %[[SUMS:.*]] = scf.forall
+// CHECK:           vector.reduction <add>
+// CHECK-NOT:       math.sqrt
+// CHECK:           tensor.parallel_insert_slice
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK:           arith.maximumf
+// CHECK:         return %[[SUMS]], %[[SUMS]], %{{.*}}
+// THREADS-LABEL: func.func @row_sum_two_readers
+// THREADS:         scf.forall
+// THREADS:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+func.func @row_sum_two_readers(%a: tensor<?x64xf32>)
+    -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %a, %c0 : tensor<?x64xf32>
+  %e = tensor.empty(%m) : tensor<?xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<?xf32>) -> tensor<?xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row],
+                         iterator_types = ["parallel", "reduction"]}
+           ins(%a : tensor<?x64xf32>) outs(%init : tensor<?xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<?xf32>
+  %max = linalg.generic {indexing_maps = [#id, #row],
+                         iterator_types = ["parallel", "reduction"]}
+           ins(%a : tensor<?x64xf32>) outs(%init : tensor<?xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.maximumf %x, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<?xf32>
+  return %sum, %sum, %max : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>
 }
 
 // -----

@@ -1,0 +1,168 @@
+//===- RowReduction.cpp - a row sum and its epilogue in one loop ----------===//
+//
+// RMSNorm's statistics lower to three ops over the rows: a fill of the sums,
+// the sum of squares (a reduction generic linalg's vectorizer would make
+// one `d`-wide vector of), and sqrt(Σ / d + eps). tlm-vectorize-elementwise
+// left the sum scalar (one add chain per row) and gave each op a loop nest
+// of its own; with threads each was a parallel region (a fork and a join,
+// or with tlm-serialize-small-parallel a run-time branch and a second copy
+// of the loops, which LLVM then compiled). Here they are one loop over the
+// rows:
+//
+//   forall rows:  acc = Σ_k-blocks f(x[row, k : k + lanes])   (vector<lanes>)
+//                 out[row] = epilogue(reduce_add(acc) + fill)
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/RowReduction.h"
+#include "passes/PackedKernel.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+
+namespace {
+
+bool isF32Tensors(linalg::GenericOp op) {
+  for (Type t : op->getOperandTypes())
+    if (cast<RankedTensorType>(t).getElementType() !=
+        Float32Type::get(op.getContext()))
+      return false;
+  return true;
+}
+
+/// Whether every op of `op`'s payload is elementwise on scalars.
+bool scalarPayload(linalg::GenericOp op) {
+  for (Operation &inner : op.getRegion().front().without_terminator())
+    if (inner.getNumRegions() != 0 || !isPure(&inner) ||
+        !llvm::all_of(inner.getResultTypes(),
+                      [](Type t) { return t.isIntOrIndexOrFloat(); }))
+      return false;
+  return true;
+}
+
+} // namespace
+
+std::string tlm::rowReductionMismatch(linalg::GenericOp op, int64_t lanes) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
+      op.getNumDpsInits() != 1)
+    return "not one input and one output on tensors";
+  if (!isF32Tensors(op))
+    return "not f32";
+  int64_t loops = op.getNumLoops();
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  if (loops < 2 || op.getNumReductionLoops() != 1 ||
+      iters.back() != utils::IteratorType::reduction)
+    return "the innermost loop is not the only reduction";
+  int64_t k = op.getStaticLoopRanges().back();
+  if (ShapedType::isDynamic(k) || k % lanes != 0)
+    return "the reduced dim is dynamic or not a multiple of the lanes";
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (!maps[0].isIdentity() || maps[1] != maps[0].dropResult(loops - 1))
+    return "the input is not read whole or the output not by rows";
+  if (!op.getDpsInits()[0].getDefiningOp<linalg::FillOp>())
+    return "the sums do not start from a fill";
+  if (!scalarPayload(op))
+    return "the payload is not elementwise on scalars";
+  Block &body = op.getRegion().front();
+  BlockArgument acc = body.getArgument(1);
+  auto add = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add || !acc.hasOneUse() || (add.getLhs() != acc && add.getRhs() != acc))
+    return "the payload is not f(x) + acc";
+  return "";
+}
+
+tlm::RowReduction tlm::withEpilogue(linalg::GenericOp sum) {
+  Value result = sum.getResult(0);
+  if (!result.hasOneUse())
+    return {sum, nullptr};
+  auto reader = dyn_cast<linalg::GenericOp>(*result.getUsers().begin());
+  if (!reader || !reader.hasPureTensorSemantics() || !isF32Tensors(reader) ||
+      reader.getNumDpsInits() != 1 ||
+      reader.getNumLoops() != sum.getNumLoops() - 1 ||
+      reader.getNumReductionLoops() != 0 || !scalarPayload(reader))
+    return {sum, nullptr};
+  // Read with the identity map as its only input; its output never read.
+  if (reader.getNumDpsInputs() != 1 || reader.getDpsInputs()[0] != result ||
+      !llvm::all_of(reader.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }) ||
+      reader.payloadUsesValueFromOperand(reader.getDpsInitOperand(0)))
+    return {sum, nullptr};
+  return {sum, reader};
+}
+
+LogicalResult tlm::fuseRowReduction(RewriterBase &rewriter,
+                                    RowReduction reduction, int64_t lanes) {
+  linalg::GenericOp sum = reduction.sum;
+  Operation *replaced =
+      reduction.epilogue ? reduction.epilogue.getOperation() : sum;
+  Location loc = sum.getLoc();
+  rewriter.setInsertionPoint(replaced);
+  Value x = sum.getDpsInputs()[0];
+  Value start =
+      sum.getDpsInits()[0].getDefiningOp<linalg::FillOp>().getInputs()[0];
+  auto xType = cast<RankedTensorType>(x.getType());
+  int64_t rows = xType.getRank() - 1;
+  int64_t k = xType.getShape().back();
+
+  // The rows' output: a fresh tensor (the epilogue's output is unread).
+  auto outType = cast<RankedTensorType>(replaced->getResult(0).getType());
+  SmallVector<OpFoldResult> rowSizes = tensor::getMixedSizes(rewriter, loc, x);
+  rowSizes.pop_back();
+  Value out = tensor::EmptyOp::create(rewriter, loc, rowSizes,
+                                      outType.getElementType());
+
+  auto vecType = VectorType::get({lanes}, rewriter.getF32Type());
+  OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
+  SmallVector<OpFoldResult> lbs(rows, zero), steps(rows, one);
+  auto forall = scf::ForallOp::create(rewriter, loc, lbs, rowSizes, steps,
+                                      ValueRange{out},
+                                      /*mapping=*/std::nullopt);
+  OpBuilder b = OpBuilder::atBlockBegin(forall.getBody());
+  SmallVector<Value> row = forall.getInductionVars();
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  Value zeros = arith::ConstantOp::create(
+      b, loc, vecType, DenseElementsAttr::get(vecType, b.getF32FloatAttr(0.0)));
+  auto blocks = scf::ForOp::create(
+      b, loc, c0, arith::ConstantIndexOp::create(b, loc, k),
+      arith::ConstantIndexOp::create(b, loc, lanes), ValueRange{zeros},
+      [&](OpBuilder &nb, Location nl, Value kb, ValueRange acc) {
+        SmallVector<Value> at(row.begin(), row.end());
+        at.push_back(kb);
+        Value v = vector::TransferReadOp::create(nb, nl, vecType, x, at, pad,
+                                                 ArrayRef<bool>{true});
+        scf::YieldOp::create(
+            nb, nl,
+            tlm::packed::applyPayload(nb, nl, sum, ValueRange{v, acc[0]}));
+      });
+  Value total = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
+                                            blocks.getResult(0), start);
+  if (reduction.epilogue) {
+    Block &body = reduction.epilogue.getRegion().front();
+    IRMapping map;
+    map.map(body.getArgument(0), total);
+    for (Operation &inner : body.without_terminator())
+      b.clone(inner, map);
+    total = map.lookup(body.getTerminator()->getOperand(0));
+  }
+  // The row's element of the shared output, written in place (a new
+  // one-element tensor would become an allocation and a copy per row).
+  SmallVector<OpFoldResult> offsets(row.begin(), row.end());
+  SmallVector<OpFoldResult> ones(rows, one);
+  Value slice = tensor::ExtractSliceOp::create(
+      b, loc, forall.getRegionIterArgs()[0], offsets, ones, ones);
+  Value element = tensor::InsertOp::create(b, loc, total, slice,
+                                           SmallVector<Value>(rows, c0));
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(
+      b, loc, element, forall.getRegionIterArgs()[0], offsets, ones, ones);
+  rewriter.replaceOp(replaced, forall.getResult(0));
+  if (reduction.epilogue)
+    rewriter.eraseOp(sum);
+  return success();
+}
