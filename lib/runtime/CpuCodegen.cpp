@@ -20,6 +20,15 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/InstCombine/InstCombine.h"
+#include "llvm/Transforms/Scalar/DeadStoreElimination.h"
+#include "llvm/Transforms/Scalar/EarlyCSE.h"
+#include "llvm/Transforms/Scalar/GVN.h"
+#include "llvm/Transforms/Scalar/LICM.h"
+#include "llvm/Transforms/Scalar/LoopPassManager.h"
+#include "llvm/Transforms/Scalar/LoopRotation.h"
+#include "llvm/Transforms/Scalar/SROA.h"
+#include "llvm/Transforms/Scalar/SimplifyCFG.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Transforms/Utils/CodeExtractor.h"
 
@@ -163,36 +172,62 @@ std::vector<Part> split(llvm::Module &m, unsigned n) {
   return parts;
 }
 
-/// LLVM's default pipeline at `optLevel`. Without `loopTransforms`, its
-/// loop unroller and its loop and SLP vectorizers are left out: our passes
-/// hand over loops already vectorized to the host's vectors and unrolled
-/// where it pays, and LLVM unrolling them again made small.json's codegen
-/// ~40% slower (2 threads: ~570 -> ~440 ms, 1 thread: ~545 -> ~320 ms,
-/// medians of 4-5 alternated runs) for no measurable speed.
+/// The IR passes for code whose loops tlm's passes have vectorized and
+/// unrolled: the cleanup the MLIR lowering leaves to LLVM (scalarized
+/// memref descriptors, address arithmetic per access, loop-invariant loads
+/// and index math, loops in while form) and nothing else: SROA, early CSE,
+/// CFG simplification, InstCombine, loop rotation, LICM, GVN, InstCombine
+/// again, dead stores, CFG. LLVM's O3 pipeline spent most of its time
+/// rerunning these (InstCombine eight times, a third of it) and on loop
+/// passes with nothing left to do; on small.json its IR passes took about
+/// as long as instruction selection and register allocation. This one cut
+/// the LLVM side's time by ~25% (1 thread) to ~30% (2 threads), with
+/// prefill and decode as fast (alternated runs; see the README).
+llvm::ModulePassManager cleanupPipeline() {
+  llvm::FunctionPassManager fpm;
+  fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
+  fpm.addPass(llvm::EarlyCSEPass(/*UseMemorySSA=*/true));
+  fpm.addPass(llvm::SimplifyCFGPass());
+  fpm.addPass(llvm::InstCombinePass());
+  fpm.addPass(llvm::createFunctionToLoopPassAdaptor(llvm::LoopRotatePass()));
+  fpm.addPass(llvm::createFunctionToLoopPassAdaptor(
+      llvm::LICMPass(llvm::LICMOptions()), /*UseMemorySSA=*/true));
+  fpm.addPass(llvm::GVNPass());
+  fpm.addPass(llvm::InstCombinePass());
+  fpm.addPass(llvm::DSEPass());
+  fpm.addPass(llvm::SimplifyCFGPass());
+  llvm::ModulePassManager mpm;
+  mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
+  return mpm;
+}
+
+/// The IR passes at `optLevel`: LLVM's default pipeline with
+/// `loopTransforms` (its loop unroller and loop and SLP vectorizers, for
+/// the smallest models whose short loops it unrolls fully), otherwise the
+/// cleanup above. (LLVM's default without those transforms was the
+/// pipeline before: its unroller, run again on loops our passes had
+/// unrolled, made small.json's codegen ~40% slower for no measurable
+/// speed.)
 void optimize(llvm::Module &m, llvm::TargetMachine &tm, unsigned optLevel,
               bool loopTransforms) {
   llvm::PipelineTuningOptions tuning;
-  tuning.LoopUnrolling = loopTransforms;
-  tuning.LoopInterleaving = loopTransforms;
-  tuning.LoopVectorization = loopTransforms;
-  tuning.SLPVectorization = loopTransforms;
+  tuning.LoopUnrolling = true;
+  tuning.LoopInterleaving = true;
+  tuning.LoopVectorization = true;
+  tuning.SLPVectorization = true;
   llvm::PassBuilder pb(&tm, tuning);
   AnalysisManagers am(pb);
   llvm::ModulePassManager mpm;
-  switch (optLevel) {
-  case 0:
+  if (optLevel == 0)
     mpm = pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0);
-    break;
-  case 1:
+  else if (!loopTransforms)
+    mpm = cleanupPipeline();
+  else if (optLevel == 1)
     mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O1);
-    break;
-  case 2:
+  else if (optLevel == 2)
     mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
-    break;
-  default:
+  else
     mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-    break;
-  }
   mpm.run(m, am.mam);
 }
 

@@ -26,7 +26,8 @@ namespace tlm::runtime {
 
 struct CpuCodegenOptions {
   unsigned optLevel = 3;
-  /// LLVM's loop unroller and vectorizers (off: see optimize()).
+  /// LLVM's default pipeline with its loop unroller and vectorizers (off:
+  /// the cleanup pipeline for loops tlm vectorized; see optimize()).
   bool llvmLoopTransforms = false;
   /// Parts compiled at once (1: no split).
   unsigned threads = 1;

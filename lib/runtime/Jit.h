@@ -49,8 +49,10 @@ struct JitOptions {
   Target target = Target::Cpu;
   /// LLVM optimisation level for the generated code (0-3).
   unsigned optLevel = 3;
-  /// LLVM's loop unroller and loop/SLP vectorizers (CPU). Off by default:
-  /// the pipeline's code comes vectorized and unrolled where it pays.
+  /// LLVM's default IR pipeline with its loop unroller and loop/SLP
+  /// vectorizers (CPU). Off by default: the pipeline's code comes
+  /// vectorized and unrolled where it pays, and only a cleanup pipeline
+  /// runs (CpuCodegen.cpp).
   bool llvmLoopTransforms = false;
   /// Worker threads: above 1, the parallel loops run as OpenMP worksharing
   /// loops on that many threads (libomp; idle workers spin at most 1 ms).
