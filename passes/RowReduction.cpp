@@ -35,12 +35,16 @@ bool isF32Tensors(linalg::GenericOp op) {
   return true;
 }
 
-/// Whether every op of `op`'s payload is elementwise on scalars.
-bool scalarPayload(linalg::GenericOp op) {
+/// Whether every op of `op`'s payload is elementwise on scalars (with
+/// `f32Only`, on f32 scalars only: the payload is then cloned onto f32
+/// vectors). Not linalg.index: the payload leaves its generic.
+bool scalarPayload(linalg::GenericOp op, bool f32Only) {
+  Type f32 = Float32Type::get(op.getContext());
   for (Operation &inner : op.getRegion().front().without_terminator())
-    if (inner.getNumRegions() != 0 || !isPure(&inner) ||
-        !llvm::all_of(inner.getResultTypes(),
-                      [](Type t) { return t.isIntOrIndexOrFloat(); }))
+    if (isa<linalg::IndexOp>(inner) || inner.getNumRegions() != 0 ||
+        !isPure(&inner) || !llvm::all_of(inner.getResultTypes(), [&](Type t) {
+          return f32Only ? t == f32 : t.isIntOrIndexOrFloat();
+        }))
       return false;
   return true;
 }
@@ -66,8 +70,8 @@ std::string tlm::rowReductionMismatch(linalg::GenericOp op, int64_t lanes) {
     return "the input is not read whole or the output not by rows";
   if (!op.getDpsInits()[0].getDefiningOp<linalg::FillOp>())
     return "the sums do not start from a fill";
-  if (!scalarPayload(op))
-    return "the payload is not elementwise on scalars";
+  if (!scalarPayload(op, /*f32Only=*/true))
+    return "the payload is not elementwise on f32 scalars";
   Block &body = op.getRegion().front();
   BlockArgument acc = body.getArgument(1);
   auto add = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
@@ -84,7 +88,8 @@ tlm::RowReduction tlm::withEpilogue(linalg::GenericOp sum) {
   if (!reader || !reader.hasPureTensorSemantics() || !isF32Tensors(reader) ||
       reader.getNumDpsInits() != 1 ||
       reader.getNumLoops() != sum.getNumLoops() - 1 ||
-      reader.getNumReductionLoops() != 0 || !scalarPayload(reader))
+      reader.getNumReductionLoops() != 0 ||
+      !scalarPayload(reader, /*f32Only=*/false))
     return {sum, nullptr};
   // Read with the identity map as its only input; its output never read.
   if (reader.getNumDpsInputs() != 1 || reader.getDpsInputs()[0] != result ||

@@ -25,7 +25,7 @@ struct RowReduction {
 /// tensors, loops (rows..., k) with k the only reduction and static, a
 /// multiple of `lanes`; one input read with the identity map, the output
 /// with the rows; the init a linalg.fill; the payload `f(x) + acc` with f
-/// elementwise and acc read nowhere else.
+/// elementwise on f32 (no linalg.index) and acc read nowhere else.
 std::string rowReductionMismatch(linalg::GenericOp op, int64_t lanes);
 
 /// `sum` (matched) with its epilogue: the one elementwise generic reading

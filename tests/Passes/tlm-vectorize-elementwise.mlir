@@ -143,7 +143,8 @@ func.func @row_sum(%a: tensor<?x64xf32>) -> tensor<?xf32> {
 
 // A row sum read twice has no epilogue to take: its loop stores the sums,
 // and the readers stay as they are. A payload that does not end in
-// `+ acc` (a running max) is left alone.
+// `+ acc` (a running max) is left alone, and so is one that reads the
+// iteration index (it would leave its generic) or computes on integers.
 // CHECK-LABEL: func.func @row_sum_two_readers
 // CHECK:         %[[SUMS:.*]] = scf.forall
 // CHECK:           vector.reduction <add>
@@ -151,12 +152,14 @@ func.func @row_sum(%a: tensor<?x64xf32>) -> tensor<?xf32> {
 // CHECK:           tensor.parallel_insert_slice
 // CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
 // CHECK:           arith.maximumf
-// CHECK:         return %[[SUMS]], %[[SUMS]], %{{.*}}
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK:           linalg.index 1
+// CHECK:         return %[[SUMS]], %[[SUMS]], %{{.*}}, %{{.*}}
 // THREADS-LABEL: func.func @row_sum_two_readers
 // THREADS:         scf.forall
 // THREADS:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
 func.func @row_sum_two_readers(%a: tensor<?x64xf32>)
-    -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) {
+    -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) {
   %c0 = arith.constant 0 : index
   %zero = arith.constant 0.0 : f32
   %m = tensor.dim %a, %c0 : tensor<?x64xf32>
@@ -176,7 +179,19 @@ func.func @row_sum_two_readers(%a: tensor<?x64xf32>)
     %s = arith.maximumf %x, %acc : f32
     linalg.yield %s : f32
   } -> tensor<?xf32>
-  return %sum, %sum, %max : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>
+  %weighted = linalg.generic {indexing_maps = [#id, #row],
+                              iterator_types = ["parallel", "reduction"]}
+                ins(%a : tensor<?x64xf32>) outs(%init : tensor<?xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %k = linalg.index 1 : index
+    %ki = arith.index_cast %k : index to i32
+    %kf = arith.sitofp %ki : i32 to f32
+    %p = arith.mulf %x, %kf : f32
+    %s = arith.addf %p, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<?xf32>
+  return %sum, %sum, %max, %weighted
+      : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>
 }
 
 // -----
