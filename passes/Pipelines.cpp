@@ -193,8 +193,9 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertVectorToLLVMPass(vectorToLlvm));
   // With threads, this also converts the OpenMP ops (through the dialect's
   // ConvertToLLVM interface): convert-openmp-to-llvm as a pass of its own
-  // was one more conversion walk over the whole module (~50-100 ms of
-  // small.json's passes, with the same LLVM dialect out).
+  // was one more conversion walk over the whole module (78 ms of
+  // small.json's 2-thread passes in one --mlir-timing run; the same LLVM
+  // dialect out).
   pm.addPass(createConvertToLLVMPass());
   // Per LLVM function as well (same IR out; in 8 alternated runs no gain
   // beyond the noise).
