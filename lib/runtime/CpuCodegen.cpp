@@ -202,12 +202,11 @@ llvm::ModulePassManager cleanupPipeline() {
 }
 
 /// The IR passes at `optLevel`: LLVM's default pipeline with
-/// `loopTransforms` (its loop unroller and loop and SLP vectorizers, for
-/// the smallest models whose short loops it unrolls fully), otherwise the
-/// cleanup above. (LLVM's default without those transforms was the
-/// pipeline before: its unroller, run again on loops our passes had
-/// unrolled, made small.json's codegen ~40% slower for no measurable
-/// speed.)
+/// `loopTransforms` (its loop unroller and loop and SLP vectorizers; only
+/// on request, `--llvm-loops on`), otherwise the cleanup above. (LLVM's default
+/// without those transforms was the pipeline before: its unroller, run again on
+/// loops our passes had unrolled, made small.json's codegen ~40% slower for no
+/// measurable speed.)
 void optimize(llvm::Module &m, llvm::TargetMachine &tm, unsigned optLevel,
               bool loopTransforms) {
   llvm::PipelineTuningOptions tuning;

@@ -64,10 +64,8 @@ struct Options {
       "llvm-loops", cl::init("auto"),
       cl::desc("LLVM's default pipeline with its loop unroller and "
                "vectorizers on the JIT's code (off: a cleanup pipeline "
-               "only): on, off, or auto (on for models under 20M "
-               "parameters, whose short loops LLVM unrolls fully; off "
-               "above, where tlm's passes have vectorized and unrolled "
-               "already)")};
+               "only): on, off, or auto (off: tlm's passes have vectorized "
+               "and unrolled the loops already)")};
   cl::opt<std::string> lanes{
       "lanes", cl::init("auto"),
       cl::desc("f32 lanes the CPU code's vectors and register blocks are "
