@@ -36,8 +36,8 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
   // LLVM's O3 pipeline with its unroller and vectorizers only on request.
   // Against O3 without them it had made cs336-ts 13-18% faster (it unrolls
   // a small model's short loops fully); against the cleanup pipeline that
-  // replaced it (CpuCodegen.cpp), cs336-ts ran as fast (6 alternated runs
-  // each, 1 thread: decode 7981 vs 7833 tok/s, prefill 100k vs 94k tok/s,
+  // replaced it (CpuCodegen.cpp), cs336-ts ran as fast (on vs off, 6 alternated
+  // runs each, 1 thread: decode 7981 vs 7833 tok/s, prefill 100k vs 94k tok/s,
   // medians; 2 threads: 4791 vs 6332 and 80k vs 113k) and compiled in
   // 574 instead of 959 ms (1 thread) and 700 instead of 1067 ms (2). In
   // small.json it unrolls loops our passes emitted unrolled already.
