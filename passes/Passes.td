@@ -353,16 +353,14 @@ def TlmVectorizeElementwise
     first. With `threads > 1` the blocks are one `scf.forall`.
 
     Three shapes get forms of their own first:
-    - A row sum (RMSNorm's Σ x²: loops `(rows..., k)`, only k a reduction,
-      static and a multiple of `lanes`, the sums starting from a
-      `linalg.fill`, payload `f(x) + acc` on f32) and the elementwise op
-      that is its only reader (sqrt(Σ / d + eps)) become one `scf.forall`
-      over the rows (a loop in order without threads): `lanes` partial sums
-      carried over k in one vector, added across lanes to the fill's value,
-      the reader's payload on that scalar, one element stored. Three loop
-      nests (fill, sum, epilogue; three parallel regions with threads) are
-      one, and the sum is vectorized; it is reassociated, so it may differ
-      from the sequential sum in the last bits.
+    - A row sum (RMSNorm's Σ x²: only the innermost loop k reduces, static,
+      a multiple of `lanes`; sums from a `linalg.fill`; payload `f(x) + acc`
+      on f32) and the elementwise op that alone reads it become one
+      `scf.forall` over the rows: `lanes` partial sums carried over k in a
+      vector, added across lanes to the fill's value, the reader's payload
+      on that scalar (three loop nests, or parallel regions, become one;
+      the reassociated sum may differ from the sequential one in the last
+      bits; see RowReduction.h).
     - A `linalg.transpose` that keeps the innermost dim in place (the new
       cache rows' batch/seq swap) is generalized and copied like the above.
     - RoPE's rotation as `tlm-lower-to-linalg` builds it (loops
@@ -455,10 +453,8 @@ def TlmSerializeSmallParallel
     widest vector, or 1, times the trip counts of the loops around it) and
     compares it with `min-work`:
 
-    - at least `min-work` with every unknown trip count taken as 1: left
-      parallel;
-    - below it, all trip counts static: rewritten into a nest of `scf.for`
-      (upstream's `parallelForToNestedFors`);
+    - at least `min-work`, unknown trip counts taken as 1: left parallel;
+    - below it, all trip counts static: a nest of `scf.for`;
     - below it, some trip counts known only at run time (the sequence
       length, the batch): versioned, `scf.if` on the estimate computed in
       front of the loop, the parallel loop when it reaches `min-work` and a
@@ -472,9 +468,8 @@ def TlmSerializeSmallParallel
     whose bounds depend on the loop's induction variables count as 1; a
     call or a `memref.copy` counts as more than any threshold. Loops with
     reductions are left alone. Run after `tlm-serialize-nested-parallel`,
-    so only outermost loops remain parallel. The default `min-work` was
-    measured on 2 cores: 32768 left cs336-ts's decode ~20% slower than
-    131072, 524288 slowed its prefill.
+    so only outermost loops remain parallel. Default `min-work` measured on
+    2 cores: 32768 slowed cs336-ts's decode ~20%, 524288 its prefill.
 
     Before (`min-work=1024`):
     ```mlir

@@ -100,8 +100,8 @@ tlm::RowReduction tlm::withEpilogue(linalg::GenericOp sum) {
   return {sum, reader};
 }
 
-LogicalResult tlm::fuseRowReduction(RewriterBase &rewriter,
-                                    RowReduction reduction, int64_t lanes) {
+void tlm::fuseRowReduction(RewriterBase &rewriter, RowReduction reduction,
+                           int64_t lanes) {
   linalg::GenericOp sum = reduction.sum;
   Operation *replaced =
       reduction.epilogue ? reduction.epilogue.getOperation() : sum;
@@ -169,5 +169,4 @@ LogicalResult tlm::fuseRowReduction(RewriterBase &rewriter,
   rewriter.replaceOp(replaced, forall.getResult(0));
   if (reduction.epilogue)
     rewriter.eraseOp(sum);
-  return success();
 }

@@ -38,8 +38,8 @@ RowReduction withEpilogue(linalg::GenericOp sum);
 /// one element stored. The result replaces the epilogue's (or, without
 /// one, the sum's). The sum is reassociated (lanes of partial sums, then a
 /// tree), so it may differ from the sequential one in the last bits.
-LogicalResult fuseRowReduction(RewriterBase &rewriter, RowReduction reduction,
-                               int64_t lanes);
+void fuseRowReduction(RewriterBase &rewriter, RowReduction reduction,
+                      int64_t lanes);
 
 } // namespace mlir::tlm
 
