@@ -81,8 +81,6 @@ int64_t Tensor::numElements() const {
   return n;
 }
 
-void SafeTensors::FreeDeleter::operator()(void *p) const { std::free(p); }
-
 const Tensor *SafeTensors::find(llvm::StringRef name) const {
   auto it = tensors_.find(name);
   return it == tensors_.end() ? nullptr : &it->second;
@@ -96,7 +94,7 @@ size_t SafeTensors::dataBytes() const {
 }
 
 llvm::Expected<SafeTensors> SafeTensors::open(const std::string &path,
-                                              Load load) {
+                                              Load load, bool hugePages) {
   auto fail = [&](const std::string &what) {
     return createStringError("safetensors: " + path + ": " + what);
   };
@@ -232,17 +230,23 @@ llvm::Expected<SafeTensors> SafeTensors::open(const std::string &path,
     }
     return result;
   }
-  // Validated: now read each tensor into its own aligned buffer.
+  // Validated: now read the tensors into one block, each at a 64-byte
+  // boundary (in file order: the reads go forward through the file).
+  auto padded = [](uint64_t bytes) { return (bytes + 63) / 64 * 64; };
+  size_t total = 0;
+  for (const auto &[name, range] : where)
+    total += padded(range.second - range.first);
+  result.data_ = LargeBuffer::allocate(total, hugePages);
+  if (!result.data_.data())
+    return fail("out of memory reading its " + std::to_string(total) +
+                " bytes of tensors");
+  char *next = static_cast<char *>(result.data_.data());
   for (auto &[name, range] : where) {
     Tensor &t = result.tensors_.find(name)->second;
-    size_t alloc = std::max<size_t>(64, (t.bytes + 63) / 64 * 64);
-    void *buf = std::aligned_alloc(64, alloc);
-    if (!buf)
-      return fail("out of memory reading tensor '" + name + "'");
-    result.buffers_.emplace_back(buf);
-    if (t.bytes && !readAt(file.fd, buf, t.bytes, dataStart + range.first))
+    if (t.bytes && !readAt(file.fd, next, t.bytes, dataStart + range.first))
       return fail("cannot read the data of tensor '" + name + "'");
-    t.data = buf;
+    t.data = next;
+    next += padded(t.bytes);
   }
   return result;
 }

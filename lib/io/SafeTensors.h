@@ -2,12 +2,14 @@
 //
 // A reader that validates the whole header (size cap, JSON, dtypes, shapes,
 // byte counts, offsets inside the file, no overlaps) before touching tensor
-// data, then reads each tensor once into its own 64-byte-aligned buffer: the
-// one copy the JIT binds. And a writer for `--output`.
+// data, then reads each tensor once into one block of memory, each at a
+// 64-byte boundary: the one copy the JIT binds. And a writer for `--output`.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TLM_IO_SAFETENSORS_H
 #define TLM_IO_SAFETENSORS_H
+
+#include "lib/io/LargeBuffer.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -43,14 +45,15 @@ struct Tensor {
 class SafeTensors {
 public:
   /// How tensor data reaches memory. Read (the default) copies each tensor
-  /// once into 64-byte-aligned anonymous memory; Map points into a private
-  /// read-only mapping of the file (kept for measurements: streaming weights
-  /// from the page cache was measured slower, see the README).
+  /// once into anonymous memory (a LargeBuffer, on huge pages when
+  /// `hugePages`); Map points into a private read-only mapping of the file
+  /// (kept for measurements: streaming weights from the page cache was
+  /// measured slower, see the README).
   enum class Load { Read, Map };
 
   /// Opens and validates `path`; errors name the file and the tensor.
-  static llvm::Expected<SafeTensors> open(const std::string &path,
-                                          Load load = Load::Read);
+  static llvm::Expected<SafeTensors>
+  open(const std::string &path, Load load = Load::Read, bool hugePages = true);
 
   /// The tensor called `name`, or nullptr.
   const Tensor *find(llvm::StringRef name) const;
@@ -61,11 +64,9 @@ public:
   size_t dataBytes() const;
 
 private:
-  struct FreeDeleter {
-    void operator()(void *p) const;
-  };
   std::map<std::string, Tensor, std::less<>> tensors_;
-  std::vector<std::unique_ptr<void, FreeDeleter>> buffers_;
+  /// Every tensor's data in Load::Read mode.
+  LargeBuffer data_;
   /// The file mapping in Load::Map mode.
   std::shared_ptr<void> mapping_;
 };

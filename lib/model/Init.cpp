@@ -2,6 +2,10 @@
 
 #include "lib/model/Init.h"
 
+#include "llvm/ADT/iterator_range.h"
+
+#include <algorithm>
+#include <cassert>
 #include <cmath>
 
 namespace tlm::model {
@@ -46,8 +50,8 @@ private:
   bool hasSpare_ = false;
 };
 
-void fill(std::vector<float> &out, Normal &normal, double sigma, double cut) {
-  for (float &v : out) {
+void fill(float *begin, float *end, Normal &normal, double sigma, double cut) {
+  for (float &v : llvm::make_range(begin, end)) {
     double z;
     do
       z = normal.next();
@@ -57,30 +61,45 @@ void fill(std::vector<float> &out, Normal &normal, double sigma, double cut) {
 }
 } // namespace
 
-std::vector<std::vector<float>> initWeights(const Config &config, uint64_t seed,
-                                            InitScheme scheme) {
+void initWeightsInto(const Config &config, uint64_t seed, InitScheme scheme,
+                     const std::vector<float *> &out) {
   std::vector<WeightSpec> specs = weightSpecs(config);
-  std::vector<std::vector<float>> weights;
-  weights.reserve(specs.size());
+  assert(out.size() == specs.size() && "one buffer per weight");
   for (size_t i = 0; i < specs.size(); ++i) {
     const WeightSpec &s = specs[i];
     int64_t n = 1;
     for (int64_t d : s.shape)
       n *= d;
-    std::vector<float> w(n);
+    float *begin = out[i], *end = out[i] + n;
     if (s.shape.size() == 1) {
-      std::fill(w.begin(), w.end(), 1.0f); // RMSNorm gain
+      std::fill(begin, end, 1.0f); // RMSNorm gain
     } else {
       Normal normal(seed * 0x9E3779B97F4A7C15ull + i);
       if (scheme == InitScheme::GPT2)
-        fill(w, normal, 0.02, /*cut=*/0);
+        fill(begin, end, normal, 0.02, /*cut=*/0);
       else if (s.name == "token_embeddings.weight")
-        fill(w, normal, 1.0, 3.0);
+        fill(begin, end, normal, 1.0, 3.0);
       else
-        fill(w, normal, std::sqrt(2.0 / double(s.shape[0] + s.shape[1])), 3.0);
+        fill(begin, end, normal,
+             std::sqrt(2.0 / double(s.shape[0] + s.shape[1])), 3.0);
     }
-    weights.push_back(std::move(w));
   }
+}
+
+std::vector<std::vector<float>> initWeights(const Config &config, uint64_t seed,
+                                            InitScheme scheme) {
+  std::vector<WeightSpec> specs = weightSpecs(config);
+  std::vector<std::vector<float>> weights;
+  weights.reserve(specs.size());
+  std::vector<float *> out;
+  for (const WeightSpec &s : specs) {
+    int64_t n = 1;
+    for (int64_t d : s.shape)
+      n *= d;
+    weights.emplace_back(n);
+    out.push_back(weights.back().data());
+  }
+  initWeightsInto(config, seed, scheme, out);
   return weights;
 }
 

@@ -28,6 +28,10 @@ enum class InitScheme { Module, GPT2 };
 /// One dense f32 tensor per weightSpecs(config) entry, in that order.
 std::vector<std::vector<float>> initWeights(const Config &config, uint64_t seed,
                                             InitScheme scheme);
+/// The same values written to `out`: one pointer per weightSpecs entry, each
+/// to room for that tensor's elements.
+void initWeightsInto(const Config &config, uint64_t seed, InitScheme scheme,
+                     const std::vector<float *> &out);
 
 } // namespace tlm::model
 

@@ -19,8 +19,9 @@ std::string canonicalName(llvm::StringRef name) {
 
 llvm::Expected<Weights> Weights::load(const Config &config,
                                       const std::string &path,
-                                      io::SafeTensors::Load mode) {
-  auto file = io::SafeTensors::open(path, mode);
+                                      io::SafeTensors::Load mode,
+                                      bool hugePages) {
+  auto file = io::SafeTensors::open(path, mode, hugePages);
   if (!file)
     return llvm::createStringError("weights: " +
                                    llvm::toString(file.takeError()));
@@ -63,17 +64,37 @@ llvm::Expected<Weights> Weights::load(const Config &config,
 }
 
 llvm::Expected<Weights> Weights::init(const Config &config, uint64_t seed,
-                                      InitScheme scheme) {
+                                      InitScheme scheme, bool hugePages) {
   std::string shortfall = memoryShortfall(4.0 * double(parameterCount(config)),
                                           "initialising the weights");
   if (!shortfall.empty())
     return llvm::createStringError("weights: " + shortfall);
-  Weights w;
-  w.owned_ = initWeights(config, seed, scheme);
-  for (const std::vector<float> &t : w.owned_) {
-    w.pointers_.push_back(t.data());
-    w.bytes_ += t.size() * sizeof(float);
+  // One block, each tensor at a 64-byte boundary (16 floats).
+  std::vector<WeightSpec> specs = weightSpecs(config);
+  std::vector<size_t> floats;
+  size_t total = 0;
+  for (const WeightSpec &s : specs) {
+    size_t n = 1;
+    for (int64_t d : s.shape)
+      n *= size_t(d);
+    floats.push_back(n);
+    total += (n + 15) / 16 * 16;
   }
+  Weights w;
+  w.owned_ = io::LargeBuffer::allocate(total * sizeof(float), hugePages);
+  if (!w.owned_.data())
+    return llvm::createStringError("weights: out of memory initialising " +
+                                   std::to_string(total * sizeof(float)) +
+                                   " bytes");
+  std::vector<float *> out;
+  float *next = static_cast<float *>(w.owned_.data());
+  for (size_t n : floats) {
+    out.push_back(next);
+    w.pointers_.push_back(next);
+    w.bytes_ += n * sizeof(float);
+    next += (n + 15) / 16 * 16;
+  }
+  initWeightsInto(config, seed, scheme, out);
   return w;
 }
 

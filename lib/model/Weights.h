@@ -20,13 +20,15 @@ class Weights {
 public:
   /// Loads `path` and checks every tensor against `config`: a missing,
   /// extra, mis-shaped or non-F32 tensor is an error naming it.
+  /// `hugePages`: see io::LargeBuffer (Load::Read only).
   static llvm::Expected<Weights>
   load(const Config &config, const std::string &path,
-       io::SafeTensors::Load mode = io::SafeTensors::Load::Read);
-  /// Seeded initialisation (see Init.h); fails if the weights cannot fit in
-  /// memory.
+       io::SafeTensors::Load mode = io::SafeTensors::Load::Read,
+       bool hugePages = true);
+  /// Seeded initialisation (see Init.h) into one io::LargeBuffer; fails if
+  /// the weights cannot fit in memory.
   static llvm::Expected<Weights> init(const Config &config, uint64_t seed,
-                                      InitScheme scheme);
+                                      InitScheme scheme, bool hugePages = true);
 
   /// One pointer per weightSpecs entry, in order.
   const std::vector<const float *> &pointers() const { return pointers_; }
@@ -35,7 +37,7 @@ public:
 
 private:
   std::optional<io::SafeTensors> file_;
-  std::vector<std::vector<float>> owned_;
+  io::LargeBuffer owned_;
   std::vector<const float *> pointers_;
   size_t bytes_ = 0;
 };

@@ -10,6 +10,7 @@
 #ifndef TLM_RUNTIME_SESSION_H
 #define TLM_RUNTIME_SESSION_H
 
+#include "lib/io/LargeBuffer.h"
 #include "lib/model/Config.h"
 #include "lib/runtime/CudaRuntime.h"
 #include "lib/runtime/Jit.h"
@@ -24,6 +25,8 @@ namespace tlm::runtime {
 struct SessionOptions {
   int64_t batch = 1;
   JitOptions jit;
+  /// The CPU KV cache on huge pages (io::LargeBuffer).
+  bool hugePages = true;
 };
 
 class Session {
@@ -82,11 +85,11 @@ private:
   std::vector<std::vector<int64_t>> weightShapes_;
   /// Keys then values of each layer, (context_length, batch, kv_dim), one
   /// after the other in one allocation.
-  std::unique_ptr<float[]> cache_;
+  io::LargeBuffer cache_;
   int64_t layerFloats_ = 0;
   float *cacheBuffer(int64_t i) {
     float *base =
-        cuda_ ? static_cast<float *>(deviceCache_.get()) : cache_.get();
+        static_cast<float *>(cuda_ ? deviceCache_.get() : cache_.data());
     return base + i * layerFloats_;
   }
   /// On the GPU: the weights, the cache, and each step's ids and logits live

@@ -1,6 +1,7 @@
 //===- SafeTensorsTest.cpp - the safetensors reader rejects bad files -----===//
 
 #include "lib/io/SafeTensors.h"
+#include "lib/io/LargeBuffer.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -58,6 +59,7 @@ TEST(SafeTensors, WriteThenReadRoundTrips) {
   const Tensor *i = st->find("ids");
   ASSERT_NE(i, nullptr);
   EXPECT_EQ(static_cast<const int64_t *>(i->data)[1], -1);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(i->data) % 64, 0u);
   EXPECT_EQ(st->dataBytes(), 6 * 4 + 2 * 8u);
 }
 
@@ -111,8 +113,9 @@ TEST(SafeTensors, RejectsOverlap) {
 TEST(SafeTensors, RejectsElementCountsBeyondTheFile) {
   std::string h = R"({"w":{"dtype":"F32","shape":[2147483648,2147483648],)"
                   R"("data_offsets":[0,0]}})";
-  EXPECT_NE(errorOf(writeRaw("wrap", h, "")).find("has more elements than the "
-                                                  "file has data bytes"),
+  EXPECT_NE(errorOf(writeRaw("wrap", h, ""))
+                .find("has more elements than the "
+                      "file has data bytes"),
             std::string::npos);
 }
 
@@ -143,6 +146,56 @@ TEST(SafeTensors, RejectsUnknownDType) {
 TEST(SafeTensors, RejectsMissingFile) {
   EXPECT_NE(errorOf(tempPath("does-not-exist")).find("cannot open"),
             std::string::npos);
+}
+
+// Tensors share one block (LargeBuffer), each at a 64-byte boundary: odd
+// sizes next to each other keep their own bytes, with or without huge
+// pages.
+TEST(SafeTensors, TensorsShareOneAlignedBlock) {
+  std::vector<float> a(3), b(5 * 1024 * 100); // 12 bytes, then 2 MB
+  for (size_t k = 0; k < a.size(); ++k)
+    a[k] = float(k) + 0.5f;
+  for (size_t k = 0; k < b.size(); ++k)
+    b[k] = float(k % 977) - 3.0f;
+  std::string path = tempPath("block");
+  ASSERT_FALSE(bool(
+      writeSafeTensors(path, {{"a", DType::F32, {3}, a.data()},
+                              {"b", DType::F32, {5, 1024, 100}, b.data()}})));
+  for (bool huge : {true, false}) {
+    auto st = SafeTensors::open(path, SafeTensors::Load::Read, huge);
+    ASSERT_TRUE(bool(st)) << llvm::toString(st.takeError());
+    const Tensor *ta = st->find("a"), *tb = st->find("b");
+    ASSERT_TRUE(ta && tb);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(ta->data) % 64, 0u);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(tb->data) % 64, 0u);
+    EXPECT_EQ(std::vector<float>(ta->f32(), ta->f32() + a.size()), a);
+    EXPECT_EQ(std::vector<float>(tb->f32(), tb->f32() + b.size()), b);
+  }
+  std::remove(path.c_str());
+}
+
+TEST(LargeBuffer, AlignsToHugePagesWhenLargeAndAsked) {
+  constexpr size_t huge = LargeBuffer::kHugePage;
+  LargeBuffer big = LargeBuffer::allocate(huge + 12345, true);
+  ASSERT_NE(big.data(), nullptr);
+  EXPECT_EQ(big.size(), huge + 12345);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(big.data()) % huge, 0u);
+  // Writable to its last byte.
+  static_cast<char *>(big.data())[big.size() - 1] = 7;
+
+  LargeBuffer plain = LargeBuffer::allocate(huge + 12345, false);
+  ASSERT_NE(plain.data(), nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(plain.data()) % 64, 0u);
+  EXPECT_FALSE(plain.advisedHuge());
+
+  LargeBuffer small = LargeBuffer::allocate(100, true);
+  ASSERT_NE(small.data(), nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data()) % 64, 0u);
+  EXPECT_FALSE(small.advisedHuge());
+
+  LargeBuffer empty = LargeBuffer::allocate(0, true);
+  EXPECT_NE(empty.data(), nullptr);
+  EXPECT_EQ(empty.size(), 0u);
 }
 
 } // namespace

@@ -82,14 +82,28 @@ llvm::Error checkRunFlags(const Options &o) {
 
 } // namespace
 
+namespace {
+/// --huge-pages as a flag (see io::LargeBuffer).
+llvm::Expected<bool> hugePages(const Options &o) {
+  if (o.hugePages != "on" && o.hugePages != "off")
+    return userError("--huge-pages must be on or off, found '" + o.hugePages +
+                     "'");
+  return o.hugePages == "on";
+}
+} // namespace
+
 llvm::Expected<model::Weights> loadWeights(const Options &o,
                                            const model::Config &c) {
   if (o.init != "module" && o.init != "gpt2")
     return userError("--init must be module or gpt2, found '" + o.init + "'");
+  auto huge = hugePages(o);
+  if (!huge)
+    return huge.takeError();
   if (o.weights.empty()) {
     auto w = model::Weights::init(c, o.seed,
                                   o.init == "gpt2" ? model::InitScheme::GPT2
-                                                   : model::InitScheme::Module);
+                                                   : model::InitScheme::Module,
+                                  *huge);
     if (!w)
       return asUserError(w.takeError());
     return w;
@@ -100,7 +114,8 @@ llvm::Expected<model::Weights> loadWeights(const Options &o,
   auto w = model::Weights::load(c, o.weights,
                                 o.weightsLoad == "mmap"
                                     ? io::SafeTensors::Load::Map
-                                    : io::SafeTensors::Load::Read);
+                                    : io::SafeTensors::Load::Read,
+                                *huge);
   if (!w)
     return asUserError(w.takeError());
   return w;
@@ -113,11 +128,14 @@ makeSession(const Options &o, const model::Config &c, int64_t batch) {
   auto jit = jitOptions(o, c);
   if (!jit)
     return jit.takeError();
+  auto huge = hugePages(o);
+  if (!huge)
+    return huge.takeError();
   // Not enough memory is the user's problem; a failure after that is ours.
   std::string shortfall = runtime::Session::memoryShortfall(c, batch);
   if (!shortfall.empty())
     return userError(shortfall);
-  auto s = runtime::Session::compile(c, {batch, *jit});
+  auto s = runtime::Session::compile(c, {batch, *jit, *huge});
   if (!s) {
     // A GPU setup problem (no libdevice, kernels the driver rejects) makes
     // the target unavailable; anything else is a compiler failure.

@@ -75,6 +75,10 @@ struct Options {
       "weights-load", cl::init("read"),
       cl::desc("read: one copy in aligned memory (default); mmap: use the "
                "file's pages in place")};
+  cl::opt<std::string> hugePages{
+      "huge-pages", cl::init("on"),
+      cl::desc("on: the weights (read or initialised) and the KV cache ask "
+               "the kernel for huge pages (default); off: ordinary pages")};
   cl::opt<std::string> disable{
       "disable", cl::init(""),
       cl::desc("comma-separated optimizations to switch off, to measure "
