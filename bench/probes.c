@@ -4,6 +4,7 @@
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <time.h>
 
 static double now(void) {
@@ -85,7 +86,13 @@ static double readBandwidth(int threads, const float *data, long n) {
 int main(void) {
   int all = omp_get_num_procs();
   long n = (1L << 30) / 4;
-  float *data = aligned_alloc(64, n * sizeof(float));
+  // On huge pages where the kernel gives them (THP in madvise mode), as
+  // tlm's weights and KV cache are: with 4 KiB pages this loop read 14-15
+  // GB/s on 1 thread of a Zen 3 EPYC, with 2 MiB pages 17-18.
+  float *data = aligned_alloc(2 << 20, n * sizeof(float));
+#ifdef MADV_HUGEPAGE
+  madvise(data, n * sizeof(float), MADV_HUGEPAGE);
+#endif
   for (long i = 0; i < n; ++i)
     data[i] = 1e-9f;
   printf("{\"fma_gflops_1\": %.1f, \"fma_gflops_all\": %.1f, "
