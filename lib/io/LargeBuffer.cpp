@@ -3,8 +3,11 @@
 #include "lib/io/LargeBuffer.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <sys/mman.h>
+#include <unistd.h>
+#include <vector>
 
 using namespace tlm::io;
 
@@ -27,4 +30,21 @@ LargeBuffer LargeBuffer::allocate(size_t bytes, bool hugePages) {
   b.huge_ = huge && ::madvise(b.data_.get(), size, MADV_HUGEPAGE) == 0;
 #endif
   return b;
+}
+
+size_t LargeBuffer::residentBytes() const {
+  if (!data_ || size_ == 0)
+    return 0;
+  // mincore wants a page-aligned start; the block's own pages are the ones
+  // from its start (64-byte or huge-page aligned) to its end.
+  size_t page = size_t(::sysconf(_SC_PAGESIZE));
+  uintptr_t begin = reinterpret_cast<uintptr_t>(data_.get()) / page * page;
+  uintptr_t end = reinterpret_cast<uintptr_t>(data_.get()) + size_;
+  std::vector<unsigned char> in((end - begin + page - 1) / page);
+  if (::mincore(reinterpret_cast<void *>(begin), end - begin, in.data()) != 0)
+    return 0;
+  size_t pages = 0;
+  for (unsigned char c : in)
+    pages += c & 1;
+  return pages * page;
 }

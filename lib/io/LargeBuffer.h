@@ -33,6 +33,9 @@ public:
   size_t size() const { return size_; }
   /// Whether the block was advised as huge pages.
   bool advisedHuge() const { return huge_; }
+  /// Bytes of the block resident in memory now (pages touched; a huge page
+  /// counts whole), or 0 where the kernel cannot tell.
+  size_t residentBytes() const;
 
 private:
   struct Free {

@@ -71,6 +71,9 @@ public:
 
   /// Forgets the cache: the next step starts at position 0.
   void reset() { position_ = 0; }
+  /// Bytes of the CPU KV cache resident in memory (the pages its rows have
+  /// touched: on huge pages, whole 2 MiB pages); 0 on the GPU.
+  size_t kvCacheResidentBytes() const { return cache_.residentBytes(); }
   int64_t position() const { return position_; }
   int64_t batch() const { return batch_; }
   const model::Config &config() const { return config_; }

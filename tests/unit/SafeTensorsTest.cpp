@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <unistd.h>
@@ -192,6 +193,13 @@ TEST(LargeBuffer, AlignsToHugePagesWhenLargeAndAsked) {
   ASSERT_NE(small.data(), nullptr);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data()) % 64, 0u);
   EXPECT_FALSE(small.advisedHuge());
+
+  // Every page written is resident; the count never exceeds the pages
+  // that hold the block.
+  std::memset(plain.data(), 1, plain.size());
+  size_t page = size_t(::sysconf(_SC_PAGESIZE));
+  EXPECT_GE(plain.residentBytes(), plain.size() / page * page);
+  EXPECT_LE(plain.residentBytes(), plain.size() + 2 * page);
 
   LargeBuffer empty = LargeBuffer::allocate(0, true);
   EXPECT_NE(empty.data(), nullptr);

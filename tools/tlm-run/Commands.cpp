@@ -424,14 +424,12 @@ llvm::Error runBench(const Options &o) {
       return asUserError(std::move(err));
   s.reset();
   // Activations: the most the warm-up steps added to resident memory (the
-  // logits, the compiled code's temporaries), less the KV rows they wrote
-  // and, with mmapped weights, the weight pages they read in; both are
-  // counted apart. If loading the weights peaked higher, this undercounts,
-  // which only makes the budget stricter.
-  double kvRowsMb =
-      runtime::Session::kvCacheBytes(run->config, batch) /
-      run->config.contextLength *
-      std::min<int64_t>(o.promptLen + 1, run->config.contextLength) / 1048576.0;
+  // logits, the compiled code's temporaries), less the KV cache pages they
+  // touched and, with mmapped weights, the weight pages they read in; both
+  // are counted apart. If loading the weights peaked higher, this
+  // undercounts, which only makes the budget stricter. The KV pages are
+  // asked of the kernel (mincore): on huge pages a row touches 2 MiB.
+  double kvRowsMb = s.kvCacheResidentBytes() / 1048576.0;
   double mappedWeightsMb =
       o.weightsLoad == "mmap" ? run->weights.bytes() / 1048576.0 : 0.0;
   double activationsMb =
