@@ -88,7 +88,7 @@ int main(void) {
   long n = (1L << 30) / 4;
   // On huge pages where the kernel gives them (THP in madvise mode), as
   // tlm's weights and KV cache are: with 4 KiB pages this loop read 14-15
-  // GB/s on 1 thread of a Zen 3 EPYC, with 2 MiB pages 17-18.
+  // GB/s on 1 thread of a Zen 3 EPYC, with 2 MiB pages 17-20.
   float *data = aligned_alloc(2 << 20, n * sizeof(float));
 #ifdef MADV_HUGEPAGE
   madvise(data, n * sizeof(float), MADV_HUGEPAGE);

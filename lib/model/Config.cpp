@@ -40,12 +40,8 @@ std::vector<WeightSpec> tlm::model::weightSpecs(const Config &c) {
 
 int64_t tlm::model::parameterCount(const Config &c) {
   int64_t n = 0;
-  for (const WeightSpec &w : weightSpecs(c)) {
-    int64_t e = 1;
-    for (int64_t d : w.shape)
-      e *= d;
-    n += e;
-  }
+  for (const WeightSpec &w : weightSpecs(c))
+    n += w.numElements();
   return n;
 }
 

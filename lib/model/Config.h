@@ -35,6 +35,13 @@ struct Config {
 struct WeightSpec {
   std::string name;
   std::vector<int64_t> shape;
+
+  int64_t numElements() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
 };
 
 /// The weights of `config`, named as in spec/model.md, in the order the

@@ -67,10 +67,7 @@ void initWeightsInto(const Config &config, uint64_t seed, InitScheme scheme,
   assert(out.size() == specs.size() && "one buffer per weight");
   for (size_t i = 0; i < specs.size(); ++i) {
     const WeightSpec &s = specs[i];
-    int64_t n = 1;
-    for (int64_t d : s.shape)
-      n *= d;
-    float *begin = out[i], *end = out[i] + n;
+    float *begin = out[i], *end = out[i] + s.numElements();
     if (s.shape.size() == 1) {
       std::fill(begin, end, 1.0f); // RMSNorm gain
     } else {
@@ -93,10 +90,7 @@ std::vector<std::vector<float>> initWeights(const Config &config, uint64_t seed,
   weights.reserve(specs.size());
   std::vector<float *> out;
   for (const WeightSpec &s : specs) {
-    int64_t n = 1;
-    for (int64_t d : s.shape)
-      n *= d;
-    weights.emplace_back(n);
+    weights.emplace_back(s.numElements());
     out.push_back(weights.back().data());
   }
   initWeightsInto(config, seed, scheme, out);

@@ -69,30 +69,26 @@ llvm::Expected<Weights> Weights::init(const Config &config, uint64_t seed,
                                           "initialising the weights");
   if (!shortfall.empty())
     return llvm::createStringError("weights: " + shortfall);
-  // One block, each tensor at a 64-byte boundary (16 floats).
-  std::vector<WeightSpec> specs = weightSpecs(config);
-  std::vector<size_t> floats;
+  // One block, each tensor at a 64-byte boundary (16 floats): offsets
+  // first, pointers once the block exists.
+  std::vector<size_t> offsets;
   size_t total = 0;
-  for (const WeightSpec &s : specs) {
-    size_t n = 1;
-    for (int64_t d : s.shape)
-      n *= size_t(d);
-    floats.push_back(n);
-    total += (n + 15) / 16 * 16;
-  }
   Weights w;
+  for (const WeightSpec &s : weightSpecs(config)) {
+    size_t n = size_t(s.numElements());
+    offsets.push_back(total);
+    total += (n + 15) / 16 * 16;
+    w.bytes_ += n * sizeof(float);
+  }
   w.owned_ = io::LargeBuffer::allocate(total * sizeof(float), hugePages);
   if (!w.owned_.data())
     return llvm::createStringError("weights: out of memory initialising " +
                                    std::to_string(total * sizeof(float)) +
                                    " bytes");
   std::vector<float *> out;
-  float *next = static_cast<float *>(w.owned_.data());
-  for (size_t n : floats) {
-    out.push_back(next);
-    w.pointers_.push_back(next);
-    w.bytes_ += n * sizeof(float);
-    next += (n + 15) / 16 * 16;
+  for (size_t offset : offsets) {
+    out.push_back(static_cast<float *>(w.owned_.data()) + offset);
+    w.pointers_.push_back(out.back());
   }
   initWeightsInto(config, seed, scheme, out);
   return w;
