@@ -93,6 +93,14 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "adds, norm scaling) in blocks of `lanes` "
                      "(tlm-vectorize-elementwise)"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> gemvColumns{
+      *this, "gemv-columns",
+      llvm::cl::desc("Output columns per block of the one-row GEMV (every "
+                     "decode step; tlm-tile-matmuls{gemv-col-tile}): 8 share "
+                     "each load of x, for weights that stay in cache; 1 "
+                     "reads W as one sequential stream, for weights that "
+                     "come from memory"),
+      llvm::cl::init(8)};
   PassOptions::Option<int64_t> lanes{
       *this, "lanes",
       llvm::cl::desc("f32 lanes of the target's widest vector register (16: "

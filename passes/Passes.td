@@ -193,7 +193,11 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
        doubled while `row-tile` rows of x would exceed `x-tile-bytes`, so
        the tile of x stays in L1: `k = 2048` runs 4 x 4). Remainder (fewer than
        `row-tile` rows, which is every decode step): one row at a time in
-       `1 x gemv-col-tile` blocks, so every weight row streams once. A block
+       `1 x gemv-col-tile` blocks, so every weight row streams once. With
+       8 columns a block loads each vector of x once for 8 rows of W (8
+       streams through W at once); with 1, W's rows are read one after the
+       other, start to end: one sequential stream, which is what the
+       hardware prefetchers keep up with when W comes from memory. A block
        whose k does not split into `lanes` is vectorized as it is; a ragged
        (dynamic) block stays scalar. No masks anywhere.
     6. When the output is `linalg.fill 0` of a `tensor.empty` and every
@@ -306,7 +310,9 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
            "the panel stays in cache (the largest multiple of col-tile up to "
            "this that divides the columns; none: no panels)">,
     Option<"gemvColTile", "gemv-col-tile", "int64_t", /*default=*/"8",
-           "Output columns per block of the one-row remainder">,
+           "Output columns per block of the one-row remainder (8: each "
+           "load of x serves 8 rows of W, for weights in cache; 1: W read "
+           "as one sequential stream, for weights from memory)">,
     Option<"lanes", "lanes", "int64_t", /*default=*/"16",
            "Vector lanes along k (16 f32 = one AVX-512 register)">,
     Option<"threads", "threads", "int64_t", /*default=*/"1",

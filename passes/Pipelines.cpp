@@ -108,6 +108,7 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
     // spilled there: ~25 GFLOP/s on a Zen 3 core). A split-k block keeps
     // row-tile x col-tile (2) accumulators and loads of both operands.
     tileOptions.lanes = options.lanes;
+    tileOptions.gemvColTile = options.gemvColumns;
     tileOptions.packCols = 2 * options.lanes;
     tileOptions.packRows =
         std::clamp<int64_t>((options.vectorRegisters - 3) / 2, 1, 8);

@@ -70,6 +70,15 @@ VectorShape hostVectorShape();
 /// 16 of 8 or 4).
 VectorShape vectorShapeFor(int64_t lanes);
 
+/// The host's last-level cache in bytes (32 MiB where the C library does
+/// not say).
+uint64_t lastLevelCacheBytes();
+/// Columns per block of decode's GEMV (JitOptions::gemvColumns) for a
+/// model of `weightBytes`: 1 (one sequential stream through W) when the
+/// weights do not fit in the last-level cache, so every step reads them
+/// from memory; otherwise 8.
+int64_t gemvColumnsFor(uint64_t weightBytes);
+
 /// The compiled code of one module.
 class CpuCode {
 public:

@@ -68,6 +68,12 @@ struct JitOptions {
   /// than the host's still runs (LLVM splits or widens the vectors), which
   /// lets the tests cover every width on any machine.
   int64_t lanes = 0;
+  /// Output columns per block of the one-row GEMV that every decode step
+  /// runs (tlm-cpu-pipeline{gemv-columns}): 8 load each vector of x once
+  /// for 8 rows of W, best when the weights stay in cache; 1 reads W as one
+  /// sequential stream, best when they come from memory (small.json on a
+  /// Zen 4 core: decode 49 against 37 tok/s). gemvColumnsFor() picks one.
+  int64_t gemvColumns = 8;
   /// The optimizations of the CPU pipeline, each switchable to measure it
   /// (see CpuPipelineOptions).
   bool tileMatmuls = true;

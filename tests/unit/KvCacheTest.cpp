@@ -152,9 +152,21 @@ std::vector<Case> cases() {
   // known at run time only pick threads or one thread per call.
   Case twoThreads{"mha_2_threads_small_serial", base(2, 2)};
   twoThreads.jit.threads = 2;
+  // Decode's GEMV reading W's rows one after another (gemv-columns 1, as
+  // for models larger than the last-level cache), through every form that
+  // has one-row blocks: plain, folded RMSNorm, residual add, SwiGLU pairs.
+  Case stream = pairs, stream2 = pairs2, streamTied = tied;
+  stream.name = "swiglu_pairs_gemv_stream";
+  stream.jit.gemvColumns = 1;
+  stream2.name = "swiglu_pairs_2_threads_lanes8_gemv_stream";
+  stream2.jit.gemvColumns = 1;
+  stream2.jit.lanes = 8;
+  streamTied.name = "tied_gemv_stream_lanes4";
+  streamTied.jit.gemvColumns = 1;
+  streamTied.jit.lanes = 4;
   out.insert(out.end(), {post, noNorm, noRope, silu, tied, outlined, pairs,
                          pairs2, lanes16, lanes8, lanes4, oddChunks,
-                         twoThreads});
+                         twoThreads, stream, stream2, streamTied});
   return out;
 }
 

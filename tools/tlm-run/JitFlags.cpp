@@ -1,13 +1,15 @@
 //===- JitFlags.cpp - the model commands' compile flags -------------------===//
 //
-// --opt-level, --llvm-loops, --lanes, --disable and the MLIR pass manager's
-// own flags, read into the JIT's options; each bad value is a user error.
+// --opt-level, --llvm-loops, --lanes, --gemv-columns, --disable and the MLIR
+// pass manager's own flags, read into the JIT's options; each bad value is a
+// user error.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tools/tlm-run/Options.h"
 
 #include "lib/model/Config.h"
+#include "lib/runtime/CpuCodegen.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 
@@ -53,6 +55,16 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
   else if (o.lanes != "auto")
     return userError("--lanes must be 16, 8, 4 or auto, found '" + o.lanes +
                      "'");
+  if (o.gemvColumns == "auto")
+    j.gemvColumns = runtime::gemvColumnsFor(model::parameterCount(c) *
+                                            uint64_t(sizeof(float)));
+  else if (o.gemvColumns == "1" || o.gemvColumns == "2" ||
+           o.gemvColumns == "4" || o.gemvColumns == "8" ||
+           o.gemvColumns == "16")
+    j.gemvColumns = std::stoi(o.gemvColumns);
+  else
+    return userError("--gemv-columns must be 1, 2, 4, 8, 16 or auto, found '" +
+                     o.gemvColumns + "'");
   // Each switchable optimization of the CPU pipeline and its JitOptions
   // flag; the error for an unknown name lists them from here.
   static const std::pair<llvm::StringLiteral, bool runtime::JitOptions::*>

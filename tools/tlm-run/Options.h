@@ -71,6 +71,12 @@ struct Options {
       cl::desc("f32 lanes the CPU code's vectors and register blocks are "
                "sized for: 16 (AVX-512), 8 (AVX2), 4 (SSE/NEON), or auto "
                "(the host's widest)")};
+  cl::opt<std::string> gemvColumns{
+      "gemv-columns", cl::init("auto"),
+      cl::desc("output columns per block of decode's GEMV: 1 (W's rows read "
+               "one after another, one sequential stream), 2, 4, 8 (8 rows "
+               "share each load of x), 16, or auto (1 when the weights are "
+               "larger than the last-level cache, else 8)")};
   cl::opt<std::string> weightsLoad{
       "weights-load", cl::init("read"),
       cl::desc("read: one copy in aligned memory (default); mmap: use the "
