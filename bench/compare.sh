@@ -13,8 +13,9 @@
 # config's weight shapes against 512 rows, GFLOP/s and % of the FMA peak
 # for the median and the fastest of 20 calls),
 # then the ablation table: small.json with each optimization switched off
-# in turn (1 thread, 512 tokens), and cs336-ts and small.json on 2 threads
-# with and without the thread heuristic (tlm-serialize-small-parallel).
+# in turn and with decode's GEMV in 8-column blocks (1 thread, 512
+# tokens), and cs336-ts and small.json on 2 threads with and without the
+# thread heuristic (tlm-serialize-small-parallel).
 # Benchmarks only: nothing here asserts.
 #
 # Environment: TLM_BENCH_PROMPTS (default "128 512"), TLM_BENCH_GEN (64),
@@ -138,9 +139,16 @@ if [ "${TLM_BENCH_ABLATION:-1}" != 0 ]; then
   cfg="$work/small.json"
   weights="$work/small.safetensors"
   if [ -f "$cfg" ]; then
+    # gemv-columns-8: decode's GEMV in 8-column blocks (8 streams through W)
+    # instead of the one sequential stream small.json gets by default.
     for off in none tile-matmuls approximate-math fuse-attention \
-      vectorize-elementwise pack-projections fuse-projections fold-rmsnorm fuse-residual-adds fuse-swiglu; do
-      flag=(); [ "$off" = none ] || flag=(--disable "$off")
+      vectorize-elementwise pack-projections fuse-projections fold-rmsnorm \
+      fuse-residual-adds fuse-swiglu gemv-columns-8; do
+      case "$off" in
+        none) flag=() ;;
+        gemv-columns-8) flag=(--gemv-columns 8) ;;
+        *) flag=(--disable "$off") ;;
+      esac
       a=$("$tlm" bench --config "$cfg" --weights "$weights" --prompt-len 512 \
             --gen "$gen" --threads 1 "${flag[@]}" --json | tail -1)
       echo "{\"config\": \"small\", \"threads\": 1, \"prompt\": 512, \"off\": \"$off\", \"tlm\": $a}" >>"$ablation"
@@ -205,7 +213,8 @@ if os.path.exists(sys.argv[2]) and os.path.getsize(sys.argv[2]):
     for l in open(sys.argv[2]):
         a = json.loads(l)
         t = a["tlm"]
-        label = "all on" if a["off"] == "none" else f"--disable {a['off']}"
+        label = ("all on" if a["off"] == "none" else "--gemv-columns 8"
+                 if a["off"] == "gemv-columns-8" else f"--disable {a['off']}")
         print(f"| {label} | {a['config']} | {a['threads']} | {a['prompt']} | {t['compile_ms']:.0f} | "
               f"{t['prefill_tok_s']:.1f} | {t['decode_tok_s']:.1f} |")
 print()
