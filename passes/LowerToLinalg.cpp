@@ -7,6 +7,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <algorithm>
+
 #define DEBUG_TYPE "tlm-lower-to-linalg"
 
 namespace mlir::tlm {
@@ -33,7 +35,8 @@ struct TlmLowerToLinalg
     RewritePatternSet patterns(ctx);
     populateLinearLoweringPatterns(patterns);
     populateNormLoweringPatterns(patterns);
-    populateAttentionLoweringPatterns(patterns, fuseAttention, lanes);
+    populateAttentionLoweringPatterns(patterns, fuseAttention, lanes,
+                                      std::max<int64_t>(threads, 1));
 
     // Every tlm op must go: a leftover one is reported at its location.
     ConversionTarget target(*ctx);

@@ -25,7 +25,7 @@ namespace mlir::tlm {
 
 /// tlm ops → linalg on tensors, canonicalized.
 void buildLinalgPipeline(OpPassManager &pm, bool fuseAttention = true,
-                         int64_t lanes = 16);
+                         int64_t lanes = 16, int64_t threads = 1);
 struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<bool> parallel{
       *this, "parallel",

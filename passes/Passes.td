@@ -42,16 +42,22 @@ def TlmLowerToLinalg : Pass<"tlm-lower-to-linalg", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"fuseAttention", "fuse-attention", "bool", /*default=*/"true",
-           "Lower tlm.cached_attention (f32) to one online-softmax loop "
-           "nest per (batch, head): a running max, sum and output over the "
-           "cached then the new keys; `lanes` query rows at a time (Qᵀ and "
-           "Oᵀ blocks, one row per vector lane, keys in blocks of `lanes`) "
-           "when head_dim is a multiple of `lanes`, the other rows one at a "
-           "time (vectorized over head_dim); no scores tensor. Off: the "
-           "scores / softmax / P·V generics above">,
+           "Lower tlm.cached_attention (f32) to fused loop nests: whole "
+           "blocks of `lanes` query rows per (batch, head) with an online "
+           "softmax (Qᵀ and Oᵀ blocks, one row per vector lane, keys in "
+           "blocks of `lanes`) when head_dim is a multiple of `lanes`; the "
+           "other rows (every decode step) one at a time, key-major over a "
+           "chunk of heads (scores of every head against each key in "
+           "position order, softmax per head, values key by key), so the "
+           "position-major cache is read start to end; no scores tensor of "
+           "the sequence. Off: the scores / softmax / P·V generics above">,
     Option<"lanes", "lanes", "int64_t", /*default=*/"16",
            "f32 lanes of the target's vectors: the fused attention's query "
-           "rows per block (16: AVX-512, 8: AVX2)">
+           "rows per block (16: AVX-512, 8: AVX2)">,
+    Option<"threads", "threads", "int64_t", /*default=*/"1",
+           "Threads the fused attention's one-row form splits the heads "
+           "for: chunks of the largest divisor of the heads up to an even "
+           "share (12 heads on 2 threads: 2 chunks of 6)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

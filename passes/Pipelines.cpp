@@ -42,10 +42,11 @@ std::unique_ptr<Pass> createQuickCanonicalizer() {
 } // namespace
 
 void tlm::buildLinalgPipeline(OpPassManager &pm, bool fuseAttention,
-                              int64_t lanes) {
+                              int64_t lanes, int64_t threads) {
   TlmLowerToLinalgOptions lowerOptions;
   lowerOptions.fuseAttention = fuseAttention;
   lowerOptions.lanes = lanes;
+  lowerOptions.threads = threads;
   pm.addPass(createTlmLowerToLinalg(lowerOptions));
   // Residual adds are arith.addf on tensors.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
@@ -95,7 +96,8 @@ void tlm::buildBufferizationPipeline(OpPassManager &pm,
 void tlm::buildCpuPipeline(OpPassManager &pm,
                            const CpuPipelineOptions &options) {
   // 1. tlm → linalg on tensors, entry points on caller-owned memrefs.
-  buildLinalgPipeline(pm, options.fuseAttention, options.lanes);
+  buildLinalgPipeline(pm, options.fuseAttention, options.lanes,
+                      options.parallel ? options.threads : 1);
   if (options.tileMatmuls) {
     TlmTileMatmulsOptions tileOptions;
     tileOptions.threads = options.parallel ? options.threads : 1;

@@ -40,8 +40,8 @@ struct TlmSerializeNestedParallel
     IRRewriter rewriter(&getContext());
     for (scf::ParallelOp op : nested) {
       if (op.getNumReductions() != 0) {
-        LLVM_DEBUG(llvm::dbgs() << "left parallel (reductions): " << op
-                                << "\n");
+        LLVM_DEBUG(llvm::dbgs()
+                   << "left parallel (reductions): " << op << "\n");
         continue;
       }
       rewriter.setInsertionPoint(op);

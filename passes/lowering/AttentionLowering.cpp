@@ -443,13 +443,16 @@ Value positionMajor(OpBuilder &b, Location loc, Value x) {
 /// concatenated along the key dim for one softmax, then split again for the
 /// two P·V sums. Only the new part is causally masked.
 struct LowerCachedAttention : OpRewritePattern<CachedAttentionOp> {
-  LowerCachedAttention(MLIRContext *ctx, bool fused, int64_t lanes)
-      : OpRewritePattern(ctx), fused(fused), lanes(lanes) {}
-  /// One online-softmax loop nest (FusedAttention.cpp) instead of the
-  /// scores / softmax / P·V generics; f32 only.
+  LowerCachedAttention(MLIRContext *ctx, bool fused, int64_t lanes,
+                       int64_t threads)
+      : OpRewritePattern(ctx), fused(fused), lanes(lanes), threads(threads) {}
+  /// Fused loop nests (FusedAttention.cpp) instead of the scores / softmax
+  /// / P·V generics; f32 only.
   bool fused;
   /// Its query rows per block (one f32 vector of the target).
   int64_t lanes;
+  /// The threads its one-row form splits the heads for.
+  int64_t threads;
 
   LogicalResult matchAndRewrite(CachedAttentionOp op,
                                 PatternRewriter &rewriter) const override {
@@ -474,9 +477,10 @@ struct LowerCachedAttention : OpRewritePattern<CachedAttentionOp> {
     Value vNew = mergeHeads(b, loc, vRows);
     if (fused && elem.isF32()) {
       // The new keys read in the cache's layout, as the past ones.
-      Value out = mergeHeads(b, loc,
-                             fusedCachedAttention(b, loc, q, kPast, vPast,
-                                                  kRows, vRows, group, lanes));
+      Value out =
+          mergeHeads(b, loc,
+                     fusedCachedAttention(b, loc, q, kPast, vPast, kRows, vRows,
+                                          group, lanes, threads));
       rewriter.replaceOp(op, {castTo(b, loc, out, op.getResult().getType()),
                               castTo(b, loc, kNew, op.getKNew().getType()),
                               castTo(b, loc, vNew, op.getVNew().getType())});
@@ -532,8 +536,9 @@ struct LowerCachedAttention : OpRewritePattern<CachedAttentionOp> {
 } // namespace
 
 void tlm::populateAttentionLoweringPatterns(RewritePatternSet &patterns,
-                                            bool fuseAttention, int64_t lanes) {
+                                            bool fuseAttention, int64_t lanes,
+                                            int64_t threads) {
   patterns.add<LowerRoPE, LowerSDPA, LowerAttention>(patterns.getContext());
   patterns.add<LowerCachedAttention>(patterns.getContext(), fuseAttention,
-                                     lanes);
+                                     lanes, threads);
 }

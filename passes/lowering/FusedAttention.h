@@ -1,9 +1,9 @@
 //===- FusedAttention.h - pieces of the fused attention lowering -*- C++
 //-*-===//
 //
-// Shared by FusedAttention.cpp (the per-(batch, head) loop nest and the
-// one-query-row form) and AttentionBlocks.cpp (a vector of query rows at a
-// time).
+// Shared by FusedAttention.cpp (the op's lowering), AttentionBlocks.cpp (a
+// vector of query rows at a time, per (batch, head)) and AttentionRows.cpp
+// (the other rows one at a time, key-major over chunks of heads).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TLM_PASSES_LOWERING_FUSEDATTENTION_H
@@ -25,7 +25,7 @@ struct KeySource {
 /// What attentionQueryBlocks works on: one (batch, head) pair.
 struct QueryBlocks {
   Value q;           ///< (B, S, H, dk)
-  Value out;         ///< (1, S, 1, dk): this pair's output slice
+  Value out;         ///< (1, full, 1, dk): this pair's output slice
   Value batch, head; ///< indices of the pair
   Value kvHead;      ///< the kv head it reads
   KeySource past, fresh;
@@ -39,6 +39,23 @@ struct QueryBlocks {
 /// Causal attention of query rows [0, full) (see AttentionBlocks.cpp);
 /// returns `out` with those rows written. Needs dk % lanes == 0.
 Value attentionQueryBlocks(OpBuilder &b, Location loc, const QueryBlocks &a);
+
+/// What attentionRows works on: query rows [full, S) of every head.
+struct AttentionRows {
+  Value q;   ///< (B, S, H, dk)
+  Value out; ///< (B, S, H, dk), rows [0, full) already written
+  KeySource past, fresh;
+  Value pastCount;   ///< keys in the cache before this step
+  Value full;        ///< the first row done here
+  Value scale;       ///< 1 / sqrt(dk), f32
+  Value lowest;      ///< a finite "minus infinity", f32
+  int64_t group;     ///< query heads per kv head
+  int64_t headChunk; ///< heads that go together (divides H)
+};
+
+/// Causal attention of query rows [full, S), key-major over each chunk of
+/// heads (see AttentionRows.cpp); returns `out` with those rows written.
+Value attentionRows(OpBuilder &b, Location loc, const AttentionRows &a);
 
 } // namespace mlir::tlm
 

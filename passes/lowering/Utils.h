@@ -62,19 +62,22 @@ Value siluScalar(OpBuilder &b, Location loc, Value z);
 /// The populate functions, one per op family.
 void populateLinearLoweringPatterns(RewritePatternSet &patterns);
 void populateNormLoweringPatterns(RewritePatternSet &patterns);
-/// With `fuseAttention`, cached attention becomes one loop nest whose query
-/// blocks are `lanes` rows (one f32 vector) wide.
+/// With `fuseAttention`, cached attention becomes fused loop nests whose
+/// query blocks are `lanes` rows (one f32 vector) wide and whose other rows
+/// split the heads into chunks for `threads` threads.
 void populateAttentionLoweringPatterns(RewritePatternSet &patterns,
-                                       bool fuseAttention, int64_t lanes);
+                                       bool fuseAttention, int64_t lanes,
+                                       int64_t threads);
 
 /// Causal attention of q (B, S, H, dk) over the cached keys/values
 /// (T, B, kvH, dk) followed by the new ones (S, B, kvH, dk), query i seeing
-/// new keys 0..i; kv head = h / group. One online-softmax loop nest, f32,
-/// result (B, S, H, dk), query rows `lanes` at a time. See
-/// FusedAttention.cpp.
+/// new keys 0..i; kv head = h / group. Fused loop nests, f32, result
+/// (B, S, H, dk): query rows `lanes` at a time with an online softmax, the
+/// rest one at a time, key-major over chunks of heads sized for `threads`.
+/// See FusedAttention.cpp.
 Value fusedCachedAttention(OpBuilder &b, Location loc, Value q, Value kPast,
                            Value vPast, Value k, Value v, int64_t group,
-                           int64_t lanes);
+                           int64_t lanes, int64_t threads);
 
 } // namespace mlir::tlm
 

@@ -2,6 +2,7 @@
 // RUN: tlm-opt %s --tlm-lower-to-linalg --canonicalize --cse | FileCheck %s --check-prefix=FUSED
 // RUN: tlm-opt %s --tlm-linalg-pipeline | FileCheck %s --check-prefix=NOTLM
 // RUN: tlm-opt %s --tlm-lower-to-linalg=lanes=8 --canonicalize --cse | FileCheck %s --check-prefix=LANES8
+// RUN: tlm-opt %s --tlm-lower-to-linalg=threads=2 --canonicalize --cse | FileCheck %s --check-prefix=CHUNKS
 // RUN: not tlm-opt %s --tlm-lower-to-linalg=lanes=0 2>&1 | FileCheck %s --check-prefix=NOLANES
 // NOLANES: error: tlm-lower-to-linalg: lanes must be positive, got 0
 
@@ -213,20 +214,20 @@ func.func @silu(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
 // CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, 0]
 // CHECK: tensor.extract_slice %{{.*}}[0, 0, 0, %[[T]]]
 // CHECK: return %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>
-// Fused (the default): per (batch, head) pair, an scf.forall iteration
-// owning its slice of the output; whole blocks of 16 queries go together
-// (below); each remaining query runs an online-softmax loop
-// over the past keys, then over the new keys 0..i, carrying (max, sum, output
-// row): whole blocks of 16 keys (one vector of scores, vector exp) and the
-// tail key by key. GQA reads kv head h / 2; no scores tensor, no concat.
+// Fused (the default): whole blocks of 16 queries per (batch, head) pair,
+// an scf.forall iteration owning its slice of the output (below); then the
+// remaining queries one at a time, key-major over the heads (further
+// below). GQA reads kv head h / 2; no scores tensor of the sequence, no
+// concat.
 // FUSED-LABEL: func @cached_attention
 // FUSED-NOT:     tensor.concat
 // The new keys and values position-major (S, B, kv heads, dk), as the cache.
 // FUSED:         %[[KROWS:.*]] = linalg.transpose {{.*}} permutation = [1, 0, 2, 3]
-// FUSED:         linalg.transpose {{.*}} permutation = [1, 0, 2, 3]
-// FUSED:         scf.forall (%[[B:.*]], %[[H:.*]]) in (%{{.*}}, 4) shared_outs(%[[OUT:.*]] = %{{.*}})
+// FUSED:         %[[VROWS:.*]] = linalg.transpose {{.*}} permutation = [1, 0, 2, 3]
+// FUSED:         %[[FULL:.*]] = arith.muli %{{.*}}, %c16 : index
+// FUSED:         %[[BLOCKED:.*]] = scf.forall (%[[B:.*]], %[[H:.*]]) in (%{{.*}}, 4) shared_outs(%[[OUT:.*]] = %{{.*}})
 // FUSED:           %[[KVH:.*]] = arith.divui %[[H]], %c2
-// FUSED:           %[[ROWS:.*]] = tensor.extract_slice %[[OUT]][%[[B]], 0, %[[H]], 0] [1, %{{.*}}, 1, 16]
+// FUSED:           %[[ROWS:.*]] = tensor.extract_slice %[[OUT]][%[[B]], 0, %[[H]], 0] [1, %[[FULL]], 1, 16]
 // Whole blocks of 16 query rows (head size 16): first the keys and values
 // of every whole block gathered into rows of their own (the cache's whole
 // blocks, unless no query block runs, then the new keys); per query block
@@ -235,7 +236,6 @@ func.func @silu(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
 // by comparing (row - key) lanes with the block's offset (first new key -
 // first row; -16 for the cache's: all visible); then the cache's last keys
 // one at a time; Oᵀ / l transposed back.
-// FUSED:           %[[FULL:.*]] = arith.muli %{{.*}}, %c16 : index
 // FUSED:           %[[QT:.*]] = bufferization.alloc_tensor() : tensor<16x16xf32>
 // FUSED:           %[[OT:.*]] = bufferization.alloc_tensor() : tensor<16x16xf32>
 // FUSED:           %[[PASTBLOCKS:.*]] = arith.divui %{{.*}}, %c16 : index
@@ -288,35 +288,75 @@ func.func @silu(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
 // LANES8:         scf.for %{{.*}} = %c0 to %{{.*}} step %c8 {{.*}} -> (tensor<1x?x1x16xf32>, tensor<16x8xf32>, tensor<16x8xf32>)
 // LANES8:           vector.transpose %{{.*}}, [1, 0] : vector<8x8xf32> to vector<8x8xf32>
 // LANES8:           scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
-// The remaining rows one at a time, over the pair's past and new keys as
-// (keys x 16) views: one loop over the two sources picks a view and its
-// count (every past key; new keys 0..i), then whole blocks of 16 keys (one
-// vector of scores, vector exp) and the tail key by key.
-// FUSED:           %[[PASTK:.*]] = tensor.extract_slice %{{.*}}[0, %[[B]], %[[KVH]], 0] [%[[T:.*]], 1, 1, 16] [1, 1, 1, 1] : tensor<?x?x2x16xf32> to tensor<?x16xf32>
-// FUSED:           %[[NEWK:.*]] = tensor.extract_slice %[[KROWS]][0, %[[B]], %[[KVH]], 0] [%{{.*}}, 1, 1, 16] [1, 1, 1, 1] : tensor<?x?x2x16xf32> to tensor<?x16xf32>
-// FUSED:           scf.for %[[I:.*]] = %[[FULL]] to %{{.*}} iter_args(%{{.*}} = %[[BLK]]#0)
-// FUSED:             vector.transfer_read %{{.*}}[%[[B]], %[[I]], %[[H]], %c0]
-// FUSED:             %[[SEEN:.*]] = arith.addi %[[I]], %c1
-// FUSED:             scf.for %[[SRC:.*]] = %c0 to %c2 step %c1 {{.*}} -> (f32, f32, vector<16xf32>)
-// FUSED:               %[[ISPAST:.*]] = arith.cmpi eq, %[[SRC]], %c0
-// FUSED:               %[[KEYS:.*]] = arith.select %[[ISPAST]], %[[PASTK]], %[[NEWK]] : tensor<?x16xf32>
-// FUSED:               %[[COUNT:.*]] = arith.select %[[ISPAST]], %[[T]], %[[SEEN]] : index
-// FUSED:               %[[BLOCKS:.*]] = arith.divui %[[COUNT]], %c16
-// FUSED:               scf.for %{{.*}} = %c0 to %[[BLOCKS]] {{.*}} -> (f32, f32, vector<16xf32>)
-// FUSED:                 vector.transfer_read %[[KEYS]][%{{.*}}, %c0]
-// FUSED:                 vector.reduction <add>
-// FUSED:                 vector.from_elements {{.*}} : vector<16xf32>
-// FUSED:                 vector.reduction <maximumf>
-// FUSED:                 math.exp {{.*}} : vector<16xf32>
-// FUSED:                 vector.fma
-// FUSED:               scf.for %{{.*}} = %{{.*}} to %[[COUNT]] {{.*}} -> (f32, f32, vector<16xf32>)
-// FUSED:                 arith.maximumf
-// FUSED:                 math.exp {{.*}} : f32
-// FUSED:             arith.divf {{.*}} : vector<16xf32>
-// FUSED:             vector.transfer_write {{.*}}[%c0, %[[I]], %c0, %c0]
 // FUSED:           scf.forall.in_parallel
-// FUSED:             tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[B]], 0, %[[H]], 0]
+// FUSED:             tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[B]], 0, %[[H]], 0] [1, %[[FULL]], 1, 16]
+// The remaining rows one at a time, per batch and chunk of heads (all 4
+// heads on one thread): S = scores of every head against each key (keys
+// in position order: the cache's, then the new keys 0..i), padded to
+// whole vectors of 16 with a finite "minus infinity"; per head the max,
+// exp(scale·(s - max)) and the sum in vectors of 16; then the values key
+// by key over the heads; out = acc / sum.
+// FUSED:         %[[KEYS:.*]] = arith.addi %[[T:.*]], %[[S:.*]] : index
+// FUSED:         %[[ROUND:.*]] = arith.addi %[[KEYS]], %c15 : index
+// FUSED:         scf.forall (%[[B2:.*]]) in (%{{.*}}) shared_outs(%[[OUT2:.*]] = %[[BLOCKED]])
+// FUSED:           %[[LEFT:.*]] = arith.subi %[[S]], %[[FULL]] : index
+// FUSED:           tensor.extract_slice %[[OUT2]][%[[B2]], %[[FULL]], 0, 0] [1, %[[LEFT]], 4, 16]
+// FUSED:           tensor.empty(%{{.*}}) : tensor<4x?xf32>
+// FUSED:           tensor.empty() : tensor<4xf32>
+// FUSED:           tensor.empty() : tensor<4x16xf32>
+// FUSED:           scf.for %[[I:.*]] = %[[FULL]] to %[[S]] step %c1
+// FUSED:             %[[SEEN:.*]] = arith.addi %[[I]], %c1 : index
+// FUSED:             %[[N:.*]] = arith.addi %[[T]], %[[SEEN]] : index
+// FUSED:             scf.for %[[J:.*]] = %c0 to %[[T]] step %c1
+// FUSED:               scf.for %[[HH:.*]] = %c0 to %c4 step %c1
+// FUSED:                 %[[KVH2:.*]] = arith.divui %[[HH]], %c2 : index
+// FUSED:                 vector.transfer_read %{{.*}}[%[[B2]], %[[I]], %[[HH]], %c0]
+// FUSED:                 vector.transfer_read %{{.*}}[%[[J]], %[[B2]], %[[KVH2]], %c0]
+// FUSED:                 vector.reduction <add>
+// FUSED:                 tensor.insert %{{.*}}[%[[HH]], %[[J]]] : tensor<4x?xf32>
+// FUSED:             scf.for %[[J:.*]] = %c0 to %[[SEEN]] step %c1
+// FUSED:               %[[COL:.*]] = arith.addi %[[T]], %[[J]] : index
+// FUSED:               scf.for %[[HH:.*]] = %c0 to %c4 step %c1
+// FUSED:                 vector.transfer_read %[[KROWS]][%[[J]], %[[B2]], %{{.*}}, %c0]
+// FUSED:                 tensor.insert %{{.*}}[%[[HH]], %[[COL]]] : tensor<4x?xf32>
+// FUSED:             scf.for %[[HH:.*]] = %c0 to %c4 step %c1
+// FUSED:               scf.for %{{.*}} = %[[N]] to %{{.*}} step %c1
+// FUSED:                 tensor.insert %cst{{.*}} : tensor<4x?xf32>
+// FUSED:               scf.for {{.*}} step %c16 {{.*}} -> (vector<16xf32>)
+// FUSED:                 arith.maximumf {{.*}} : vector<16xf32>
+// FUSED:               vector.reduction <maximumf>
+// FUSED:               scf.for {{.*}} step %c16 {{.*}} -> (tensor<4x?xf32>, vector<16xf32>)
+// FUSED:                 arith.subf
+// FUSED:                 arith.mulf
+// FUSED:                 math.exp {{.*}} : vector<16xf32>
+// FUSED:               vector.reduction <add>
+// FUSED:               tensor.insert %{{.*}} : tensor<4xf32>
+// FUSED:             scf.for %[[J:.*]] = %c0 to %[[T]] step %c1
+// FUSED:               scf.for %[[HH:.*]] = %c0 to %c4 step %c1
+// FUSED:                 tensor.extract %{{.*}}[%[[HH]], %[[J]]] : tensor<4x?xf32>
+// FUSED:                 vector.fma
+// FUSED:             scf.for %[[J:.*]] = %c0 to %[[SEEN]] step %c1
+// FUSED:               scf.for %[[HH:.*]] = %c0 to %c4 step %c1
+// FUSED:                 vector.transfer_read %[[VROWS]][%[[J]], %[[B2]], %{{.*}}, %c0]
+// FUSED:                 vector.fma
+// FUSED:             scf.for %[[HH:.*]] = %c0 to %c4 step %c1
+// FUSED:               arith.divf {{.*}} : vector<16xf32>
+// FUSED:               vector.transfer_write %{{.*}}[%c0, %{{.*}}, %[[HH]], %c0]
+// FUSED:           scf.forall.in_parallel
+// FUSED:             tensor.parallel_insert_slice %{{.*}} into %[[OUT2]][%[[B2]], %[[FULL]], 0, 0] [1, %[[LEFT]], 4, 16]
 // FUSED-NOT:     tensor.concat
+// For 2 threads the row form's 4 heads go in 2 chunks of 2 (the chunk is
+// the largest divisor of the heads up to an even share).
+// CHUNKS-LABEL: func @cached_attention
+// CHUNKS:         scf.forall (%{{.*}}, %{{.*}}) in (%{{.*}}, 4)
+// CHUNKS:         scf.forall (%[[B:.*]], %[[C:.*]]) in (%{{.*}}, 2)
+// CHUNKS:           %[[H0:.*]] = arith.muli %[[C]], %c2 : index
+// CHUNKS:           tensor.extract_slice %{{.*}}[%[[B]], %{{.*}}, %[[H0]], 0] [1, %{{.*}}, 2, 16]
+// CHUNKS:           tensor.empty(%{{.*}}) : tensor<2x?xf32>
+// CHUNKS:           scf.for
+// CHUNKS:             scf.for %{{.*}} = %c0 to %c2 step %c1
+// CHUNKS:               %[[H:.*]] = arith.addi %[[H0]], %{{.*}} : index
+// CHUNKS:               vector.transfer_read %{{.*}}[%[[B]], %{{.*}}, %[[H]], %c0]
 func.func @cached_attention(%q: tensor<?x?x64xf32>, %kv: tensor<?x?x32xf32>, %past: tensor<?x?x32xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>) {
   %o, %kn, %vn = tlm.cached_attention %q, %kv, %kv, %past, %past {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.0e+04 : f64} : (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)
   return %o, %kn, %vn : tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>
