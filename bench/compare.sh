@@ -19,7 +19,8 @@
 # Benchmarks only: nothing here asserts.
 #
 # Environment: TLM_BENCH_PROMPTS (default "128 512"), TLM_BENCH_GEN (64),
-# TLM_BENCH_THREADS ("1 2"), TLM_BENCH_GEMM (1; 0 skips the projections),
+# TLM_BENCH_THREADS ("1 2"), TLM_BENCH_REPEAT (3: runs of each row, tlm and
+# PyTorch in turn; the table gives the medians), TLM_BENCH_GEMM (1; 0 skips the projections),
 # TLM_BENCH_ABLATION (1; 0 skips it).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,6 +29,7 @@ py=/usr/bin/python3
 prompts=${TLM_BENCH_PROMPTS:-128 512}
 gen=${TLM_BENCH_GEN:-64}
 threads=${TLM_BENCH_THREADS:-1 2}
+repeat=${TLM_BENCH_REPEAT:-3}
 configs=("$@")
 [ ${#configs[@]} -gt 0 ] || configs=(tiny cs336-ts small)
 
@@ -96,13 +98,16 @@ print(c["vocab_size"] * c["d_model"] * (1 if c.get("tie_embeddings") else 2))' "
   echo "$name: PyTorch vs tlm logits on 16 tokens: $check"
   for t in $threads; do
     for p in $prompts; do
-      a=$("$tlm" bench --config "$cfg" --weights "$weights" --prompt-len "$p" \
-            --gen "$gen" --threads "$t" --json | tail -1)
-      b=$(torch_run "$t" --config "$cfg" --weights "$weights" \
-            --prompt-len "$p" --gen "$gen")
-      echo "{\"config\": \"$name\", \"prompt\": $p, \"threads\": $t," \
-           "\"head_params\": $head," \
-           "\"tlm\": $a, \"torch\": $b}" >>"$results"
+      # tlm and PyTorch in turn, `repeat` times: the table gives medians.
+      for _ in $(seq "$repeat"); do
+        a=$("$tlm" bench --config "$cfg" --weights "$weights" \
+              --prompt-len "$p" --gen "$gen" --threads "$t" --json | tail -1)
+        b=$(torch_run "$t" --config "$cfg" --weights "$weights" \
+              --prompt-len "$p" --gen "$gen")
+        echo "{\"config\": \"$name\", \"prompt\": $p, \"threads\": $t," \
+             "\"head_params\": $head," \
+             "\"tlm\": $a, \"torch\": $b}" >>"$results"
+      done
       echo "  $name threads=$t prompt=$p done" >&2
     done
   done
@@ -172,7 +177,22 @@ fi
 
 "$py" - "$results" "$ablation" "$probes" "$gemms" <<'PY'
 import json, os, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
+import statistics
+# Each (config, threads, prompt) ran TLM_BENCH_REPEAT times: one row of
+# per-field medians (speeds vary run to run on a shared host).
+runs = {}
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    runs.setdefault((r["config"], r["threads"], r["prompt"]), []).append(r)
+rows = []
+for group in runs.values():
+    r = dict(group[0])
+    for side in ("tlm", "torch"):
+        r[side] = dict(r[side])
+        for key in ("prefill_tok_s", "decode_tok_s"):
+            r[side][key] = statistics.median(g[side][key] for g in group)
+    r["runs"] = len(group)
+    rows.append(r)
 probe = json.loads(sys.argv[3])
 gemms = [json.loads(l) for l in open(sys.argv[4])]
 print()
@@ -218,7 +238,9 @@ if os.path.exists(sys.argv[2]) and os.path.getsize(sys.argv[2]):
         print(f"| {label} | {a['config']} | {a['threads']} | {a['prompt']} | {t['compile_ms']:.0f} | "
               f"{t['prefill_tok_s']:.1f} | {t['decode_tok_s']:.1f} |")
 print()
-print("GFLOP/s = 2 x parameters outside the embedding and head x prefill "
+print(f"tok/s: medians of {rows[0]['runs'] if rows else 0} runs of each row, "
+      "tlm and PyTorch in turn. "
+      "GFLOP/s = 2 x parameters outside the embedding and head x prefill "
       "tok/s (attention and the head's one row excluded: a lower bound); "
       "decode GB/s = weight bytes x decode tok/s. Every step computes the "
       "logits of its last token only, on both sides.")
