@@ -67,30 +67,44 @@ struct Row {
                                           SmallVector<bool>{true});
   }
 
-  /// Pass 1 over `count` keys of `src`: S[hh, offset + j] = q_h · k_j.
-  Value scores(OpBuilder &b, Location loc, const KeySource &src, Value count,
-               Value offset, Value s) const {
+  /// Keys [0, count) in order, each over the chunk's heads: `body(j, col,
+  /// hh, state)` (col = offset + j, the key's column of S) returns the
+  /// next state.
+  Value keysByHeads(
+      OpBuilder &b, Location loc, Value count, Value offset, Value init,
+      function_ref<Value(OpBuilder &, Location, Value, Value, Value, Value)>
+          body) const {
     auto keys = scf::ForOp::create(
-        b, loc, c0, count, c1, ValueRange{s},
+        b, loc, c0, count, c1, ValueRange{init},
         [&](OpBuilder &kb, Location kl, Value j, ValueRange it) {
           Value col = arith::AddIOp::create(kb, kl, offset, j);
           auto perHead = scf::ForOp::create(
               kb, kl, c0, index(kb, kl, a.headChunk), c1, ValueRange{it[0]},
               [&](OpBuilder &hb, Location hl, Value hh, ValueRange st) {
-                auto [h, kvh] = heads(hb, hl, hh);
-                Value q = read(hb, hl, a.q, {batch, query, h, c0});
-                Value key = read(hb, hl, src.keys, src.at(j, batch, kvh));
-                Value dot = vector::ReductionOp::create(
-                    hb, hl, vector::CombiningKind::ADD,
-                    arith::MulFOp::create(hb, hl, q, key, reassocContract()),
-                    Value(), reassocContract());
-                Value next = tensor::InsertOp::create(hb, hl, dot, st[0],
-                                                      ValueRange{hh, col});
-                scf::YieldOp::create(hb, hl, next);
+                scf::YieldOp::create(hb, hl, body(hb, hl, j, col, hh, st[0]));
               });
           scf::YieldOp::create(kb, kl, perHead.getResult(0));
         });
     return keys.getResult(0);
+  }
+
+  /// Pass 1 over `count` keys of `src`: S[hh, offset + j] = q_h · k_j.
+  Value scores(OpBuilder &b, Location loc, const KeySource &src, Value count,
+               Value offset, Value s) const {
+    return keysByHeads(
+        b, loc, count, offset, s,
+        [&](OpBuilder &hb, Location hl, Value j, Value col, Value hh,
+            Value state) -> Value {
+          auto [h, kvh] = heads(hb, hl, hh);
+          Value q = read(hb, hl, a.q, {batch, query, h, c0});
+          Value key = read(hb, hl, src.keys, src.at(j, batch, kvh));
+          Value dot = vector::ReductionOp::create(
+              hb, hl, vector::CombiningKind::ADD,
+              arith::MulFOp::create(hb, hl, q, key, reassocContract()), Value(),
+              reassocContract());
+          return tensor::InsertOp::create(hb, hl, dot, state,
+                                          ValueRange{hh, col});
+        });
   }
 
   /// Pass 2 for head `hh`: S[hh, 0..n) becomes exp(scale·(S - max)), the
@@ -157,30 +171,21 @@ struct Row {
   /// Pass 3 over `count` values of `src`: acc[hh] += S[hh, offset + j] · v_j.
   Value values(OpBuilder &b, Location loc, const KeySource &src, Value count,
                Value offset, Value s, Value acc) const {
-    auto keys = scf::ForOp::create(
-        b, loc, c0, count, c1, ValueRange{acc},
-        [&](OpBuilder &kb, Location kl, Value j, ValueRange it) {
-          Value col = arith::AddIOp::create(kb, kl, offset, j);
-          auto perHead = scf::ForOp::create(
-              kb, kl, c0, index(kb, kl, a.headChunk), c1, ValueRange{it[0]},
-              [&](OpBuilder &hb, Location hl, Value hh, ValueRange st) {
-                Value kvh = heads(hb, hl, hh).second;
-                Value p =
-                    tensor::ExtractOp::create(hb, hl, s, ValueRange{hh, col});
-                Value value = read(hb, hl, src.values, src.at(j, batch, kvh));
-                Value sum = read(hb, hl, st[0], {hh, c0});
-                sum = vector::FMAOp::create(
-                    hb, hl, vector::BroadcastOp::create(hb, hl, rowType, p),
-                    value, sum);
-                scf::YieldOp::create(hb, hl,
-                                     vector::TransferWriteOp::create(
-                                         hb, hl, sum, st[0], ValueRange{hh, c0},
-                                         SmallVector<bool>{true})
-                                         .getResult());
-              });
-          scf::YieldOp::create(kb, kl, perHead.getResult(0));
+    return keysByHeads(
+        b, loc, count, offset, acc,
+        [&](OpBuilder &hb, Location hl, Value j, Value col, Value hh,
+            Value state) -> Value {
+          Value kvh = heads(hb, hl, hh).second;
+          Value p = tensor::ExtractOp::create(hb, hl, s, ValueRange{hh, col});
+          Value value = read(hb, hl, src.values, src.at(j, batch, kvh));
+          Value sum = vector::FMAOp::create(
+              hb, hl, vector::BroadcastOp::create(hb, hl, rowType, p), value,
+              read(hb, hl, state, {hh, c0}));
+          return vector::TransferWriteOp::create(hb, hl, sum, state,
+                                                 ValueRange{hh, c0},
+                                                 SmallVector<bool>{true})
+              .getResult();
         });
-    return keys.getResult(0);
   }
 };
 
