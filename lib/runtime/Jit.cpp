@@ -187,7 +187,7 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
     VectorShape vectors = vectorShapeFor(options.lanes);
     pipelineOptions.lanes = vectors.lanes;
     pipelineOptions.vectorRegisters = vectors.registers;
-    pipelineOptions.gemvColumns = options.gemvColumns;
+    pipelineOptions.gemvColumns = options.gemvColumns ? options.gemvColumns : 8;
     // The JIT calls ExecutionEngine's packed wrapper of each entry
     // directly: the C-interface wrappers would only add another call with
     // every descriptor field as an argument, which LLVM is slow to compile.

@@ -72,8 +72,10 @@ struct JitOptions {
   /// runs (tlm-cpu-pipeline{gemv-columns}): 8 load each vector of x once
   /// for 8 rows of W, best when the weights stay in cache; 1 reads W as one
   /// sequential stream, best when they come from memory (small.json on a
-  /// Zen 4 core: decode 49 against 37 tok/s). gemvColumnsFor() picks one.
-  int64_t gemvColumns = 8;
+  /// Zen 4 core: decode 49 against 37 tok/s). 0: the model's choice,
+  /// gemvColumnsFor() its weights' bytes, which Session makes (a module
+  /// compiled without a Session gets 8).
+  int64_t gemvColumns = 0;
   /// The optimizations of the CPU pipeline, each switchable to measure it
   /// (see CpuPipelineOptions).
   bool tileMatmuls = true;

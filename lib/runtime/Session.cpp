@@ -3,6 +3,7 @@
 #include "lib/runtime/Session.h"
 
 #include "lib/model/Builder.h"
+#include "lib/runtime/CpuCodegen.h"
 
 #include <malloc.h>
 
@@ -94,7 +95,11 @@ Session::compile(const model::Config &config, const SessionOptions &options) {
     mlir::OwningOpRef<mlir::ModuleOp> module =
         mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
     model::addGenerationFunctions(*module, config);
-    auto jit = Jit::compile(std::move(module), options.jit);
+    JitOptions jitOptions = options.jit;
+    if (jitOptions.gemvColumns == 0)
+      jitOptions.gemvColumns =
+          gemvColumnsFor(model::parameterCount(config) * sizeof(float));
+    auto jit = Jit::compile(std::move(module), jitOptions);
     if (!jit)
       return jit.takeError();
     s->jit_ = std::move(*jit);

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/model/Init.h"
+#include "lib/runtime/CpuCodegen.h"
 #include "lib/runtime/Metrics.h"
 #include "lib/runtime/Session.h"
 #include "tests/unit/Reference.h"
@@ -165,8 +166,8 @@ std::vector<Case> cases() {
   streamTied.jit.gemvColumns = 1;
   streamTied.jit.lanes = 4;
   out.insert(out.end(), {post, noNorm, noRope, silu, tied, outlined, pairs,
-                         pairs2, lanes16, lanes8, lanes4, oddChunks,
-                         twoThreads, stream, stream2, streamTied});
+                         pairs2, lanes16, lanes8, lanes4, oddChunks, twoThreads,
+                         stream, stream2, streamTied});
   return out;
 }
 
@@ -332,6 +333,17 @@ TEST(Init, SeededAndDeterministic) {
     for (float v : a[i])
       EXPECT_LE(std::fabs(v), 3 * sigma + 1e-6) << specs[i].name;
   }
+}
+
+// Decode's GEMV streams W one row after another (1-column blocks) exactly
+// when the weights outgrow the last-level cache (JitOptions::gemvColumns 0,
+// the Session's choice); the test models here all fit and keep 8.
+TEST(GemvColumns, OneSequentialStreamOnlyBeyondTheLastLevelCache) {
+  uint64_t llc = runtime::lastLevelCacheBytes();
+  ASSERT_GT(llc, 0u);
+  EXPECT_EQ(runtime::gemvColumnsFor(llc), 8);
+  EXPECT_EQ(runtime::gemvColumnsFor(llc + 1), 1);
+  EXPECT_EQ(runtime::gemvColumnsFor(uint64_t(1) << 40), 1);
 }
 
 } // namespace

@@ -9,7 +9,6 @@
 #include "tools/tlm-run/Options.h"
 
 #include "lib/model/Config.h"
-#include "lib/runtime/CpuCodegen.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 
@@ -56,8 +55,7 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
     return userError("--lanes must be 16, 8, 4 or auto, found '" + o.lanes +
                      "'");
   if (o.gemvColumns == "auto")
-    j.gemvColumns = runtime::gemvColumnsFor(model::parameterCount(c) *
-                                            uint64_t(sizeof(float)));
+    j.gemvColumns = 0; // the Session's choice for the model
   else if (o.gemvColumns == "1" || o.gemvColumns == "2" ||
            o.gemvColumns == "4" || o.gemvColumns == "8" ||
            o.gemvColumns == "16")
