@@ -9,7 +9,6 @@
 // RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls --canonicalize --cse | FileCheck %s --check-prefix=PACK
 // RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="threads=2 pack-rows=4" --canonicalize --cse | FileCheck %s --check-prefix=PACKTHR
 // RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="lanes=4 pack-cols=8 pack-rows=6" --canonicalize --cse | FileCheck %s --check-prefix=PACK4
-// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="gemv-col-tile=1" --canonicalize --cse | FileCheck %s --check-prefix=STREAM
 
 #xk = affine_map<(m, n, k) -> (m, k)>
 #nk = affine_map<(m, n, k) -> (n, k)>
@@ -226,19 +225,6 @@ func.func @batched(%x: tensor<?x?x32xf32>, %w: tensor<16x32xf32>,
 // PACK-NOT:     vector.transfer_read %{{.*}} : tensor<?x128xf32>, vector<16xf32>
 // PACK:         scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args(%{{.*}} = %[[Z]], %{{.*}} = %[[Z]],
 // PACK-COUNT-16: vector.transfer_write %{{.*}} : vector<16xf32>, tensor<?x128xf32>
-// PACK:         scf.for %{{.*}} = %c0 to %c32 step %c8
-// PACK:           -> (vector<1x8x16xf32>)
-// With gemv-col-tile=1 the remaining rows read W's rows one after another:
-// one row of W per block, one FMA chain along k, one sum per column.
-// STREAM-LABEL: func.func @from_zero
-// STREAM:         scf.for %{{.*}} = %c0 to %c32 step %c1 iter_args(%{{.*}}) -> (tensor<1x32xf32>)
-// STREAM:           tensor.extract_slice %{{.*}}[%{{.*}}, 0] [1, 64] [1, 1] : tensor<32x64xf32> to tensor<1x64xf32>
-// STREAM:           scf.for %{{.*}} = %c0 to %c4 step %c1 iter_args(%{{.*}}) -> (vector<1x1x16xf32>)
-// STREAM:             arith.mulf {{.*}} fastmath<contract> : vector<1x1x1x16xf32>
-// STREAM:           vector.multi_reduction <add>, %{{.*}}, %{{.*}} [2] : vector<1x1x16xf32> to vector<1x1xf32>
-// STREAM:           vector.transfer_write %{{.*}} : vector<1x1xf32>, tensor<1x32xf32>
-// STREAM-NOT:       vector<1x8x16xf32>
-// STREAM:       return
 func.func @from_zero(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>)
     -> tensor<?x128xf32> {
   %c0 = arith.constant 0 : index

@@ -1,0 +1,38 @@
+// The one-row remainder of the packed form (every decode step) in blocks
+// of gemv-col-tile output columns.
+// RUN: tlm-opt %s --tlm-tile-matmuls --canonicalize --cse | FileCheck %s
+// RUN: tlm-opt %s --tlm-tile-matmuls="gemv-col-tile=1" --canonicalize --cse | FileCheck %s --check-prefix=STREAM
+
+#xk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// By default 8 columns per block: each vector of x serves 8 rows of W,
+// read side by side (8 streams through W).
+// CHECK-LABEL: func.func @gemv_rows
+// CHECK:         scf.for %{{.*}} = %c0 to %c32 step %c8
+// CHECK:           scf.for %{{.*}} = %c0 to %c4 step %c1 iter_args(%{{.*}}) -> (vector<1x8x16xf32>)
+// CHECK:           vector.multi_reduction <add>, %{{.*}}, %{{.*}} [2] : vector<1x8x16xf32> to vector<1x8xf32>
+// With gemv-col-tile=1 W's rows are read one after another: one row of W
+// per block, one FMA chain along k, one sum per column.
+// STREAM-LABEL: func.func @gemv_rows
+// STREAM:         scf.for %{{.*}} = %c0 to %c32 step %c1 iter_args(%{{.*}}) -> (tensor<1x32xf32>)
+// STREAM:           tensor.extract_slice %{{.*}}[%{{.*}}, 0] [1, 64] [1, 1] : tensor<32x64xf32> to tensor<1x64xf32>
+// STREAM:           scf.for %{{.*}} = %c0 to %c4 step %c1 iter_args(%{{.*}}) -> (vector<1x1x16xf32>)
+// STREAM:             arith.mulf {{.*}} fastmath<contract> : vector<1x1x1x16xf32>
+// STREAM:           vector.multi_reduction <add>, %{{.*}}, %{{.*}} [2] : vector<1x1x16xf32> to vector<1x1xf32>
+// STREAM:           vector.transfer_write %{{.*}} : vector<1x1xf32>, tensor<1x32xf32>
+// STREAM-NOT:       vector<1x8x16xf32>
+// STREAM:       return
+func.func @gemv_rows(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>)
+    -> tensor<?x128xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %e = tensor.empty(%m) : tensor<?x128xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<?x128xf32>) -> tensor<?x128xf32>
+  %y = linalg.matmul indexing_maps = [#xk, #nk, #mn]
+         ins(%x, %w : tensor<?x64xf32>, tensor<128x64xf32>)
+         outs(%z : tensor<?x128xf32>) -> tensor<?x128xf32>
+  return %y : tensor<?x128xf32>
+}
