@@ -7,8 +7,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Transforms/DialectConversion.h"
 
-#include <algorithm>
-
 #define DEBUG_TYPE "tlm-lower-to-linalg"
 
 namespace mlir::tlm {
@@ -35,8 +33,7 @@ struct TlmLowerToLinalg
     RewritePatternSet patterns(ctx);
     populateLinearLoweringPatterns(patterns);
     populateNormLoweringPatterns(patterns);
-    populateAttentionLoweringPatterns(patterns, fuseAttention, lanes,
-                                      std::max<int64_t>(threads, 1));
+    populateAttentionLoweringPatterns(patterns, fuseAttention, lanes, threads);
 
     // Every tlm op must go: a leftover one is reported at its location.
     ConversionTarget target(*ctx);

@@ -42,10 +42,6 @@ struct Rows {
   Value m, l, ot;
 };
 
-Value index(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
-}
-
 VectorType laneType(OpBuilder &b, int64_t lanes) {
   return VectorType::get({lanes}, b.getF32Type());
 }

@@ -51,9 +51,6 @@ struct Row {
   VectorType rowType;            ///< vector<dk x f32>
   Value c0, c1;
 
-  Value index(OpBuilder &b, Location loc, int64_t v) const {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  }
   /// Query head `firstHead + hh` and the kv head it reads.
   std::pair<Value, Value> heads(OpBuilder &b, Location loc, Value hh) const {
     Value h = arith::AddIOp::create(b, loc, firstHead, hh);

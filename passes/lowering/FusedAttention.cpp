@@ -24,10 +24,15 @@
 using namespace mlir;
 using namespace mlir::tlm;
 
+Value tlm::index(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
 /// Heads per chunk of the row form: the largest divisor of `heads` up to
 /// an even share of `threads` (12 heads: 12 on one thread, 6 on two).
 static int64_t headChunk(int64_t heads, int64_t threads) {
-  int64_t share = (heads + threads - 1) / std::max<int64_t>(threads, 1);
+  threads = std::max<int64_t>(threads, 1);
+  int64_t share = (heads + threads - 1) / threads;
   for (int64_t c = share; c > 1; --c)
     if (heads % c == 0)
       return c;

@@ -22,6 +22,9 @@ struct KeySource {
   std::function<SmallVector<Value>(Value j, Value b, Value kvh)> at;
 };
 
+/// The index constant `v`.
+Value index(OpBuilder &b, Location loc, int64_t v);
+
 /// What attentionQueryBlocks works on: one (batch, head) pair.
 struct QueryBlocks {
   Value q;           ///< (B, S, H, dk)
