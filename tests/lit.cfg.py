@@ -38,10 +38,10 @@ config.substitutions.append(("%python", sys.executable))
 # timing-sensitive tests do not apply there.
 if config.tlm_sanitize:
     config.available_features.add("sanitizers")
-shared = os.path.normpath(os.path.join(config.tlm_src_root, "..", "shared"))
-config.substitutions.append(("%shared", shared))
-if os.path.isdir(os.path.join(shared, "conformance")):
-    config.available_features.add("shared-data")
+# The test data lives in the repository (data/); TLM_DATA_DIR points
+# elsewhere.
+data = os.environ.get("TLM_DATA_DIR") or os.path.join(config.tlm_src_root, "data")
+config.substitutions.append(("%data", data))
 
 # GPU tests need a driver that answers with a device, not just a library.
 def cuda_device_answers():

@@ -1,15 +1,16 @@
 //===- ConformanceTest.cpp - every CS336 conformance case through the JIT -===//
 //
-// Reads ../shared/conformance/cs336/cases.json and runs every case: the op
+// Reads data/conformance/cs336/cases.json and runs every case: the op
 // (or the block / whole LM, built by lib/model) is JIT-compiled, fed the
 // case's tensors and compared with its `expected` under the case's own
-// atol/rtol. Absent data skips the test, except under CI=true where it fails.
+// atol/rtol. Absent data fails the test.
 //
 //===----------------------------------------------------------------------===//
 
 #include "lib/io/SafeTensors.h"
 #include "lib/model/Builder.h"
 #include "lib/runtime/Jit.h"
+#include "tests/unit/TestData.h"
 #include "tests/unit/Tolerances.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -32,10 +33,6 @@ using tlm::test::Tolerance;
 
 namespace {
 
-std::string sharedDir() {
-  const char *env = std::getenv("TLM_SHARED_DIR");
-  return env ? env : "../shared";
-}
 
 std::string f64(double v) {
   char buf[64];
@@ -164,14 +161,10 @@ Prepared prepare(mlir::MLIRContext &ctx, const json &c,
 }
 
 TEST(Conformance, EveryCasePassesWithinItsTolerance) {
-  std::string dir = sharedDir() + "/conformance/cs336";
+  std::string dir = tlm::test::dataDir() + "/conformance/cs336";
   std::ifstream index(dir + "/cases.json");
-  if (!index) {
-    if (const char *ci = std::getenv("CI"); ci && std::string(ci) == "true")
-      FAIL() << "conformance data missing at " << dir << " under CI=true";
-    GTEST_SKIP() << "conformance data not found at " << dir
-                 << " (set TLM_SHARED_DIR); skipping";
-  }
+  ASSERT_TRUE(bool(index)) << "conformance data missing at " << dir
+                           << " (see TLM_DATA_DIR)";
   json cases = json::parse(index, nullptr, /*allow_exceptions=*/false);
   ASSERT_FALSE(cases.is_discarded()) << "cases.json is not JSON";
   auto model = io::SafeTensors::open(dir + "/model_synthetic.safetensors");

@@ -1,10 +1,10 @@
 //===- Llama2cTest.cpp - stories260K reproduces llama2.c's greedy run -----===//
 //
-// Imports ../shared/models/stories260K.bin and decodes greedily from BOS,
+// Imports data/models/stories260K.bin and decodes greedily from BOS,
 // once with the KV cache (prefill + decode steps) and once recomputing the
 // whole sequence each step. Both must give exactly the 64 ids that
 // llama2.c's reference program printed, which the test reads from the
-// models README (the oracle stays in the shared data, not in this file).
+// models README (the oracle stays with the data, not in this file).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +13,7 @@
 #include "lib/model/Weights.h"
 #include "lib/runtime/Sampler.h"
 #include "lib/runtime/Session.h"
+#include "tests/unit/TestData.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -25,10 +26,7 @@ using namespace tlm;
 
 namespace {
 
-std::string modelsDir() {
-  const char *env = std::getenv("TLM_SHARED_DIR");
-  return std::string(env ? env : "../shared") + "/models";
-}
+std::string modelsDir() { return tlm::test::dataDir() + "/models"; }
 
 /// The id list in the first ``` block after "first 64 generated ids are".
 std::vector<int64_t> referenceIds(const std::string &readme) {
@@ -51,11 +49,8 @@ class Stories260K : public ::testing::Test {
 protected:
   void SetUp() override {
     std::string bin = modelsDir() + "/stories260K.bin";
-    if (::access(bin.c_str(), R_OK) != 0) {
-      if (const char *ci = std::getenv("CI"); ci && std::string(ci) == "true")
-        FAIL() << bin << " missing under CI=true";
-      GTEST_SKIP() << bin << " not found (set TLM_SHARED_DIR); skipping";
-    }
+    if (::access(bin.c_str(), R_OK) != 0)
+      FAIL() << bin << " missing (see TLM_DATA_DIR)";
     expected = referenceIds(modelsDir() + "/README.md");
     ASSERT_EQ(expected.size(), 64u) << "cannot read the reference ids";
     dir = ::testing::TempDir() + "tlm-stories260K-" + std::to_string(getpid());
@@ -112,8 +107,7 @@ TEST_F(Stories260K, GreedyWithFullForwardMatchesLlama2c) {
 TEST(Llama2cImport, RejectsTruncatedFile) {
   std::string bin = modelsDir() + "/stories260K.bin";
   std::ifstream in(bin, std::ios::binary);
-  if (!in)
-    GTEST_SKIP() << bin << " not found";
+  ASSERT_TRUE(bool(in)) << bin << " missing (see TLM_DATA_DIR)";
   std::string bytes(1000, '\0');
   in.read(bytes.data(), bytes.size());
   std::string cut =

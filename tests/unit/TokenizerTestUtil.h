@@ -1,9 +1,9 @@
 //===- TokenizerTestUtil.h - shared data and helpers of the tokenizer tests
 //-===//
 //
-// Where the real vocabularies live ($TLM_SHARED_DIR/models, default
-// ../shared/models), the round-trip corpus, and small helpers. Absent data
-// skips the tests that need it, except under CI=true where it fails them.
+// Where the real vocabularies live (data/models, see TestData.h), the
+// round-trip corpus, and small helpers. Absent data fails the tests that
+// need it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TLM_TESTS_UNIT_TOKENIZERTESTUTIL_H
@@ -11,6 +11,7 @@
 
 #include "lib/io/Gpt2PreTokenizer.h"
 #include "lib/io/Tokenizer.h"
+#include "tests/unit/TestData.h"
 
 #include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/FileSystem.h"
@@ -32,31 +33,19 @@ using nlohmann::json;
 
 namespace tlm::test::tok {
 
-inline std::string sharedModels() {
-  const char *env = std::getenv("TLM_SHARED_DIR");
-  return std::string(env ? env : "../shared") + "/models";
-}
+inline std::string models() { return dataDir() + "/models"; }
 
-inline bool inCI() {
-  const char *ci = std::getenv("CI");
-  return ci && std::string(ci) == "true";
-}
-
-/// Skips the test when `path` is absent, or fails it under CI=true.
+/// Fails the test when `path` is absent.
 #define REQUIRE_DATA(path)                                                     \
   do {                                                                         \
-    if (!llvm::sys::fs::exists(path)) {                                        \
-      if (inCI())                                                              \
-        FAIL() << "test data missing under CI=true: " << (path);               \
-      GTEST_SKIP() << "test data not found: " << (path)                        \
-                   << " (set TLM_SHARED_DIR)";                                 \
-    }                                                                          \
+    if (!llvm::sys::fs::exists(path))                                          \
+      FAIL() << "test data missing: " << (path) << " (see TLM_DATA_DIR)";      \
   } while (false)
 
 inline std::string llamaPath() {
-  return sharedModels() + "/llama2-tokenizer.bin";
+  return models() + "/llama2-tokenizer.bin";
 }
-inline std::string gpt2Path() { return sharedModels() + "/gpt2"; }
+inline std::string gpt2Path() { return models() + "/gpt2"; }
 
 /// A fresh directory, removed with everything in it at the end of the test.
 struct TempDir {
@@ -154,8 +143,8 @@ const std::vector<std::string> &brokenUtf8() {
 }
 
 /// The vocabulary at `Path()`, loaded once for all tests of a suite (GPT-2's
-/// takes a while to parse). `Probe()` names the file whose absence skips the
-/// suite's tests (or fails them under CI=true).
+/// takes a while to parse). `Probe()` names the file whose absence fails
+/// the suite's tests.
 template <std::string (*Path)(), std::string (*Probe)()>
 class SharedTokenizerTest : public ::testing::Test {
 protected:
