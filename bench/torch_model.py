@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The PyTorch eager baseline of bench/compare.sh.
 
-A plain TransformerLM of ../shared/spec/model.md (pre-norm RMSNorm, RoPE on
+A plain TransformerLM of docs/spec/model.md (pre-norm RMSNorm, RoPE on
 interleaved pairs, SwiGLU, causal attention with GQA, optional tied head)
 with a KV cache, reading the same safetensors weights tlm-run wrote. It
 times one prefill of --prompt-len tokens and --gen one-token decode steps

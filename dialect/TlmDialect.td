@@ -14,7 +14,7 @@ def Tlm_Dialect : Dialect {
     with grouped-query heads. Weights are SSA values (function arguments),
     never constants, so a compiled module depends on the model config only.
 
-    The math of every op is fixed by `spec/model.md`; passes in `passes/`
+    The math of every op is fixed by `docs/spec/model.md`; passes in `passes/`
     lower the ops to linalg and on to LLVM or the GPU dialect.
   }];
   let cppNamespace = "::mlir::tlm";

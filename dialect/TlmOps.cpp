@@ -1,6 +1,6 @@
 //===- TlmOps.cpp - tlm op verifiers --------------------------------------===//
 //
-// Every shape rule of spec/model.md is checked here, with a message that
+// Every shape rule of docs/spec/model.md is checked here, with a message that
 // names what was expected and what was found. Dynamic (`?`) dims are
 // compatible with anything; the runtime checks them against real sizes.
 //

@@ -1,4 +1,5 @@
-# lit configuration for tlm: .mlir tests under Dialect/, Passes/, tlm-run/.
+# lit configuration for tlm: .mlir tests under Dialect/, Conversion/, Common/,
+# CPU/, GPU/, Pipelines/ and the .test files of tlm-run/ and tools/
 import os
 import shutil
 

@@ -5,7 +5,7 @@
 
 The input is a state_dict (or a dict holding one under "model" or
 "state_dict", as training loops often save). Keys keep the names of
-spec/model.md; a `_orig_mod.` prefix left by torch.compile is stripped and
+docs/spec/model.md; a `_orig_mod.` prefix left by torch.compile is stripped and
 `attn.o_proj` is renamed `attn.output_proj`. Tensors are written as F32,
 row-major, never transposed: PyTorch's Linear weight is already (out, in).
 The safetensors writer is a few lines of struct + json, so only torch itself

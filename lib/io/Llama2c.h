@@ -29,7 +29,7 @@ namespace tlm::io {
 llvm::Expected<model::Config> importLlama2c(const std::string &modelPath,
                                             const std::string &outDir);
 
-/// The JSON text of `config` (the schema of spec/design.md §1).
+/// The JSON text of `config` (the schema of docs/spec/config.md#config).
 std::string configToJson(const model::Config &config);
 
 } // namespace tlm::io

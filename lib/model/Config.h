@@ -8,7 +8,7 @@
 
 namespace tlm::model {
 
-/// A TransformerLM as spec/design.md §1 describes it; defaults are the
+/// A TransformerLM as docs/spec/config.md#config describes it; defaults are the
 /// spec's defaults.
 struct Config {
   int64_t vocabSize = 0;
@@ -44,14 +44,14 @@ struct WeightSpec {
   }
 };
 
-/// The weights of `config`, named as in spec/model.md, in the order the
+/// The weights of `config`, named as in docs/spec/model.md, in the order the
 /// built entry points take them.
 std::vector<WeightSpec> weightSpecs(const Config &config);
 
 /// The weights of one block, without the `layers.{i}.` prefix.
 std::vector<WeightSpec> blockWeightSpecs(const Config &config);
 
-/// Parameter count (spec/model.md formula).
+/// Parameter count (docs/spec/model.md formula).
 int64_t parameterCount(const Config &config);
 
 /// An empty string when `bytes` of `what` fit in this machine's physical

@@ -9,15 +9,15 @@
 
 namespace tlm::model {
 
-/// Parses the JSON of spec/design.md §1 and checks every rule of
-/// spec/model.md. Errors read `config: <key> (<value>) <rule>`, or give the
+/// Parses the JSON of docs/spec/config.md#config and checks every rule of
+/// docs/spec/model.md. Errors read `config: <key> (<value>) <rule>`, or give the
 /// line and column of a JSON syntax error.
 llvm::Expected<Config> parseConfig(llvm::StringRef text);
 
 /// Reads `path` and parses it; errors name the file.
 llvm::Expected<Config> loadConfig(const std::string &path);
 
-/// The checks of spec/model.md on an already-filled config.
+/// The checks of docs/spec/model.md on an already-filled config.
 llvm::Error validateConfig(const Config &config);
 
 } // namespace tlm::model

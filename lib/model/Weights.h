@@ -1,6 +1,6 @@
 //===- Weights.h - the weights a model runs with ----------------*- C++ -*-===//
 //
-// Either a safetensors file (names per spec/model.md; the `o_proj` alias and
+// Either a safetensors file (names per docs/spec/model.md; the `o_proj` alias and
 // a `_orig_mod.` prefix are accepted) or seeded initialisation. Either way
 // exactly one copy of each tensor lives in memory and the session binds it.
 //

@@ -420,48 +420,4 @@ llvm::Expected<void (*)(void **)> CpuCode::lookupPacked(llvm::StringRef entry) {
   return addr->toPtr<void (*)(void **)>();
 }
 
-VectorShape hostVectorShape() {
-  llvm::StringMap<bool, llvm::MallocAllocator> features =
-      llvm::sys::getHostCPUFeatures();
-  auto has = [&](llvm::StringRef f) { return features.lookup(f); };
-  llvm::Triple host(llvm::sys::getProcessTriple());
-  if (host.isX86()) {
-    if (has("avx512f"))
-      return {16, 32};
-    if (has("avx"))
-      return {8, 16};
-    return {4, 16};
-  }
-  if (host.isAArch64())
-    return {4, 32};
-  return {4, 16};
-}
-
-uint64_t lastLevelCacheBytes() {
-#if defined(_SC_LEVEL3_CACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
-  // glibc's names (from CPUID on x86); 0 or -1 where it does not know.
-  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
-    long bytes = sysconf(name);
-    if (bytes > 0)
-      return uint64_t(bytes);
-  }
-#endif
-  return uint64_t(32) << 20;
-}
-
-int64_t gemvColumnsFor(uint64_t weightBytes) {
-  // Measured on small.json (438 MB) on one Zen 4 core: 8 streams through W
-  // at once read 17-19 GB/s, one stream 25-30 (a C loop of each read the
-  // same); with the weights in cache the 8-column block's shared loads of
-  // x win (cs336-ts, 5.6 MB: decode 10.9k against 10.2k tok/s).
-  return weightBytes > lastLevelCacheBytes() ? 1 : 8;
-}
-
-VectorShape vectorShapeFor(int64_t lanes) {
-  VectorShape host = hostVectorShape();
-  if (lanes == 0 || lanes == host.lanes)
-    return host;
-  return {lanes, lanes >= 16 ? 32 : 16};
-}
-
 } // namespace tlm::runtime

@@ -56,29 +56,6 @@ struct AnalysisManagers {
   }
 };
 
-/// The host's widest f32 vectors: how many lanes one holds and how many
-/// registers of them there are (the pipeline sizes its blocks by both).
-struct VectorShape {
-  int64_t lanes;
-  int64_t registers;
-};
-/// From the host CPU's features: AVX-512 16 x 32, AVX/AVX2 8 x 16, other
-/// x86 (SSE) 4 x 16, AArch64 (NEON) 4 x 32, anything else 4 x 16.
-VectorShape hostVectorShape();
-/// The host's shape for `lanes` 0 or the host's own width; for another
-/// width, the registers an x86 host with such vectors has (32 of 16 lanes,
-/// 16 of 8 or 4).
-VectorShape vectorShapeFor(int64_t lanes);
-
-/// The host's last-level cache in bytes (32 MiB where the C library does
-/// not say).
-uint64_t lastLevelCacheBytes();
-/// Columns per block of decode's GEMV (JitOptions::gemvColumns) for a
-/// model of `weightBytes`: 1 (one sequential stream through W) when the
-/// weights do not fit in the last-level cache, so every step reads them
-/// from memory; otherwise 8.
-int64_t gemvColumnsFor(uint64_t weightBytes);
-
 /// The compiled code of one module.
 class CpuCode {
 public:

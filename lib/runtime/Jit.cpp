@@ -2,9 +2,10 @@
 
 #include "lib/runtime/Jit.h"
 #include "lib/runtime/CudaRuntime.h"
+#include "lib/runtime/HostTarget.h"
 
 #include "dialect/TlmDialect.h"
-#include "passes/Passes.h"
+#include "passes/pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -173,21 +174,13 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
     mlir::tlm::CpuPipelineOptions pipelineOptions;
     pipelineOptions.parallel = options.threads > 1;
     pipelineOptions.threads = options.threads;
-    pipelineOptions.tileMatmuls = options.tileMatmuls;
-    pipelineOptions.approximateMath = options.approximateMath;
-    pipelineOptions.fuseAttention = options.fuseAttention;
-    pipelineOptions.vectorizeElementwise = options.vectorizeElementwise;
-    pipelineOptions.packProjections = options.packProjections;
-    pipelineOptions.fuseProjections = options.fuseProjections;
-    pipelineOptions.foldRMSNorm = options.foldRMSNorm;
-    pipelineOptions.fuseResidualAdds = options.fuseResidualAdds;
-    pipelineOptions.fuseSwiGLU = options.fuseSwiGLU;
-    if (!options.serializeSmallParallel)
-      pipelineOptions.minParallelWork = 0;
-    VectorShape vectors = vectorShapeFor(options.lanes);
-    pipelineOptions.lanes = vectors.lanes;
-    pipelineOptions.vectorRegisters = vectors.registers;
-    pipelineOptions.gemvColumns = options.gemvColumns ? options.gemvColumns : 8;
+    pipelineOptions.setSwitches(options.switches);
+    mlir::tlm::CpuTarget target =
+        mlir::tlm::withLanes(hostCpuTarget(), options.lanes);
+    pipelineOptions.lanes = target.lanes;
+    pipelineOptions.vectorRegisters = target.vectorRegisters;
+    pipelineOptions.gemvColumns = mlir::tlm::gemvColumns(
+        target, options.weightBytes, options.gemvColumns);
     // The JIT calls ExecutionEngine's packed wrapper of each entry
     // directly: the C-interface wrappers would only add another call with
     // every descriptor field as an argument, which LLVM is slow to compile.

@@ -12,6 +12,7 @@
 #define TLM_RUNTIME_JIT_H
 
 #include "lib/runtime/CpuCodegen.h"
+#include "passes/pipelines/CpuSwitches.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -64,32 +65,18 @@ struct JitOptions {
   /// before the split (CpuCodegenOptions::outlineLoopSize; tests lower it).
   uint64_t outlineLoopSize = 1500;
   /// f32 lanes of the vectors the CPU code is blocked for (16, 8 or 4);
-  /// 0: the host's widest (hostVectorShape in CpuCodegen.h). Another width
-  /// than the host's still runs (LLVM splits or widens the vectors), which
-  /// lets the tests cover every width on any machine.
+  /// 0: the host's widest (HostTarget.h). Another width than the host's
+  /// still runs, which lets the tests cover every width on any machine.
   int64_t lanes = 0;
-  /// Output columns per block of the one-row GEMV that every decode step
-  /// runs (tlm-cpu-pipeline{gemv-columns}): 8 load each vector of x once
-  /// for 8 rows of W, best when the weights stay in cache; 1 reads W as one
-  /// sequential stream, best when they come from memory (small.json on a
-  /// Zen 4 core: decode 49 against 37 tok/s). 0: the model's choice,
-  /// gemvColumnsFor() its weights' bytes, which Session makes (a module
-  /// compiled without a Session gets 8).
+  /// Output columns per block of decode's GEMV; 0: the strategy's choice
+  /// for `weightBytes` (passes/cpu/Strategy.h).
   int64_t gemvColumns = 0;
+  /// The model's weights in bytes, which the strategy sizes decode's GEMV
+  /// by (Session sets it); 0: unknown.
+  uint64_t weightBytes = 0;
   /// The optimizations of the CPU pipeline, each switchable to measure it
-  /// (see CpuPipelineOptions).
-  bool tileMatmuls = true;
-  bool approximateMath = true;
-  bool fuseAttention = true;
-  bool vectorizeElementwise = true;
-  bool packProjections = true;
-  bool fuseProjections = true;
-  bool foldRMSNorm = true;
-  bool fuseResidualAdds = true;
-  bool fuseSwiGLU = true;
-  /// With threads, loops too small to pay for a fork run on one thread
-  /// (tlm-serialize-small-parallel).
-  bool serializeSmallParallel = true;
+  /// (passes/pipelines/CpuSwitches.def).
+  mlir::tlm::CpuSwitches switches;
   /// Verify the IR after every pass of the pipeline, as tlm-opt does, rather
   /// than once after the last. On in builds with assertions and in the unit
   /// tests; release builds skip it (on small.json it was a quarter of the

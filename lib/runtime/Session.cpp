@@ -96,9 +96,7 @@ Session::compile(const model::Config &config, const SessionOptions &options) {
         mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
     model::addGenerationFunctions(*module, config);
     JitOptions jitOptions = options.jit;
-    if (jitOptions.gemvColumns == 0)
-      jitOptions.gemvColumns =
-          gemvColumnsFor(model::parameterCount(config) * sizeof(float));
+    jitOptions.weightBytes = model::parameterCount(config) * sizeof(float);
     auto jit = Jit::compile(std::move(module), jitOptions);
     if (!jit)
       return jit.takeError();

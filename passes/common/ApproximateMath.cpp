@@ -7,14 +7,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
+#include "passes/common/Passes.h"
 
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#define DEBUG_TYPE "tlm-approximate-math"
+
 namespace mlir::tlm {
 #define GEN_PASS_DEF_TLMAPPROXIMATEMATH
-#include "passes/Passes.h.inc"
+#include "passes/common/Passes.h.inc"
 } // namespace mlir::tlm
 
 using namespace mlir;

@@ -1,6 +1,6 @@
-//===- Utils.cpp - helpers shared by the tlm → linalg lowerings -----------===//
+//===- Builders.cpp - IR builders shared by the passes --------------------===//
 
-#include "passes/lowering/Utils.h"
+#include "passes/common/Builders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -10,6 +10,10 @@
 
 using namespace mlir;
 using namespace mlir::tlm;
+
+Value tlm::index(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
 
 Value tlm::emptyTensor(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
                        Type elementType) {

@@ -1,12 +1,13 @@
-//===- Utils.h - helpers shared by the tlm → linalg lowerings ---*- C++ -*-===//
+//===- Builders.h - IR builders shared by the passes ------------*- C++ -*-===//
 //
-// Small builders for the linalg idioms every lowering uses: empty and filled
-// tensors sized like a value (dynamic dims included), elementwise and
-// last-dim reduction generics, and the x·Wᵀ projection.
+// Small builders for the idioms the conversion and the codegen passes share:
+// index constants, empty and filled tensors sized like a value (dynamic dims
+// included), elementwise and last-dim reduction generics, and the x·Wᵀ
+// projection.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TLM_PASSES_LOWERING_UTILS_H
-#define TLM_PASSES_LOWERING_UTILS_H
+#ifndef TLM_PASSES_COMMON_BUILDERS_H
+#define TLM_PASSES_COMMON_BUILDERS_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
@@ -15,6 +16,9 @@ namespace mlir::tlm {
 
 using BodyBuilder =
     llvm::function_ref<Value(OpBuilder &b, Location loc, ValueRange args)>;
+
+/// The index constant `v`.
+Value index(OpBuilder &b, Location loc, int64_t v);
 
 /// `tensor.empty` with the given static/dynamic sizes.
 Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
@@ -59,26 +63,6 @@ Value softmaxLastDim(OpBuilder &b, Location loc, Value x);
 /// SiLU(z) = z · sigmoid(z) = z / (1 + exp(-z)).
 Value siluScalar(OpBuilder &b, Location loc, Value z);
 
-/// The populate functions, one per op family.
-void populateLinearLoweringPatterns(RewritePatternSet &patterns);
-void populateNormLoweringPatterns(RewritePatternSet &patterns);
-/// With `fuseAttention`, cached attention becomes fused loop nests whose
-/// query blocks are `lanes` rows (one f32 vector) wide and whose other rows
-/// split the heads into chunks for `threads` threads.
-void populateAttentionLoweringPatterns(RewritePatternSet &patterns,
-                                       bool fuseAttention, int64_t lanes,
-                                       int64_t threads);
-
-/// Causal attention of q (B, S, H, dk) over the cached keys/values
-/// (T, B, kvH, dk) followed by the new ones (S, B, kvH, dk), query i seeing
-/// new keys 0..i; kv head = h / group. Fused loop nests, f32, result
-/// (B, S, H, dk): query rows `lanes` at a time with an online softmax, the
-/// rest one at a time, key-major over chunks of heads sized for `threads`.
-/// See FusedAttention.cpp.
-Value fusedCachedAttention(OpBuilder &b, Location loc, Value q, Value kPast,
-                           Value vPast, Value k, Value v, int64_t group,
-                           int64_t lanes, int64_t threads);
-
 } // namespace mlir::tlm
 
-#endif // TLM_PASSES_LOWERING_UTILS_H
+#endif // TLM_PASSES_COMMON_BUILDERS_H

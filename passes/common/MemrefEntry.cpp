@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
+#include "passes/common/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -15,7 +15,7 @@
 
 namespace mlir::tlm {
 #define GEN_PASS_DEF_TLMMEMREFENTRY
-#include "passes/Passes.h.inc"
+#include "passes/common/Passes.h.inc"
 } // namespace mlir::tlm
 
 using namespace mlir;

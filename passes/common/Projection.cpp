@@ -1,6 +1,6 @@
 //===- Projection.cpp - matching tlm.linear's contractions ----------------===//
 
-#include "passes/Projection.h"
+#include "passes/common/Projection.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"

@@ -5,8 +5,8 @@
 // matcher they share.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TLM_PASSES_PROJECTION_H
-#define TLM_PASSES_PROJECTION_H
+#ifndef TLM_PASSES_COMMON_PROJECTION_H
+#define TLM_PASSES_COMMON_PROJECTION_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -71,4 +71,4 @@ SmallVector<linalg::LinalgOp> splitProjection(RewriterBase &rewriter,
 
 } // namespace mlir::tlm
 
-#endif // TLM_PASSES_PROJECTION_H
+#endif // TLM_PASSES_COMMON_PROJECTION_H

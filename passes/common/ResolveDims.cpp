@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
+#include "passes/common/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
@@ -21,9 +21,11 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#define DEBUG_TYPE "tlm-resolve-dims"
+
 namespace mlir::tlm {
 #define GEN_PASS_DEF_TLMRESOLVEDIMS
-#include "passes/Passes.h.inc"
+#include "passes/common/Passes.h.inc"
 } // namespace mlir::tlm
 
 using namespace mlir;

@@ -1,14 +1,18 @@
 //===- AttentionLowering.cpp - RoPE and attention to linalg ---------------===//
 //
-// tlm.rope, tlm.sdpa and tlm.attention. Both attention ops share one core:
-// a scores generic (Q·Kᵀ accumulated in f32), a masking/scaling generic,
-// the softmax of Utils, and a P·V generic. Layouts and GQA live entirely in
-// the indexing maps, so no transposes or K/V copies are materialised.
+// tlm.rope, tlm.sdpa, tlm.attention and tlm.cached_attention. The attention
+// ops share one core: a scores generic (Q·Kᵀ accumulated in f32), a
+// masking/scaling generic, the softmax of Builders.h, and a P·V generic.
+// Layouts and GQA live entirely in the indexing maps, so no transposes or K/V
+// copies are materialised. (On the CPU, tlm-fuse-attention takes the f32
+// cached attention first.)
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialect/TlmDialect.h"
-#include "passes/lowering/Utils.h"
+#include "passes/common/AttentionParts.h"
+#include "passes/common/Builders.h"
+#include "passes/conversion/PopulatePatterns.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -29,166 +33,6 @@ using utils::IteratorType;
 //===----------------------------------------------------------------------===//
 // RoPE
 //===----------------------------------------------------------------------===//
-
-/// Builds cos and sin tables of shape `(tableDims..., d/2)`: the angle of
-/// pair `i` at position `pos` is `pos · theta^(-2i/d)`, computed in f64 and
-/// rounded once. `tableDims` are the positions' dims, or `(seq)` when the
-/// positions are implicit (`offset..offset+seq-1`, offset 0 when null).
-std::pair<Value, Value> ropeTables(OpBuilder &b, Location loc, Value x,
-                                   int64_t seqDim, Value positions,
-                                   Value offset, double theta, Type elem) {
-  int64_t d = cast<RankedTensorType>(x.getType()).getShape().back();
-  SmallVector<OpFoldResult> sizes;
-  if (positions)
-    sizes = sizesOf(b, loc, positions);
-  else
-    sizes.push_back(sizesOf(b, loc, x)[seqDim]);
-  sizes.push_back(b.getIndexAttr(d / 2));
-  int64_t rank = sizes.size();
-  Value cosInit = emptyTensor(b, loc, sizes, elem);
-  Value sinInit = emptyTensor(b, loc, sizes, elem);
-  AffineMap id = b.getMultiDimIdentityMap(rank);
-  SmallVector<Value> inputs;
-  SmallVector<AffineMap> maps;
-  if (positions) {
-    inputs.push_back(positions);
-    maps.push_back(id.dropResult(rank - 1));
-  }
-  maps.append({id, id});
-  SmallVector<IteratorType> iters(rank, IteratorType::parallel);
-  Type f64 = b.getF64Type();
-  auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{cosInit.getType(), sinInit.getType()}, inputs,
-      ValueRange{cosInit, sinInit}, maps, iters,
-      [&](OpBuilder &nb, Location nl, ValueRange a) {
-        Value pos;
-        if (positions) {
-          pos = castFloat(nb, nl, a[0], f64);
-        } else {
-          Value idx = linalg::IndexOp::create(nb, nl, 0);
-          if (offset)
-            idx = arith::AddIOp::create(nb, nl, idx, offset);
-          pos = castFloat(nb, nl, idx, f64);
-        }
-        Value i =
-            castFloat(nb, nl, linalg::IndexOp::create(nb, nl, rank - 1), f64);
-        // theta^(-2i/d) = exp(i · (-2 ln(theta) / d))
-        Value k = floatConst(nb, nl, f64, -2.0 * std::log(theta) / d);
-        Value freq =
-            math::ExpOp::create(nb, nl, arith::MulFOp::create(nb, nl, i, k));
-        Value angle = arith::MulFOp::create(nb, nl, pos, freq);
-        Value c = castFloat(nb, nl, math::CosOp::create(nb, nl, angle), elem);
-        Value s = castFloat(nb, nl, math::SinOp::create(nb, nl, angle), elem);
-        linalg::YieldOp::create(nb, nl, ValueRange{c, s});
-      });
-  return {generic.getResult(0), generic.getResult(1)};
-}
-
-/// Rotates interleaved pairs of the last dim of `x`. Dims `0..seqDim` of `x`
-/// carry positions (right-aligned with `positions` when given, which may
-/// broadcast with size-1 dims); dims between `seqDim` and the last one (the
-/// heads of a (B, S, H, d) tensor) share the rotation.
-/// `tables` are ropeTables' (cos, sin) for x's positions.
-Value applyRope(OpBuilder &b, Location loc, Value x, int64_t seqDim,
-                Value positions, std::pair<Value, Value> tables) {
-  auto type = cast<RankedTensorType>(x.getType());
-  int64_t rank = type.getRank();
-  int64_t d = type.getShape().back();
-  Type elem = type.getElementType();
-  Type f32 = b.getF32Type();
-  auto [cosT, sinT] = tables;
-
-  // View x as (..., d/2, 2) so each pair is two affine reads.
-  SmallVector<OpFoldResult> pairSizes = sizesOf(b, loc, x);
-  pairSizes.back() = b.getIndexAttr(d / 2);
-  pairSizes.push_back(b.getIndexAttr(2));
-  SmallVector<int64_t> pairShape(type.getShape());
-  pairShape.back() = d / 2;
-  pairShape.push_back(2);
-  SmallVector<ReassociationIndices> reassoc;
-  for (int64_t i = 0; i + 1 < rank; ++i)
-    reassoc.push_back({i});
-  reassoc.push_back({rank - 1, rank});
-  Value pairs = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get(pairShape, elem), x, reassoc, pairSizes);
-
-  // Iteration space (x dims..., i, c) with rank + 1 loops.
-  int64_t loops = rank + 1;
-  SmallVector<AffineExpr> dims;
-  for (int64_t i = 0; i < loops; ++i)
-    dims.push_back(b.getAffineDimExpr(i));
-  SmallVector<AffineExpr> aExprs(dims.begin(), dims.end() - 1);
-  SmallVector<AffineExpr> bExprs(aExprs);
-  aExprs.push_back(b.getAffineConstantExpr(0));
-  bExprs.push_back(b.getAffineConstantExpr(1));
-  // Table read: the position dims (right-aligned to 0..seqDim), then pair i.
-  SmallVector<AffineExpr> tExprs;
-  if (positions) {
-    auto pType = cast<RankedTensorType>(positions.getType());
-    int64_t shift = seqDim + 1 - pType.getRank();
-    for (int64_t j = 0; j < pType.getRank(); ++j) {
-      bool broadcast =
-          pType.getDimSize(j) == 1 && type.getDimSize(j + shift) != 1;
-      tExprs.push_back(broadcast ? b.getAffineConstantExpr(0)
-                                 : dims[j + shift]);
-    }
-  } else {
-    tExprs.push_back(dims[seqDim]);
-  }
-  tExprs.push_back(dims[rank - 1]);
-  MLIRContext *ctx = b.getContext();
-  AffineMap aMap = AffineMap::get(loops, 0, aExprs, ctx);
-  AffineMap bMap = AffineMap::get(loops, 0, bExprs, ctx);
-  AffineMap tMap = AffineMap::get(loops, 0, tExprs, ctx);
-  AffineMap id = b.getMultiDimIdentityMap(loops);
-
-  Value init = emptyTensor(b, loc, pairSizes, elem);
-  SmallVector<IteratorType> iters(loops, IteratorType::parallel);
-  Value rotated =
-      linalg::GenericOp::create(
-          b, loc, TypeRange{init.getType()},
-          ValueRange{pairs, pairs, cosT, sinT}, ValueRange{init},
-          ArrayRef<AffineMap>{aMap, bMap, tMap, tMap, id}, iters,
-          [&](OpBuilder &nb, Location nl, ValueRange a) {
-            Value xa = castFloat(nb, nl, a[0], f32);
-            Value xb = castFloat(nb, nl, a[1], f32);
-            Value c = a[2], s = a[3];
-            // c == 0: a·cos − b·sin;  c == 1: a·sin + b·cos.
-            Value first = arith::SubFOp::create(
-                nb, nl, arith::MulFOp::create(nb, nl, xa, c),
-                arith::MulFOp::create(nb, nl, xb, s));
-            Value second = arith::AddFOp::create(
-                nb, nl, arith::MulFOp::create(nb, nl, xa, s),
-                arith::MulFOp::create(nb, nl, xb, c));
-            Value which = linalg::IndexOp::create(nb, nl, rank);
-            Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
-            Value isFirst = arith::CmpIOp::create(
-                nb, nl, arith::CmpIPredicate::eq, which, zero);
-            Value r = arith::SelectOp::create(nb, nl, isFirst, first, second);
-            linalg::YieldOp::create(nb, nl, castFloat(nb, nl, r, elem));
-          })
-          .getResult(0);
-  return tensor::CollapseShapeOp::create(b, loc, type, rotated, reassoc);
-}
-
-/// applyRope with tables of its own.
-Value applyRope(OpBuilder &b, Location loc, Value x, int64_t seqDim,
-                Value positions, double theta, Value offset = Value()) {
-  return applyRope(
-      b, loc, x, seqDim, positions,
-      ropeTables(b, loc, x, seqDim, positions, offset, theta, b.getF32Type()));
-}
-
-/// RoPE on q and k, which share their positions: one pair of tables (the
-/// sin/cos of every position, in f64) for both.
-std::pair<Value, Value> applyRopeQK(OpBuilder &b, Location loc, Value q,
-                                    Value k, Value positions, double theta,
-                                    Value offset = Value()) {
-  std::pair<Value, Value> tables =
-      ropeTables(b, loc, q, 1, positions, offset, theta, b.getF32Type());
-  return {applyRope(b, loc, q, 1, positions, tables),
-          applyRope(b, loc, k, 1, positions, tables)};
-}
 
 struct LowerRoPE : OpRewritePattern<RoPEOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -364,28 +208,6 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
   }
 };
 
-/// Splits the last dim of a (B, S, n·dk) tensor into (B, S, n, dk).
-Value splitHeads(OpBuilder &b, Location loc, Value x, int64_t heads,
-                 int64_t dk) {
-  auto type = cast<RankedTensorType>(x.getType());
-  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, x);
-  sizes.back() = b.getIndexAttr(heads);
-  sizes.push_back(b.getIndexAttr(dk));
-  auto outType =
-      RankedTensorType::get({type.getDimSize(0), type.getDimSize(1), heads, dk},
-                            type.getElementType());
-  return tensor::ExpandShapeOp::create(
-      b, loc, outType, x, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}},
-      sizes);
-}
-
-/// Merges the last two dims of a 4-d tensor: (., ., n, dk) -> (., ., n·dk),
-/// splitHeads' inverse (and the cache layout of position-major rows).
-Value mergeHeads(OpBuilder &b, Location loc, Value x) {
-  return tensor::CollapseShapeOp::create(
-      b, loc, x, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
-}
-
 /// tlm.attention: heads split by reshapes, RoPE on Q and K, then the core
 /// over (b, h, i, j, d) with query head h reading kv head h floordiv G.
 struct LowerAttention : OpRewritePattern<AttentionOp> {
@@ -427,65 +249,23 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
   }
 };
 
-/// (B, S, n, dk) -> (S, B, n, dk): position-major, as the cache.
-Value positionMajor(OpBuilder &b, Location loc, Value x) {
-  auto type = cast<RankedTensorType>(x.getType());
-  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, x);
-  std::swap(sizes[0], sizes[1]);
-  Value init = emptyTensor(b, loc, sizes, type.getElementType());
-  return linalg::TransposeOp::create(b, loc, x, init,
-                                     ArrayRef<int64_t>{1, 0, 2, 3})
-      .getResult()[0];
-}
-
 /// tlm.cached_attention: the new queries and keys are rotated at positions
 /// T + i; scores against the past (T, B, kv, dk) and the new keys are
 /// concatenated along the key dim for one softmax, then split again for the
 /// two P·V sums. Only the new part is causally masked.
 struct LowerCachedAttention : OpRewritePattern<CachedAttentionOp> {
-  LowerCachedAttention(MLIRContext *ctx, bool fused, int64_t lanes,
-                       int64_t threads)
-      : OpRewritePattern(ctx), fused(fused), lanes(lanes), threads(threads) {}
-  /// Fused loop nests (FusedAttention.cpp) instead of the scores / softmax
-  /// / P·V generics; f32 only.
-  bool fused;
-  /// Its query rows per block (one f32 vector of the target).
-  int64_t lanes;
-  /// The threads its one-row form splits the heads for.
-  int64_t threads;
+  using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(CachedAttentionOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     OpBuilder &b = rewriter;
-    int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads();
-    int64_t dk = op.getHeadDim(), group = heads / kvHeads;
     Type elem = op.getQ().getType().getElementType();
-    Value q = splitHeads(b, loc, op.getQ(), heads, dk);
-    Value k = splitHeads(b, loc, op.getK(), kvHeads, dk);
-    Value v = splitHeads(b, loc, op.getV(), kvHeads, dk);
-    Value kPast = splitHeads(b, loc, op.getKPast(), kvHeads, dk);
-    Value vPast = splitHeads(b, loc, op.getVPast(), kvHeads, dk);
-    Value past = tensor::DimOp::create(b, loc, op.getKPast(), 0);
-    if (std::optional<double> theta = op.getRopeThetaValue()) {
-      std::tie(q, k) = applyRopeQK(b, loc, q, k, Value(), *theta, past);
-    }
-
-    Value kRows = positionMajor(b, loc, k), vRows = positionMajor(b, loc, v);
-    // The cache layout: (S, B, kv heads·dk).
-    Value kNew = mergeHeads(b, loc, kRows);
-    Value vNew = mergeHeads(b, loc, vRows);
-    if (fused && elem.isF32()) {
-      // The new keys read in the cache's layout, as the past ones.
-      Value out =
-          mergeHeads(b, loc,
-                     fusedCachedAttention(b, loc, q, kPast, vPast, kRows, vRows,
-                                          group, lanes, threads));
-      rewriter.replaceOp(op, {castTo(b, loc, out, op.getResult().getType()),
-                              castTo(b, loc, kNew, op.getKNew().getType()),
-                              castTo(b, loc, vNew, op.getVNew().getType())});
-      return success();
-    }
+    CachedAttentionParts parts = splitCachedAttention(b, op);
+    Value q = parts.q, k = parts.k, v = parts.v;
+    Value kPast = parts.kPast, vPast = parts.vPast, past = parts.past;
+    Value kNew = parts.kNew, vNew = parts.vNew;
+    int64_t heads = parts.heads, dk = parts.headDim, group = parts.group;
 
     MLIRContext *ctx = b.getContext();
     AffineExpr bb, h, i, j, d;
@@ -535,10 +315,7 @@ struct LowerCachedAttention : OpRewritePattern<CachedAttentionOp> {
 
 } // namespace
 
-void tlm::populateAttentionLoweringPatterns(RewritePatternSet &patterns,
-                                            bool fuseAttention, int64_t lanes,
-                                            int64_t threads) {
-  patterns.add<LowerRoPE, LowerSDPA, LowerAttention>(patterns.getContext());
-  patterns.add<LowerCachedAttention>(patterns.getContext(), fuseAttention,
-                                     lanes, threads);
+void tlm::populateAttentionLoweringPatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerRoPE, LowerSDPA, LowerAttention, LowerCachedAttention>(
+      patterns.getContext());
 }

@@ -6,7 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/TlmDialect.h"
-#include "passes/lowering/Utils.h"
+#include "passes/common/Builders.h"
+#include "passes/conversion/PopulatePatterns.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

@@ -1,8 +1,8 @@
-//===- LowerToLinalg.cpp - the tlm-lower-to-linalg pass -------------------===//
+//===- TlmToLinalg.cpp - the tlm-lower-to-linalg pass ---------------------===//
 
 #include "dialect/TlmDialect.h"
-#include "passes/Passes.h"
-#include "passes/lowering/Utils.h"
+#include "passes/conversion/Passes.h"
+#include "passes/conversion/PopulatePatterns.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -11,7 +11,7 @@
 
 namespace mlir::tlm {
 #define GEN_PASS_DEF_TLMLOWERTOLINALG
-#include "passes/Passes.h.inc"
+#include "passes/conversion/Passes.h.inc"
 } // namespace mlir::tlm
 
 using namespace mlir;
@@ -20,20 +20,13 @@ using namespace mlir::tlm;
 namespace {
 struct TlmLowerToLinalg
     : public tlm::impl::TlmLowerToLinalgBase<TlmLowerToLinalg> {
-  using Base::Base;
 
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
-    if (lanes < 1) {
-      getOperation()->emitError("tlm-lower-to-linalg: lanes must be positive, "
-                                "got ")
-          << static_cast<int64_t>(lanes);
-      return signalPassFailure();
-    }
     RewritePatternSet patterns(ctx);
     populateLinearLoweringPatterns(patterns);
     populateNormLoweringPatterns(patterns);
-    populateAttentionLoweringPatterns(patterns, fuseAttention, lanes, threads);
+    populateAttentionLoweringPatterns(patterns);
 
     // Every tlm op must go: a leftover one is reported at its location.
     ConversionTarget target(*ctx);

@@ -13,8 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
-#include "passes/Projection.h"
+#include "passes/cpu/Passes.h"
+#include "passes/common/Projection.h"
 
 #include "mlir/IR/Dominance.h"
 
@@ -22,7 +22,7 @@
 
 namespace mlir::tlm {
 #define GEN_PASS_DEF_TLMFUSEPROJECTIONS
-#include "passes/Passes.h.inc"
+#include "passes/cpu/Passes.h.inc"
 } // namespace mlir::tlm
 
 using namespace mlir;
@@ -110,7 +110,7 @@ struct TlmFuseProjections
     // Projections by input, in program order.
     llvm::MapVector<Value, SmallVector<linalg::GenericOp>> byInput;
     func.walk([&](linalg::GenericOp op) {
-      if (!projections || !op.hasPureTensorSemantics() ||
+      if (!fuseProjections || !op.hasPureTensorSemantics() ||
           failed(tlm::matchProjection(op)))
         return;
       if (!tlm::startsAtZero(op)) {
@@ -133,7 +133,7 @@ struct TlmFuseProjections
       if (group.size() > 1)
         fuse(group);
     }
-    if (residualAdds)
+    if (fuseResidualAdds)
       func.walk([&](linalg::GenericOp add) { foldResidualAdd(add, dom); });
   }
 

@@ -5,18 +5,17 @@
 // outer-product kernel and the plain projection generic the rest rows use.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TLM_PASSES_PACKEDKERNEL_H
-#define TLM_PASSES_PACKEDKERNEL_H
+#ifndef TLM_PASSES_CPU_PACKEDKERNEL_H
+#define TLM_PASSES_CPU_PACKEDKERNEL_H
 
-#include "passes/PackedProjection.h"
+#include "passes/common/Builders.h"
+#include "passes/cpu/PackedProjection.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
 #include <functional>
 
 namespace mlir::tlm::packed {
-
-Value index(OpBuilder &b, Location loc, int64_t v);
 
 /// The rows of W that column block `c` (a multiple of lanes) of a panel
 /// packs: a tensor and the first of its rows.
@@ -69,4 +68,4 @@ Value normalizeRows(OpBuilder &b, Location loc, Value x, Value rms, Value gain);
 
 } // namespace mlir::tlm::packed
 
-#endif // TLM_PASSES_PACKEDKERNEL_H
+#endif // TLM_PASSES_CPU_PACKEDKERNEL_H

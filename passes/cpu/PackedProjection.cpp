@@ -18,8 +18,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/PackedProjection.h"
-#include "passes/PackedKernel.h"
+#include "passes/cpu/PackedProjection.h"
+#include "passes/cpu/PackedKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -31,6 +31,7 @@
 #include <functional>
 
 using namespace mlir;
+using mlir::tlm::index;
 using namespace mlir::tlm::packed;
 
 namespace {
@@ -101,10 +102,6 @@ std::pair<Value, Value> panelSource(OpBuilder &b, Location loc, Value w,
 } // namespace
 
 namespace mlir::tlm::packed {
-
-Value index(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
-}
 
 /// Transposes the panel's rows (`rowsOf` each block of `lanes` columns),
 /// all of k, into `buf` (k x cols), one lanes x lanes block at a time (a
@@ -434,7 +431,7 @@ LogicalResult tlm::packProjection(RewriterBase &rewriter, linalg::LinalgOp op,
                                            nb.getIndexAttr(shape.cols)};
         Value oRest = tensor::ExtractSliceOp::create(nb, nl, o, outOffsets,
                                                      outSizes, ones);
-        linalg::GenericOp restOp = projection(nb, nl, xRest, wPanel, oRest);
+        linalg::GenericOp restOp = tlm::packed::projection(nb, nl, xRest, wPanel, oRest);
         rest = restOp;
         Value merged = tensor::InsertSliceOp::create(
             nb, nl, restOp.getResult(0), o, outOffsets, outSizes, ones);

@@ -5,10 +5,10 @@
 // runs an outer-product kernel against it (see PackedProjection.cpp).
 //
 //===----------------------------------------------------------------------===//
-#ifndef TLM_PASSES_PACKEDPROJECTION_H
-#define TLM_PASSES_PACKEDPROJECTION_H
+#ifndef TLM_PASSES_CPU_PACKEDPROJECTION_H
+#define TLM_PASSES_CPU_PACKEDPROJECTION_H
 
-#include "passes/Projection.h"
+#include "passes/common/Projection.h"
 
 #include "mlir/IR/PatternMatch.h"
 
@@ -50,4 +50,4 @@ LogicalResult packProjection(RewriterBase &rewriter, linalg::LinalgOp op,
 
 } // namespace mlir::tlm
 
-#endif // TLM_PASSES_PACKEDPROJECTION_H
+#endif // TLM_PASSES_CPU_PACKEDPROJECTION_H

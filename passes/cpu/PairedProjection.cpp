@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/PairedProjection.h"
-#include "passes/PackedKernel.h"
+#include "passes/cpu/PairedProjection.h"
+#include "passes/cpu/PackedKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -23,6 +23,7 @@
 #include <array>
 
 using namespace mlir;
+using mlir::tlm::index;
 using namespace mlir::tlm::packed;
 
 std::string tlm::pairedConsumerMismatch(linalg::LinalgOp op,
@@ -179,7 +180,7 @@ Value pairedPanels(OpBuilder &b, Location loc, Value x, Value rms, Value gain,
               SmallVector<OpFoldResult>{nb.getIndexAttr(half),
                                         nb.getIndexAttr(k)},
               ones);
-          linalg::GenericOp part = projection(nb, nl, xRest, wPanel, init);
+          linalg::GenericOp part = tlm::packed::projection(nb, nl, xRest, wPanel, init);
           rests.push_back(part);
           sums.push_back(part.getResult(0));
         }

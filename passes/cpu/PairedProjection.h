@@ -1,15 +1,15 @@
 //===- PairedProjection.h - W1/W3 with SwiGLU in the epilogue ---*- C++ -*-===//
 //
-// tlm-tile-matmuls{fuse-pairs}: a packed projection over the concatenation
+// tlm-tile-matmuls{fuse-swiglu}: a packed projection over the concatenation
 // of two parts whose halves only one elementwise op reads (SwiGLU's
 // silu(x·W1ᵀ) · x·W3ᵀ after tlm-fuse-projections) computes that op on its
 // tiles' sums (see PairedProjection.cpp).
 //
 //===----------------------------------------------------------------------===//
-#ifndef TLM_PASSES_PAIREDPROJECTION_H
-#define TLM_PASSES_PAIREDPROJECTION_H
+#ifndef TLM_PASSES_CPU_PAIREDPROJECTION_H
+#define TLM_PASSES_CPU_PAIREDPROJECTION_H
 
-#include "passes/PackedProjection.h"
+#include "passes/cpu/PackedProjection.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -51,4 +51,4 @@ void packPairedProjection(RewriterBase &rewriter, linalg::LinalgOp op,
 
 } // namespace mlir::tlm
 
-#endif // TLM_PASSES_PAIREDPROJECTION_H
+#endif // TLM_PASSES_CPU_PAIREDPROJECTION_H

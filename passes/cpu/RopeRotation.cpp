@@ -17,7 +17,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/RopeRotation.h"
+#include "passes/cpu/RopeRotation.h"
+#include "passes/common/Builders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -29,6 +30,7 @@
 #include <functional>
 
 using namespace mlir;
+using mlir::tlm::index;
 
 namespace {
 
@@ -68,10 +70,6 @@ bool isRotationPayload(linalg::GenericOp op, unsigned pairLoop) {
          isMul(first.getRhs(), block, 1, 3) &&
          isMul(second.getLhs(), block, 0, 3) &&
          isMul(second.getRhs(), block, 1, 2);
-}
-
-Value index(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
 }
 
 } // namespace

@@ -4,8 +4,8 @@
 // builds for RoPE (see RopeRotation.cpp).
 //
 //===----------------------------------------------------------------------===//
-#ifndef TLM_PASSES_ROPEROTATION_H
-#define TLM_PASSES_ROPEROTATION_H
+#ifndef TLM_PASSES_CPU_ROPEROTATION_H
+#define TLM_PASSES_CPU_ROPEROTATION_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
@@ -33,4 +33,4 @@ Value vectorizeRopeRotation(RewriterBase &rewriter, linalg::GenericOp block,
 
 } // namespace mlir::tlm
 
-#endif // TLM_PASSES_ROPEROTATION_H
+#endif // TLM_PASSES_CPU_ROPEROTATION_H

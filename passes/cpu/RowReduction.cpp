@@ -14,8 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/RowReduction.h"
-#include "passes/PackedKernel.h"
+#include "passes/cpu/RowReduction.h"
+#include "passes/cpu/PackedKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -24,6 +24,7 @@
 #include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
+using mlir::tlm::index;
 
 namespace {
 

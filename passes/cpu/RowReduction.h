@@ -1,11 +1,11 @@
-//===- RowReduction.h - a row sum and its epilogue in one loop -*- C++ -*-===//
+//===- RowReduction.h - a row sum and its epilogue in one loop --*- C++ -*-===//
 //
 // tlm-vectorize-elementwise's form for the row statistics the lowering
 // builds (RMSNorm's Σ x² and sqrt(Σ / d + eps); see RowReduction.cpp).
 //
 //===----------------------------------------------------------------------===//
-#ifndef TLM_PASSES_ROWREDUCTION_H
-#define TLM_PASSES_ROWREDUCTION_H
+#ifndef TLM_PASSES_CPU_ROWREDUCTION_H
+#define TLM_PASSES_CPU_ROWREDUCTION_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
@@ -43,4 +43,4 @@ void fuseRowReduction(RewriterBase &rewriter, RowReduction reduction,
 
 } // namespace mlir::tlm
 
-#endif // TLM_PASSES_ROWREDUCTION_H
+#endif // TLM_PASSES_CPU_ROWREDUCTION_H

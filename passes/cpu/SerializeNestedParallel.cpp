@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
+#include "passes/cpu/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -18,7 +18,7 @@
 
 namespace mlir::tlm {
 #define GEN_PASS_DEF_TLMSERIALIZENESTEDPARALLEL
-#include "passes/Passes.h.inc"
+#include "passes/cpu/Passes.h.inc"
 } // namespace mlir::tlm
 
 using namespace mlir;

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
+#include "passes/cpu/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -26,7 +26,7 @@
 
 namespace mlir::tlm {
 #define GEN_PASS_DEF_TLMSERIALIZESMALLPARALLEL
-#include "passes/Passes.h.inc"
+#include "passes/cpu/Passes.h.inc"
 } // namespace mlir::tlm
 
 using namespace mlir;

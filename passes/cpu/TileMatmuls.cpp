@@ -5,15 +5,16 @@
 // main part runs full static row tiles that vectorize without masks, the
 // remainder (fewer rows than a tile; every decode step lives here) runs one
 // row at a time as a GEMV vectorized along K, which streams each weight row
-// once. See ../shared/notes/cpu-codegen.md for the measurements behind the
+// once. See docs/cpu-codegen.md for the measurements behind the
 // shapes (masked vectorization was ~300x slower than peeling).
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/PackedProjection.h"
-#include "passes/PairedProjection.h"
-#include "passes/Passes.h"
-#include "passes/Projection.h"
+#include "passes/cpu/PackedProjection.h"
+#include "passes/cpu/PairedProjection.h"
+#include "passes/cpu/Passes.h"
+#include "passes/common/Projection.h"
+#include "passes/cpu/Strategy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -33,7 +34,7 @@
 
 namespace mlir::tlm {
 #define GEN_PASS_DEF_TLMTILEMATMULS
-#include "passes/Passes.h.inc"
+#include "passes/cpu/Passes.h.inc"
 } // namespace mlir::tlm
 
 using namespace mlir;
@@ -128,7 +129,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
 
   /// Tiles the rows (1 per outer row dim, `shape.rows` for the innermost)
   /// and peels the row loop: full row tiles run `shape` blocks, the
-  /// remaining rows one at a time in `1 x gemvColTile` blocks.
+  /// remaining rows one at a time in `1 x gemvColumns` blocks.
   LogicalResult tileRows(RewriterBase &rewriter, linalg::LinalgOp op,
                          const tlm::ProjectionDims &p, BlockShape shape) {
     unsigned loops = op.getNumLoops(); // `op` is replaced by its tiling
@@ -149,7 +150,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     if (!remainder)
       return success();
     linalg::LinalgOp rest = findTiled(remainder.getRegion());
-    return rest ? gemvRows(rewriter, rest, p, gemvColTile) : success();
+    return rest ? gemvRows(rewriter, rest, p, gemvColumns) : success();
   }
 
   /// The rows of `op` one at a time, in `1 x cols` blocks: every
@@ -290,26 +291,9 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     return success();
   }
 
-  /// Columns per chunk of the thread split: whole blocks of `cols` that
-  /// divide `n`, as few chunks as keep the busiest thread within 1/16 of an
-  /// even share (10000 columns of 16 on 2 threads: 25 chunks of 400, 13 and
-  /// 12 per thread). Without such a divisor, `n` split `threads` ways with a
-  /// ragged last chunk, whose blocks the forms below leave scalar: 10000
-  /// columns split 5008 + 4992 made cs336-ts's head a scalar loop, its
-  /// decode ~5x slower on 2 threads than on 1.
+  /// Columns per chunk of the thread split (Strategy.h).
   int64_t threadChunk(int64_t n, int64_t cols) const {
-    int64_t even = llvm::divideCeil(llvm::divideCeil(n, threads), cols) * cols;
-    if (ShapedType::isDynamic(n) || n % cols != 0)
-      return even;
-    int64_t blocks = n / cols;
-    for (int64_t size = blocks; size >= 1; --size) {
-      if (blocks % size != 0)
-        continue;
-      int64_t busiest = llvm::divideCeil(blocks / size, threads) * size * cols;
-      if (busiest * 16 <= even * 17)
-        return size * cols;
-    }
-    return even;
+    return tlm::threadChunk(n, cols, threads);
   }
 
   /// Whether every block the tiling below makes is static and goes through
@@ -331,7 +315,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     }
     if (int64_t panel = panelSize(columns, shape.cols))
       columns = panel;
-    return columns % shape.cols == 0 && columns % gemvColTile == 0;
+    return columns % shape.cols == 0 && columns % gemvColumns == 0;
   }
 
   /// The largest multiple of `cols` up to colPanel that divides `n`
@@ -350,7 +334,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
   /// Whether `op` takes the packed form (PackedProjection.h): vectorized,
   /// whole panels of W in every thread's chunk of columns.
   bool usePacked(linalg::LinalgOp op, const tlm::ProjectionDims &p) const {
-    if (!vectorize || !pack)
+    if (!vectorize || !packProjections)
       return false;
     std::string why = tlm::packedMismatch(op, p, packedShape());
     if (!why.empty()) {
@@ -364,10 +348,10 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
   /// Whether the packed form's remaining rows all become split-k GEMV
   /// blocks (so the whole projection may overwrite its output); usePacked
   /// has already checked that k splits into lanes.
-  bool packedRestSplitsK() const { return packCols % gemvColTile == 0; }
+  bool packedRestSplitsK() const { return packCols % gemvColumns == 0; }
 
   /// The packed form of `op`, its remaining rows one at a time in
-  /// `1 x gemv-col-tile` blocks.
+  /// `1 x gemv-columns` blocks.
   LogicalResult packRest(RewriterBase &rewriter, linalg::LinalgOp op,
                          const tlm::ProjectionDims &p) {
     if (p.rows.size() > 1) {
@@ -388,7 +372,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
                                    rest)))
       return failure();
     return gemvRows(rewriter, rest, tlm::ProjectionDims{{0}, 1, 2},
-                    gemvColTile);
+                    gemvColumns);
   }
 
   void runOnOperation() override {
@@ -430,7 +414,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
       SmallVector<Value> parts =
           vectorize ? tlm::raggedRowSlices(
                           rewriter, op, p,
-                          std::lcm(packCols.getValue(), gemvColTile.getValue()))
+                          std::lcm(packCols.getValue(), gemvColumns.getValue()))
                     : SmallVector<Value>();
       if (parts.empty()) {
         work.emplace_back(op, p);
@@ -462,7 +446,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
           target.getDpsInitsMutable()[0].set(empty->getResult(0));
         });
       }
-      if (packed && overwrite && foldNorms) {
+      if (packed && overwrite && foldRMSNorm) {
         // x = RMSNorm scaling of another tensor, read by this projection
         // only: fold it (the packed form scales W's panels by the gain and
         // divides its sums by the rms; x is never normalized in memory).
@@ -475,7 +459,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
           LLVM_DEBUG(llvm::dbgs() << "norm not folded: " << op << "\n");
         }
       }
-      if (packed && overwrite && fusePairs) {
+      if (packed && overwrite && fuseSwiGLU) {
         // W1/W3 (one projection over their concatenation) whose halves
         // only SwiGLU's silu(a)·b reads: that op runs on each tile's sums
         // and the projection's output is never written.
@@ -496,7 +480,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
           // A rest covers one half panel: its blocks must split it evenly
           // (a ragged block would stay scalar and add to the uninitialized
           // sums; 4 lanes make half panels of 4 columns).
-          int64_t cols = std::gcd(gemvColTile.getValue(), packCols / 2);
+          int64_t cols = std::gcd(gemvColumns.getValue(), packCols / 2);
           for (linalg::LinalgOp rest : rests)
             if (failed(gemvRows(rewriter, rest, tlm::ProjectionDims{{0}, 1, 2},
                                 cols)))

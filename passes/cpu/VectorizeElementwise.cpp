@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
-#include "passes/RopeRotation.h"
-#include "passes/RowReduction.h"
+#include "passes/cpu/Passes.h"
+#include "passes/cpu/RopeRotation.h"
+#include "passes/cpu/RowReduction.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -22,9 +22,11 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#define DEBUG_TYPE "tlm-vectorize-elementwise"
+
 namespace mlir::tlm {
 #define GEN_PASS_DEF_TLMVECTORIZEELEMENTWISE
-#include "passes/Passes.h.inc"
+#include "passes/cpu/Passes.h.inc"
 } // namespace mlir::tlm
 
 using namespace mlir;

@@ -6,14 +6,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
+#include "passes/gpu/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#define DEBUG_TYPE "tlm-gpu-native-math"
+
 namespace mlir::tlm {
 #define GEN_PASS_DEF_TLMGPUNATIVEMATH
-#include "passes/Passes.h.inc"
+#include "passes/gpu/Passes.h.inc"
 } // namespace mlir::tlm
 
 using namespace mlir;

@@ -1,10 +1,11 @@
-//===- GpuPasses.td - the GPU pipeline's passes ------------*- tablegen -*-===//
+//===- Passes.td - GPU codegen -----------------------------*- tablegen -*-===//
 //
-// Included by Passes.td: one set of pass declarations, one registration.
+// The GPU pipeline's own passes: device memory, loop mapping, hand-shaped
+// projection and reduction kernels, kernel deduplication, native math.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TLM_GPU_PASSES_TD
-#define TLM_GPU_PASSES_TD
+#ifndef TLM_PASSES_GPU_PASSES_TD
+#define TLM_PASSES_GPU_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
 
@@ -224,4 +225,4 @@ def TlmGpuDedupKernels : Pass<"tlm-gpu-dedup-kernels", "::mlir::ModuleOp"> {
   }];
 }
 
-#endif // TLM_GPU_PASSES_TD
+#endif // TLM_PASSES_GPU_PASSES_TD

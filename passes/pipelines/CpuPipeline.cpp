@@ -1,127 +1,74 @@
-//===- Pipelines.cpp - the named tlm pipelines ----------------------------===//
+//===- CpuPipeline.cpp - tlm-cpu-pipeline ---------------------------------===//
 //
-// One place builds each pipeline; tlm-opt registers them by name and tlm-run
-// calls the same builders, so the two can never drift apart.
+// tlm → linalg → CPU codegen on tensors (fused attention, projections,
+// elementwise vectors) → buffers → loops or OpenMP → LLVM dialect. Each
+// switch of CpuSwitches.def turns one step off; Strategy.h decides the sizes.
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
+#include "passes/pipelines/Pipelines.h"
+
+#include "passes/common/Passes.h"
+#include "passes/cpu/Passes.h"
+#include "passes/cpu/Strategy.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
-#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
-#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/Transforms/Passes.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
-
-#include <algorithm>
 
 using namespace mlir;
 
-namespace {
-/// The CPU pipeline's canonicalizer: one sweep of the greedy driver (ops it
-/// changes requeue their neighbours within the sweep; a second sweep only
-/// confirmed the fixpoint) and no region simplification (block merging and
-/// dead-argument removal on the CFG, which LLVM's SimplifyCFG redoes). Each
-/// sweep visits every loop and, to ask whether it is dead, walks its body:
-/// on small.json both together saved 6% of the whole pipeline's
-/// instructions (callgrind, 2.70 -> 2.53 G), with the same LLVM IR out up
-/// to the order of constants.
-std::unique_ptr<Pass> createQuickCanonicalizer() {
-  GreedyRewriteConfig config;
-  config.setMaxIterations(1);
-  config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
-  return createCanonicalizerPass(config);
-}
-} // namespace
-
-void tlm::buildLinalgPipeline(OpPassManager &pm, bool fuseAttention,
-                              int64_t lanes, int64_t threads) {
-  TlmLowerToLinalgOptions lowerOptions;
-  lowerOptions.fuseAttention = fuseAttention;
-  lowerOptions.lanes = lanes;
-  lowerOptions.threads = threads;
-  pm.addPass(createTlmLowerToLinalg(lowerOptions));
-  // Residual adds are arith.addf on tensors.
-  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+tlm::CpuSwitches tlm::CpuPipelineOptions::switches() const {
+  CpuSwitches s;
+#define TLM_CPU_SWITCH(field, name, dflt, help) s.field = field;
+#include "passes/pipelines/CpuSwitches.def"
+  return s;
 }
 
-void tlm::buildBufferizationPipeline(OpPassManager &pm,
-                                     bool eliminateEmptyTensors,
-                                     bool quickCanonicalize) {
-  // Cheap subset proofs for the analyses below (see tlm-resolve-dims).
-  pm.addNestedPass<func::FuncOp>(createTlmResolveDims());
-  // Results are computed in the caller's buffers: without this, an entry
-  // that computes its logits itself writes them to a temporary and copies
-  // them out (65 MB at 512 tokens of small.json, when the entry held the
-  // whole model). It costs a one-shot analysis of the module.
-  if (eliminateEmptyTensors)
-    pm.addPass(bufferization::createEmptyTensorEliminationPass());
-  bufferization::OneShotBufferizePassOptions bufOpts;
-  bufOpts.bufferizeFunctionBoundaries = true;
-  bufOpts.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufOpts));
-  if (!quickCanonicalize) {
-    bufferization::BufferDeallocationPipelineOptions deallocOpts;
-    bufferization::buildBufferDeallocationPipeline(pm, deallocOpts);
-  } else {
-    // Upstream's buffer-deallocation-pipeline, step for step, with the
-    // one-sweep canonicalizer: its own three canonicalizers took 41 ms of
-    // small.json's ~550 ms of passes.
-    memref::ExpandReallocPassOptions realloc;
-    realloc.emitDeallocs = false; // the ownership-based pass adds them
-    pm.addNestedPass<func::FuncOp>(memref::createExpandReallocPass(realloc));
-    pm.addNestedPass<func::FuncOp>(createQuickCanonicalizer());
-    pm.addNestedPass<func::FuncOp>(
-        bufferization::createOwnershipBasedBufferDeallocationPass());
-    pm.addNestedPass<func::FuncOp>(createQuickCanonicalizer());
-    pm.addNestedPass<func::FuncOp>(
-        bufferization::createBufferDeallocationSimplificationPass());
-    pm.addPass(bufferization::createLowerDeallocationsPass());
-    pm.addNestedPass<func::FuncOp>(createCSEPass());
-    pm.addNestedPass<func::FuncOp>(createQuickCanonicalizer());
-  }
-  pm.addPass(createConvertBufferizationToMemRefPass());
+void tlm::CpuPipelineOptions::setSwitches(const CpuSwitches &s) {
+#define TLM_CPU_SWITCH(field, name, dflt, help) field = s.field;
+#include "passes/pipelines/CpuSwitches.def"
 }
 
 void tlm::buildCpuPipeline(OpPassManager &pm,
                            const CpuPipelineOptions &options) {
-  // 1. tlm → linalg on tensors, entry points on caller-owned memrefs.
-  buildLinalgPipeline(pm, options.fuseAttention, options.lanes,
-                      options.parallel ? options.threads : 1);
+  int64_t threads = options.parallel ? options.threads : 1;
+  // 1. tlm → linalg on tensors (f32 cached attention as fused loop nests
+  //    first), entry points on caller-owned memrefs.
+  if (options.fuseAttention) {
+    TlmFuseAttentionOptions attentionOptions;
+    attentionOptions.lanes = options.lanes;
+    attentionOptions.threads = threads;
+    pm.addPass(createTlmFuseAttention(attentionOptions));
+  }
+  buildLinalgPipeline(pm);
   if (options.tileMatmuls) {
+    // Register blocks and GEMV columns sized to the target (Strategy.h).
+    RegisterBlocks blocks =
+        registerBlocks(options.lanes, options.vectorRegisters);
     TlmTileMatmulsOptions tileOptions;
-    tileOptions.threads = options.parallel ? options.threads : 1;
-    tileOptions.pack = options.packProjections;
-    tileOptions.foldNorms = options.foldRMSNorm;
-    tileOptions.fusePairs = options.fuseSwiGLU;
-    // Register blocks sized to the target. A packed tile keeps pack-rows x 2
-    // accumulator vectors, plus the panel's two vectors and a broadcast of
-    // x: 8 x 2 (+3) of AVX-512's 32 registers, 6 x 2 of AVX2's 16 (8 x 2
-    // spilled there: ~25 GFLOP/s on a Zen 3 core). A split-k block keeps
-    // row-tile x col-tile (2) accumulators and loads of both operands.
+    tileOptions.threads = threads;
+    tileOptions.packProjections = options.packProjections;
+    tileOptions.foldRMSNorm = options.foldRMSNorm;
+    tileOptions.fuseSwiGLU = options.fuseSwiGLU;
     tileOptions.lanes = options.lanes;
-    tileOptions.gemvColTile = options.gemvColumns;
-    tileOptions.packCols = 2 * options.lanes;
-    tileOptions.packRows =
-        std::clamp<int64_t>((options.vectorRegisters - 3) / 2, 1, 8);
-    tileOptions.rowTile =
-        std::clamp<int64_t>(options.vectorRegisters / 4, 1, 8);
+    tileOptions.gemvColumns =
+        gemvColumns(CpuTarget(), /*weightBytes=*/0, options.gemvColumns);
+    tileOptions.packCols = blocks.packCols;
+    tileOptions.packRows = blocks.packRows;
+    tileOptions.rowTile = blocks.rowTile;
     // Only here: the tiled forms read the concatenated weights' parts in
     // place, anything else would copy them at every call.
     if (options.fuseProjections || options.fuseResidualAdds) {
       TlmFuseProjectionsOptions fuseOptions;
-      fuseOptions.projections = options.fuseProjections;
-      fuseOptions.residualAdds = options.fuseResidualAdds;
+      fuseOptions.fuseProjections = options.fuseProjections;
+      fuseOptions.fuseResidualAdds = options.fuseResidualAdds;
       pm.addNestedPass<func::FuncOp>(createTlmFuseProjections(fuseOptions));
     }
     pm.addNestedPass<func::FuncOp>(createTlmTileMatmuls(tileOptions));
@@ -130,7 +77,7 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
   }
   if (options.vectorizeElementwise) {
     TlmVectorizeElementwiseOptions vectorOptions;
-    vectorOptions.threads = options.parallel ? options.threads : 1;
+    vectorOptions.threads = threads;
     vectorOptions.lanes = options.lanes;
     pm.addNestedPass<func::FuncOp>(
         createTlmVectorizeElementwise(vectorOptions));
@@ -155,7 +102,7 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
     pm.addPass(createForallToParallelLoopPass());
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
     pm.addNestedPass<func::FuncOp>(createTlmSerializeNestedParallel());
-    if (options.minParallelWork > 0) {
+    if (options.serializeSmallParallel && options.minParallelWork > 0) {
       TlmSerializeSmallParallelOptions smallOptions;
       smallOptions.minWork = options.minParallelWork;
       pm.addNestedPass<func::FuncOp>(
@@ -204,23 +151,4 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
   // beyond the noise).
   pm.addNestedPass<LLVM::LLVMFuncOp>(createReconcileUnrealizedCastsPass());
   pm.addNestedPass<LLVM::LLVMFuncOp>(createQuickCanonicalizer());
-}
-
-void tlm::registerTlmPipelines() {
-  PassPipelineRegistration<>(
-      "tlm-linalg-pipeline",
-      "Lower tlm ops to linalg/tensor/arith/math on tensors",
-      [](OpPassManager &pm) { buildLinalgPipeline(pm); });
-  PassPipelineRegistration<CpuPipelineOptions>(
-      "tlm-cpu-pipeline",
-      "Lower tlm ops to the LLVM dialect for the CPU JIT (memref entry ABI)",
-      [](OpPassManager &pm, const CpuPipelineOptions &options) {
-        buildCpuPipeline(pm, options);
-      });
-  PassPipelineRegistration<GpuPipelineOptions>(
-      "tlm-gpu-pipeline",
-      "Lower tlm ops to GPU kernels (NVVM, PTX) and a host side for the JIT",
-      [](OpPassManager &pm, const GpuPipelineOptions &options) {
-        buildGpuPipeline(pm, options);
-      });
 }

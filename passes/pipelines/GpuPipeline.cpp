@@ -3,11 +3,14 @@
 // tlm → linalg → buffers in device memory → parallel loops mapped to blocks
 // and threads → gpu.launch → outlined kernels → NVVM → PTX (or cubin), with
 // a host side that calls the mgpu* runtime (lib/runtime/CudaRuntime.cpp).
-// Kept apart from Pipelines.cpp: the GPU/NVVM headers are slow to parse.
+// Kept apart from CpuPipeline.cpp: the GPU/NVVM headers are slow to parse.
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Passes.h"
+#include "passes/pipelines/Pipelines.h"
+
+#include "passes/common/Passes.h"
+#include "passes/gpu/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -15,32 +18,13 @@
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
-#include "llvm/Support/FileSystem.h"
-
-#include <cstdlib>
 
 using namespace mlir;
 
-std::string tlm::findCudaToolkit() {
-  for (const char *var : {"CUDA_HOME", "CUDA_ROOT", "CUDA_PATH"})
-    if (const char *dir = std::getenv(var); dir && *dir)
-      return dir;
-  if (llvm::sys::fs::is_directory("/usr/local/cuda"))
-    return "/usr/local/cuda";
-  return "";
-}
-
-std::string tlm::findLibdevice() {
-  std::string toolkit = findCudaToolkit();
-  std::string path = toolkit + "/nvvm/libdevice/libdevice.10.bc";
-  return !toolkit.empty() && llvm::sys::fs::exists(path) ? path : "";
-}
-
 void tlm::buildGpuPipeline(OpPassManager &pm,
                            const GpuPipelineOptions &options) {
-  // 1. tlm → linalg on tensors (attention as generics: the fused CPU form
-  //    is a serial loop nest), one function per entry.
-  buildLinalgPipeline(pm, /*fuseAttention=*/false);
+  // 1. tlm → linalg on tensors, one function per entry.
+  buildLinalgPipeline(pm);
   pm.addPass(createTlmAllowInlining());
   pm.addPass(createInlinerPass());
   pm.addPass(createSymbolDCEPass());

@@ -2,7 +2,7 @@
 //
 // Feeds the input, as is, to the model-config JSON parser and validator.
 // Every error is consumed; a successful parse is checked against the rules of
-// spec/model.md when TLM_FUZZ_INVARIANTS=1 (see FuzzUtil.h).
+// docs/spec/model.md when TLM_FUZZ_INVARIANTS=1 (see FuzzUtil.h).
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,7 +1,7 @@
 //===- BlockNumericsTest.cpp - transformer blocks and LMs in tlm ops ------===//
 //
 // A TransformerBlock and a TransformerLM written with tlm ops, one test per
-// ablation switch of spec/model.md, JIT-compiled and checked against
+// ablation switch of docs/spec/model.md, JIT-compiled and checked against
 // tlm::ref::block / tlm::ref::lm. The op tests already pin each op; these
 // pin how the ops compose (residuals, norm placement, GQA weight shapes,
 // tied embeddings), which is where a driver is most likely to go wrong.
@@ -92,7 +92,7 @@ public:
                 ", " + w1 + ", " + w2 + ") -> " + t);
   }
 
-  /// TransformerBlock of spec/model.md, pre- or post-norm.
+  /// TransformerBlock of docs/spec/model.md, pre- or post-norm.
   std::string block(const std::string &x, const std::string &p) {
     if (c.normPosition == ref::NormPosition::Pre) {
       std::string h = add(x, attention(norm(x, p + "ln1"), p));

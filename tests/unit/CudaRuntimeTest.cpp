@@ -12,7 +12,7 @@
 #include "lib/model/Builder.h"
 #include "lib/model/Weights.h"
 #include "lib/runtime/Session.h"
-#include "passes/Passes.h"
+#include "passes/pipelines/Pipelines.h"
 
 #include "mlir/IR/MLIRContext.h"
 

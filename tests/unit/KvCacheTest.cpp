@@ -123,7 +123,7 @@ std::vector<Case> cases() {
   outlined.jit.compileThreads = 2;
   outlined.jit.outlineLoopSize = 40;
   // d_ff 64: W1/W3 take the paired packed form with SwiGLU in its
-  // epilogue (tlm-tile-matmuls{fuse-pairs}), per batch row, on one thread
+  // epilogue (tlm-tile-matmuls{fuse-swiglu}), per batch row, on one thread
   // and with the columns split over two.
   Case pairs{"swiglu_pairs", base(2, 2)};
   pairs.config.dFF = 64;
@@ -132,7 +132,7 @@ std::vector<Case> cases() {
   pairs2.jit.threads = 2;
   // Loops this small would run on one thread (tlm-serialize-small-parallel):
   // keep them parallel regions, so the two threads share them.
-  pairs2.jit.serializeSmallParallel = false;
+  pairs2.jit.switches.serializeSmallParallel = false;
   // Blocks for each vector width, whatever the host's (AVX-512: 8 x 32
   // packed tiles of 16 lanes; AVX2: 6 x 16 of 8; SSE/NEON: 6 x 8 of 4).
   Case lanes16 = pairs, lanes8 = pairs2, lanes4 = pairs;
@@ -147,7 +147,7 @@ std::vector<Case> cases() {
   Case oddChunks{"odd_chunks_2_threads_lanes16", base(2, 2)};
   oddChunks.config.vocabSize = 96;
   oddChunks.jit.threads = 2;
-  oddChunks.jit.serializeSmallParallel = false;
+  oddChunks.jit.switches.serializeSmallParallel = false;
   oddChunks.jit.lanes = 16;
   // As the JIT runs by default on two threads: the loops whose size is
   // known at run time only pick threads or one thread per call.
@@ -333,17 +333,6 @@ TEST(Init, SeededAndDeterministic) {
     for (float v : a[i])
       EXPECT_LE(std::fabs(v), 3 * sigma + 1e-6) << specs[i].name;
   }
-}
-
-// Decode's GEMV streams W one row after another (1-column blocks) exactly
-// when the weights outgrow the last-level cache (JitOptions::gemvColumns 0,
-// the Session's choice); the test models here all fit and keep 8.
-TEST(GemvColumns, OneSequentialStreamOnlyBeyondTheLastLevelCache) {
-  uint64_t llc = runtime::lastLevelCacheBytes();
-  ASSERT_GT(llc, 0u);
-  EXPECT_EQ(runtime::gemvColumnsFor(llc), 8);
-  EXPECT_EQ(runtime::gemvColumnsFor(llc + 1), 1);
-  EXPECT_EQ(runtime::gemvColumnsFor(uint64_t(1) << 40), 1);
 }
 
 } // namespace

@@ -1,6 +1,6 @@
 //===- Reference.h - plain C++ reference of the model math ------*- C++ -*-===//
 //
-// The obviously-correct side of the numerics tests: spec/model.md written as
+// The obviously-correct side of the numerics tests: docs/spec/model.md written as
 // nested loops over row-major std::vector<float> tensors. Sums are
 // accumulated in double, so against the JIT's f32 code the reference is the
 // more accurate side; each op rounds its result to float once, as the spec's
@@ -314,7 +314,7 @@ inline float crossEntropy(const Tensor &logits, const Index &targets,
 // TransformerBlock and TransformerLM
 //===----------------------------------------------------------------------===//
 
-/// norm_position of spec/model.md.
+/// norm_position of docs/spec/model.md.
 enum class NormPosition { Pre, Post };
 
 /// The hyper-parameters and ablation switches the block and the LM read.

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/TlmDialect.h"
-#include "passes/Passes.h"
+#include "passes/pipelines/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -18,8 +18,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
-  mlir::tlm::registerTlmPasses();
-  mlir::tlm::registerTlmPipelines();
+  mlir::tlm::registerTlmPassesAndPipelines();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::tlm::TlmDialect>();

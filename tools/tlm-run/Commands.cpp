@@ -12,7 +12,7 @@
 #include "lib/runtime/Metrics.h"
 #include "lib/runtime/Sampler.h"
 #include "lib/runtime/Session.h"
-#include "passes/Passes.h"
+#include "passes/pipelines/Pipelines.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"

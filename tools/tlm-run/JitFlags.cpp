@@ -11,10 +11,24 @@
 #include "lib/model/Config.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
+#include "passes/pipelines/CpuSwitches.h"
 
 #include <string>
 
 namespace tlm::cli {
+
+std::string switchNames() {
+  std::string names;
+  for (const mlir::tlm::CpuSwitchInfo &s : mlir::tlm::cpuSwitches())
+    names += (names.empty() ? "" : ", ") + std::string(s.name);
+  return names;
+}
+
+llvm::Error runSwitches(const Options &) {
+  for (const mlir::tlm::CpuSwitchInfo &s : mlir::tlm::cpuSwitches())
+    llvm::outs() << s.name << "\t" << s.help << "\n";
+  return llvm::Error::success();
+}
 
 llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
                                                const model::Config &c) {
@@ -63,35 +77,19 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
   else
     return userError("--gemv-columns must be 1, 2, 4, 8, 16 or auto, found '" +
                      o.gemvColumns + "'");
-  // Each switchable optimization of the CPU pipeline and its JitOptions
-  // flag; the error for an unknown name lists them from here.
-  static const std::pair<llvm::StringLiteral, bool runtime::JitOptions::*>
-      optimizations[] = {
-          {"tile-matmuls", &runtime::JitOptions::tileMatmuls},
-          {"approximate-math", &runtime::JitOptions::approximateMath},
-          {"fuse-attention", &runtime::JitOptions::fuseAttention},
-          {"vectorize-elementwise", &runtime::JitOptions::vectorizeElementwise},
-          {"pack-projections", &runtime::JitOptions::packProjections},
-          {"fuse-projections", &runtime::JitOptions::fuseProjections},
-          {"fold-rmsnorm", &runtime::JitOptions::foldRMSNorm},
-          {"fuse-residual-adds", &runtime::JitOptions::fuseResidualAdds},
-          {"fuse-swiglu", &runtime::JitOptions::fuseSwiGLU},
-          {"serialize-small-parallel",
-           &runtime::JitOptions::serializeSmallParallel}};
+  // The switches of passes/pipelines/CpuSwitches.def; the error for an
+  // unknown name lists them.
   llvm::SmallVector<llvm::StringRef> disabled;
   llvm::StringRef(o.disable).split(disabled, ',', -1, /*KeepEmpty=*/false);
   for (llvm::StringRef d : disabled) {
     d = d.trim();
+    llvm::ArrayRef<mlir::tlm::CpuSwitchInfo> all = mlir::tlm::cpuSwitches();
     const auto *it = llvm::find_if(
-        optimizations, [&](const auto &entry) { return entry.first == d; });
-    if (it == std::end(optimizations)) {
-      std::string known;
-      for (const auto &entry : optimizations)
-        known += (known.empty() ? "" : ", ") + entry.first.str();
+        all, [&](const mlir::tlm::CpuSwitchInfo &s) { return s.name == d; });
+    if (it == all.end())
       return userError("--disable: unknown optimization '" + d +
-                       "' (known: " + known + ")");
-    }
-    j.*(it->second) = false;
+                       "' (known: " + switchNames() + ")");
+    j.switches.*(it->field) = false;
   }
   j.configurePassManager = [](mlir::PassManager &pm) {
     if (failed(mlir::applyPassManagerCLOptions(pm)))

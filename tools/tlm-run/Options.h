@@ -14,6 +14,18 @@ namespace tlm::cli {
 
 namespace cl = llvm::cl;
 
+/// The names of the CPU pipeline's switches, comma-separated
+/// (passes/pipelines/CpuSwitches.def).
+std::string switchNames();
+/// --disable's help, naming every switch.
+inline const std::string &disableHelp() {
+  static const std::string help =
+      "comma-separated optimizations to switch off, to measure them (`tlm-run "
+      "switches` describes each): " +
+      switchNames();
+  return help;
+}
+
 /// Every flag of every subcommand; main() rejects the ones a subcommand does
 /// not take.
 struct Options {
@@ -87,11 +99,7 @@ struct Options {
                "the kernel for huge pages (default); off: ordinary pages")};
   cl::opt<std::string> disable{
       "disable", cl::init(""),
-      cl::desc("comma-separated optimizations to switch off, to measure "
-               "them: tile-matmuls, approximate-math, fuse-attention, "
-               "vectorize-elementwise, pack-projections, fuse-projections, "
-               "fold-rmsnorm, fuse-residual-adds, fuse-swiglu, "
-               "serialize-small-parallel")};
+      cl::desc(disableHelp().c_str())};
   cl::opt<std::string> stage{"stage", cl::desc("emit: tlm | linalg | llvm"),
                              cl::init("tlm")};
   cl::opt<std::string> atolText{"atol", cl::init("1e-5"),
@@ -122,7 +130,7 @@ struct Options {
 /// Resident memory of this process now, MiB.
 double currentRssMb();
 
-/// A failure with the exit code of spec/design.md §3: 1 user error, 2
+/// A failure with the exit code of docs/spec/config.md#command-line: 1 user error, 2
 /// internal compiler failure, 3 target unavailable.
 class ExitError : public llvm::ErrorInfo<ExitError> {
 public:
@@ -167,6 +175,8 @@ llvm::Error runImportLlama2c(const Options &o);
 llvm::Error runTokenize(const Options &o);
 llvm::Error runInit(const Options &o);
 llvm::Error runDetokenize(const Options &o);
+/// Lists the switches of --disable, one per line: name, tab, help.
+llvm::Error runSwitches(const Options &o);
 
 } // namespace tlm::cli
 

@@ -3,7 +3,7 @@
 //   tlm-run <forward|generate|bench|eval|emit|compare> [flags]
 //
 // Every failure ends in one `error:` line on stderr and the exit code of
-// spec/design.md §3. The standard MLIR flags (--mlir-timing,
+// docs/spec/config.md#command-line. The standard MLIR flags (--mlir-timing,
 // --mlir-print-ir-after-all, ...) apply to the compile pipeline.
 //
 //===----------------------------------------------------------------------===//
@@ -127,6 +127,8 @@ const std::map<std::string, Command> &commands() {
         "print the token ids of a text"}},
       {"detokenize",
        {runDetokenize, {"tokenizer", "ids"}, "print the text of token ids"}},
+      {"switches",
+       {runSwitches, {}, "list the optimizations --disable switches off"}},
       {"import-llama2c",
        {runImportLlama2c,
         {},

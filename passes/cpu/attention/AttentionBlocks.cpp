@@ -1,4 +1,4 @@
-//===- AttentionBlocks.cpp - fused attention, a vector of query rows -----===//
+//===- AttentionBlocks.cpp - fused attention, a vector of query rows ------===//
 //
 // The row form (FusedAttention.cpp) spends most of its time on horizontal
 // sums: every score is a dot product of two rows. Here `lanes` query rows
@@ -19,7 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/lowering/FusedAttention.h"
+#include "passes/cpu/attention/FusedAttention.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"

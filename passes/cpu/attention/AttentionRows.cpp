@@ -23,8 +23,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/lowering/FusedAttention.h"
-#include "passes/lowering/Utils.h"
+#include "passes/cpu/attention/FusedAttention.h"
+#include "passes/common/Builders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -11,8 +11,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/lowering/FusedAttention.h"
-#include "passes/lowering/Utils.h"
+#include "passes/cpu/attention/FusedAttention.h"
+#include "passes/common/Builders.h"
+#include "passes/cpu/Strategy.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -23,21 +24,6 @@
 
 using namespace mlir;
 using namespace mlir::tlm;
-
-Value tlm::index(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
-}
-
-/// Heads per chunk of the row form: the largest divisor of `heads` up to
-/// an even share of `threads` (12 heads: 12 on one thread, 6 on two).
-static int64_t headChunk(int64_t heads, int64_t threads) {
-  threads = std::max<int64_t>(threads, 1);
-  int64_t share = (heads + threads - 1) / threads;
-  for (int64_t c = share; c > 1; --c)
-    if (heads % c == 0)
-      return c;
-  return 1;
-}
 
 Value tlm::fusedCachedAttention(OpBuilder &b, Location loc, Value q,
                                 Value kPast, Value vPast, Value k, Value v,

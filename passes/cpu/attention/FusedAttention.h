@@ -1,13 +1,15 @@
-//===- FusedAttention.h - pieces of the fused attention lowering -*- C++
-//-*-===//
+//===- FusedAttention.h - the fused attention loop nests --------*- C++ -*-===//
 //
-// Shared by FusedAttention.cpp (the op's lowering), AttentionBlocks.cpp (a
+// Shared by FuseAttention.cpp (the pass), FusedAttention.cpp (the op's
+// loop nests), AttentionBlocks.cpp (a
 // vector of query rows at a time, per (batch, head)) and AttentionRows.cpp
 // (the other rows one at a time, key-major over chunks of heads).
 //
 //===----------------------------------------------------------------------===//
-#ifndef TLM_PASSES_LOWERING_FUSEDATTENTION_H
-#define TLM_PASSES_LOWERING_FUSEDATTENTION_H
+#ifndef TLM_PASSES_CPU_ATTENTION_FUSEDATTENTION_H
+#define TLM_PASSES_CPU_ATTENTION_FUSEDATTENTION_H
+
+#include "passes/common/Builders.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -15,15 +17,22 @@
 
 namespace mlir::tlm {
 
+/// Causal attention of q (B, S, H, dk) over the cached keys/values
+/// (T, B, kvH, dk) followed by the new ones (S, B, kvH, dk), query i seeing
+/// new keys 0..i; kv head = h / group. Fused loop nests, f32, result
+/// (B, S, H, dk): query rows `lanes` at a time with an online softmax, the
+/// rest one at a time, key-major over chunks of heads sized for `threads`.
+/// See FusedAttention.cpp.
+Value fusedCachedAttention(OpBuilder &b, Location loc, Value q, Value kPast,
+                           Value vPast, Value k, Value v, int64_t group,
+                           int64_t lanes, int64_t threads);
+
 /// One key/value source: (keys, values) and how to index row `j` of them.
 struct KeySource {
   Value keys, values;
   /// Indices of key `j` for batch `b` and kv head `kvh` (last index 0).
   std::function<SmallVector<Value>(Value j, Value b, Value kvh)> at;
 };
-
-/// The index constant `v`.
-Value index(OpBuilder &b, Location loc, int64_t v);
 
 /// What attentionQueryBlocks works on: one (batch, head) pair.
 struct QueryBlocks {
@@ -62,4 +71,4 @@ Value attentionRows(OpBuilder &b, Location loc, const AttentionRows &a);
 
 } // namespace mlir::tlm
 
-#endif // TLM_PASSES_LOWERING_FUSEDATTENTION_H
+#endif // TLM_PASSES_CPU_ATTENTION_FUSEDATTENTION_H

@@ -1,7 +1,7 @@
 // The one-row remainder of the packed form (every decode step) in blocks
-// of gemv-col-tile output columns.
+// of gemv-columns output columns.
 // RUN: tlm-opt %s --tlm-tile-matmuls --canonicalize --cse | FileCheck %s
-// RUN: tlm-opt %s --tlm-tile-matmuls="gemv-col-tile=1" --canonicalize --cse | FileCheck %s --check-prefix=STREAM
+// RUN: tlm-opt %s --tlm-tile-matmuls="gemv-columns=1" --canonicalize --cse | FileCheck %s --check-prefix=STREAM
 
 #xk = affine_map<(m, n, k) -> (m, k)>
 #nk = affine_map<(m, n, k) -> (n, k)>
@@ -13,7 +13,7 @@
 // CHECK:         scf.for %{{.*}} = %c0 to %c32 step %c8
 // CHECK:           scf.for %{{.*}} = %c0 to %c4 step %c1 iter_args(%{{.*}}) -> (vector<1x8x16xf32>)
 // CHECK:           vector.multi_reduction <add>, %{{.*}}, %{{.*}} [2] : vector<1x8x16xf32> to vector<1x8xf32>
-// With gemv-col-tile=1 W's rows are read one after another: one row of W
+// With gemv-columns=1 W's rows are read one after another: one row of W
 // per block, one FMA chain along k, one sum per column.
 // STREAM-LABEL: func.func @gemv_rows
 // STREAM:         scf.for %{{.*}} = %c0 to %c32 step %c1 iter_args(%{{.*}}) -> (tensor<1x32xf32>)

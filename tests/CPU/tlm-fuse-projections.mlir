@@ -1,6 +1,6 @@
 // Horizontal fusion of projections that read one input.
 // RUN: tlm-opt %s --split-input-file --tlm-fuse-projections | FileCheck %s
-// RUN: tlm-opt %s --split-input-file --tlm-fuse-projections="projections=false residual-adds=false" | FileCheck %s --check-prefix=OFF
+// RUN: tlm-opt %s --split-input-file --tlm-fuse-projections="fuse-projections=false fuse-residual-adds=false" | FileCheck %s --check-prefix=OFF
 
 #x = affine_map<(b, s, n, k) -> (b, s, k)>
 #w = affine_map<(b, s, n, k) -> (n, k)>

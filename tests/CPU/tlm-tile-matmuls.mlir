@@ -1,10 +1,10 @@
-// The split-k blocks (pack=false):
-// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="pack=false row-tile=6 col-tile=4 col-panel=0" --canonicalize --cse | FileCheck %s
-// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="pack=false threads=2 row-tile=6" --canonicalize | FileCheck %s --check-prefix=THREADS
+// The split-k blocks (pack-projections=false):
+// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="pack-projections=false row-tile=6 col-tile=4 col-panel=0" --canonicalize --cse | FileCheck %s
+// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="pack-projections=false threads=2 row-tile=6" --canonicalize | FileCheck %s --check-prefix=THREADS
 // RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls=vectorize=false | FileCheck %s --check-prefix=NOVEC
-// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="pack=false row-tile=4 col-tile=4 col-panel=64" --canonicalize --cse | FileCheck %s --check-prefix=PANEL
-// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls=pack=false --canonicalize --cse | FileCheck %s --check-prefix=DEFAULT
-// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="pack=false x-tile-bytes=1024" --canonicalize --cse | FileCheck %s --check-prefix=XTILE
+// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="pack-projections=false row-tile=4 col-tile=4 col-panel=64" --canonicalize --cse | FileCheck %s --check-prefix=PANEL
+// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls=pack-projections=false --canonicalize --cse | FileCheck %s --check-prefix=DEFAULT
+// RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="pack-projections=false x-tile-bytes=1024" --canonicalize --cse | FileCheck %s --check-prefix=XTILE
 // The packed form (the default):
 // RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls --canonicalize --cse | FileCheck %s --check-prefix=PACK
 // RUN: tlm-opt %s --split-input-file --tlm-tile-matmuls="threads=2 pack-rows=4" --canonicalize --cse | FileCheck %s --check-prefix=PACKTHR

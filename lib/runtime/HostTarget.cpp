@@ -1,0 +1,55 @@
+//===- HostTarget.cpp - what the CPU code is blocked for on this host -----===//
+
+#include "lib/runtime/HostTarget.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <unistd.h>
+
+namespace tlm::runtime {
+
+namespace {
+
+mlir::tlm::CpuTarget vectorShape() {
+  llvm::StringMap<bool, llvm::MallocAllocator> features =
+      llvm::sys::getHostCPUFeatures();
+  auto has = [&](llvm::StringRef f) { return features.lookup(f); };
+  llvm::Triple host(llvm::sys::getProcessTriple());
+  mlir::tlm::CpuTarget t;
+  auto shape = [&](int64_t lanes, int64_t registers) {
+    t.lanes = lanes;
+    t.vectorRegisters = registers;
+    return t;
+  };
+  if (host.isX86()) {
+    if (has("avx512f"))
+      return shape(16, 32);
+    if (has("avx"))
+      return shape(8, 16);
+    return shape(4, 16);
+  }
+  if (host.isAArch64())
+    return shape(4, 32);
+  return shape(4, 16);
+}
+
+} // namespace
+
+mlir::tlm::CpuTarget hostCpuTarget() {
+  mlir::tlm::CpuTarget t = vectorShape();
+#if defined(_SC_LEVEL3_CACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
+  // glibc's names (from CPUID on x86); 0 or -1 where it does not know.
+  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
+    long bytes = sysconf(name);
+    if (bytes > 0) {
+      t.lastLevelCacheBytes = uint64_t(bytes);
+      break;
+    }
+  }
+#endif
+  return t;
+}
+
+} // namespace tlm::runtime

@@ -1,0 +1,24 @@
+//===- PopulatePatterns.h - the tlm → linalg pattern families ---*- C++ -*-===//
+//
+// One populate function per op family, one file each; tlm-lower-to-linalg
+// (TlmToLinalg.cpp) applies them all.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TLM_PASSES_CONVERSION_POPULATEPATTERNS_H
+#define TLM_PASSES_CONVERSION_POPULATEPATTERNS_H
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::tlm {
+
+/// tlm.linear, tlm.embedding, tlm.swiglu, tlm.silu_ffn (LinearLowering.cpp).
+void populateLinearLoweringPatterns(RewritePatternSet &patterns);
+/// tlm.rmsnorm, tlm.softmax, tlm.cross_entropy (NormLowering.cpp).
+void populateNormLoweringPatterns(RewritePatternSet &patterns);
+/// tlm.rope, tlm.sdpa, tlm.attention, tlm.cached_attention
+/// (AttentionLowering.cpp).
+void populateAttentionLoweringPatterns(RewritePatternSet &patterns);
+
+} // namespace mlir::tlm
+
+#endif // TLM_PASSES_CONVERSION_POPULATEPATTERNS_H

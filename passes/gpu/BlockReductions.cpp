@@ -1,0 +1,171 @@
+//===- BlockReductions.cpp - tlm-gpu-block-reductions ---------------------===//
+//
+// Row reductions with one block per row: the threads of the block split the
+// row and combine with gpu.all_reduce.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/common/Builders.h"
+#include "passes/common/Projection.h"
+#include "passes/gpu/KernelBuilders.h"
+#include "passes/gpu/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/MathExtras.h"
+
+#define DEBUG_TYPE "tlm-gpu-block-reductions"
+
+namespace mlir::tlm {
+#define GEN_PASS_DEF_TLMGPUBLOCKREDUCTIONS
+#include "passes/gpu/Passes.h.inc"
+} // namespace mlir::tlm
+
+using namespace mlir;
+using namespace mlir::tlm;
+
+namespace {
+
+/// `out = combine(out, f(inputs))` over the last loop.
+struct RowReduction {
+  Operation *combiner;
+  gpu::AllReduceOperation kind;
+  double identity;
+};
+
+FailureOr<RowReduction> matchRowReduction(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1)
+    return failure();
+  unsigned loops = op.getNumLoops();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (loops == 0 || iterators.back() != utils::IteratorType::reduction)
+    return failure();
+  for (unsigned i = 0; i + 1 < loops; ++i)
+    if (iterators[i] != utils::IteratorType::parallel)
+      return failure();
+  SmallVector<unsigned> outer;
+  for (unsigned i = 0; i + 1 < loops; ++i)
+    outer.push_back(i);
+  OpOperand *init = op.getDpsInitOperand(0);
+  if (op.getMatchingIndexingMap(init) !=
+      tlm::dimsMapOf(op->getContext(), loops, outer))
+    return failure();
+  BlockArgument acc = op.getMatchingBlockArgument(init);
+  if (!acc.getType().isF32() || !acc.hasOneUse())
+    return failure();
+  Operation *combiner = *acc.getUsers().begin();
+  auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
+  if (yield.getOperand(0).getDefiningOp() != combiner)
+    return failure();
+  if (isa<arith::AddFOp>(combiner))
+    return RowReduction{combiner, gpu::AllReduceOperation::ADD, 0.0};
+  double negInf = -std::numeric_limits<double>::infinity();
+  if (isa<arith::MaximumFOp>(combiner))
+    return RowReduction{combiner, gpu::AllReduceOperation::MAXIMUMF, negInf};
+  if (isa<arith::MaxNumFOp>(combiner))
+    return RowReduction{combiner, gpu::AllReduceOperation::MAXNUMF, negInf};
+  return failure();
+}
+
+struct TlmGpuBlockReductions
+    : public tlm::impl::TlmGpuBlockReductionsBase<TlmGpuBlockReductions> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<std::pair<linalg::GenericOp, RowReduction>> work;
+    getOperation().walk([&](linalg::GenericOp op) {
+      FailureOr<RowReduction> r = matchRowReduction(op);
+      if (failed(r))
+        return;
+      // A reduction shorter than a warp runs faster within one thread.
+      int64_t extent = op.getStaticLoopRanges().back();
+      if (!ShapedType::isDynamic(extent) && extent < 32)
+        return;
+      work.emplace_back(op, *r);
+    });
+    IRRewriter rewriter(&getContext());
+    for (auto &[op, r] : work)
+      rewrite(rewriter, op, r);
+  }
+
+  void rewrite(IRRewriter &b, linalg::GenericOp op, const RowReduction &r) {
+    Location loc = op.getLoc();
+    unsigned loops = op.getNumLoops();
+    b.setInsertionPoint(op);
+    SmallVector<Value> sizes;
+    auto linalgOp = cast<linalg::LinalgOp>(op.getOperation());
+    for (Range range : linalgOp.createLoopRanges(b, loc))
+      sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, range.size));
+    ArrayRef<Value> outerSizes = ArrayRef<Value>(sizes).drop_back();
+    int64_t extent = op.getStaticLoopRanges().back();
+    int64_t threads = blockSize;
+    if (!ShapedType::isDynamic(extent))
+      threads = std::clamp<int64_t>(llvm::PowerOf2Ceil(extent), 32, threads);
+    Value c1 = index(b, loc, 1), cThreads = index(b, loc, threads);
+    gpu::LaunchOp launch = makeLaunch(
+        b, loc, {product(b, loc, outerSizes), c1, c1}, {cThreads, c1, c1});
+    gpu::KernelDim3 block = launch.getBlockIds(),
+                    thread = launch.getThreadIds();
+    SmallVector<Value> outerIdx = delinearize(b, loc, block.x, outerSizes);
+
+    // Each thread folds every `threads`-th element of the row.
+    Value identity = arith::ConstantOp::create(
+        b, loc, b.getF32FloatAttr(static_cast<float>(r.identity)));
+    BlockArgument acc = op.getMatchingBlockArgument(op.getDpsInitOperand(0));
+    auto strided = scf::ForOp::create(b, loc, thread.x, sizes.back(), cThreads,
+                                      ValueRange{identity});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(strided.getBody());
+      SmallVector<Value> ivs(outerIdx);
+      ivs.push_back(strided.getInductionVar());
+      IRMapping map;
+      for (OpOperand *in : op.getDpsInputOperands()) {
+        AffineMap m = op.getMatchingIndexingMap(in);
+        SmallVector<Value> idx;
+        for (AffineExpr e : m.getResults()) {
+          if (auto d = dyn_cast<AffineDimExpr>(e))
+            idx.push_back(ivs[d.getPosition()]);
+          else
+            idx.push_back(affine::AffineApplyOp::create(
+                b, loc, AffineMap::get(loops, 0, e), ivs));
+        }
+        map.map(op.getMatchingBlockArgument(in),
+                memref::LoadOp::create(b, loc, in->get(), idx).getResult());
+      }
+      map.map(acc, strided.getRegionIterArgs()[0]);
+      for (Operation &bodyOp : op.getBody()->without_terminator()) {
+        if (auto idxOp = dyn_cast<linalg::IndexOp>(bodyOp)) {
+          map.map(idxOp.getResult(), ivs[idxOp.getDim()]);
+          continue;
+        }
+        b.clone(bodyOp, map);
+      }
+      scf::YieldOp::create(b, loc, map.lookup(r.combiner->getResult(0)));
+    }
+    // The block combines its partials; thread 0 folds the total in.
+    Value total = gpu::AllReduceOp::create(
+        b, loc, strided.getResult(0),
+        gpu::AllReduceOperationAttr::get(b.getContext(), r.kind),
+        /*uniform=*/true);
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        thread.x, index(b, loc, 0));
+    auto store = scf::IfOp::create(b, loc, first);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(store.thenBlock());
+      Value out = op.getDpsInitOperand(0)->get();
+      Value old = memref::LoadOp::create(b, loc, out, outerIdx);
+      IRMapping fold;
+      fold.map(acc, old);
+      Value other = r.combiner->getOperand(0) == acc
+                        ? r.combiner->getOperand(1)
+                        : r.combiner->getOperand(0);
+      fold.map(other, total);
+      Operation *combined = b.clone(*r.combiner, fold);
+      memref::StoreOp::create(b, loc, combined->getResult(0), out, outerIdx);
+    }
+    b.eraseOp(op);
+  }
+};
+
+} // namespace

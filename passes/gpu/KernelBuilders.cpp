@@ -1,0 +1,63 @@
+//===- KernelBuilders.cpp - builders of the hand-shaped GPU kernels -------===//
+
+#include "passes/gpu/KernelBuilders.h"
+#include "passes/common/Builders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+
+namespace mlir::tlm {
+
+Value product(OpBuilder &b, Location loc, ArrayRef<Value> sizes) {
+  Value p = index(b, loc, 1);
+  for (Value s : sizes)
+    p = arith::MulIOp::create(b, loc, p, s);
+  return p;
+}
+
+Value lessThan(OpBuilder &b, Location loc, Value a, Value c) {
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, a, c);
+}
+
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat,
+                               ArrayRef<Value> sizes) {
+  SmallVector<Value> idx(sizes.size());
+  for (int64_t i = int64_t(sizes.size()) - 1; i > 0; --i) {
+    idx[i] = arith::RemUIOp::create(b, loc, flat, sizes[i]);
+    flat = arith::DivUIOp::create(b, loc, flat, sizes[i]);
+  }
+  if (!sizes.empty())
+    idx[0] = flat;
+  return idx;
+}
+
+gpu::LaunchOp makeLaunch(OpBuilder &b, Location loc, std::array<Value, 3> grid,
+                         std::array<Value, 3> block, TypeRange workgroup) {
+  auto launch = gpu::LaunchOp::create(
+      b, loc, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/ValueRange(), workgroup);
+  Block &body = launch.getBody().front();
+  b.setInsertionPointToEnd(&body);
+  gpu::TerminatorOp::create(b, loc);
+  b.setInsertionPointToStart(&body);
+  return launch;
+}
+
+Value guardedLoad(OpBuilder &b, Location loc, Value cond, Value memref,
+                  ValueRange indices, Value zero) {
+  auto ifOp = scf::IfOp::create(
+      b, loc, cond,
+      [&](OpBuilder &nb, Location nl) {
+        scf::YieldOp::create(
+            nb, nl,
+            memref::LoadOp::create(nb, nl, memref, indices).getResult());
+      },
+      [&](OpBuilder &nb, Location nl) { scf::YieldOp::create(nb, nl, zero); });
+  return ifOp.getResult(0);
+}
+
+} // namespace mlir::tlm

@@ -1,0 +1,143 @@
+//===- Pipelines.h - the named tlm pipelines --------------------*- C++ -*-===//
+//
+// The one folder that sees every pass: each pipeline is built in one place,
+// tlm-opt registers them by name and the JIT calls the same builders, so the
+// two never drift apart. docs/pipelines.md lists the stages.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TLM_PASSES_PIPELINES_PIPELINES_H
+#define TLM_PASSES_PIPELINES_PIPELINES_H
+
+#include "passes/cpu/Strategy.h"
+#include "passes/pipelines/CpuSwitches.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+#include <string>
+
+namespace mlir::tlm {
+
+/// The CPU pipeline's canonicalizer: one sweep of the greedy driver, no
+/// region simplification (see Common.cpp).
+std::unique_ptr<Pass> createQuickCanonicalizer();
+
+/// tlm ops → linalg on tensors, canonicalized.
+void buildLinalgPipeline(OpPassManager &pm);
+
+/// Tensors → buffers for entries with the memref ABI: results written in
+/// the caller's buffers (with `eliminateEmptyTensors`, also those computed
+/// into a fresh tensor in the entry), temporaries freed (one-shot
+/// bufferization with the deallocation pipeline), bufferization ops lowered
+/// to memref. `quickCanonicalize`: the deallocation pipeline's
+/// canonicalizers run one sweep without region simplification, as the rest
+/// of the CPU pipeline's.
+void buildBufferizationPipeline(OpPassManager &pm,
+                                bool eliminateEmptyTensors = true,
+                                bool quickCanonicalize = false);
+
+struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
+  PassOptions::Option<bool> parallel{
+      *this, "parallel",
+      llvm::cl::desc("Run the parallel loops as OpenMP worksharing loops"),
+      llvm::cl::init(false)};
+  PassOptions::Option<int64_t> threads{
+      *this, "threads",
+      llvm::cl::desc("With parallel, the threads the work is split for"),
+      llvm::cl::init(1)};
+  PassOptions::Option<int64_t> minParallelWork{
+      *this, "min-parallel-work",
+      llvm::cl::desc("With threads, element operations below which a loop "
+                     "runs on one thread"),
+      llvm::cl::init(131072)};
+  PassOptions::Option<int64_t> gemvColumns{
+      *this, "gemv-columns",
+      llvm::cl::desc("Output columns per block of decode's GEMV (0: the "
+                     "strategy's choice)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> lanes{
+      *this, "lanes",
+      llvm::cl::desc("f32 lanes of the target's vectors (16, 8 or 4)"),
+      llvm::cl::init(CpuTarget().lanes)};
+  PassOptions::Option<int64_t> vectorRegisters{
+      *this, "vector-registers",
+      llvm::cl::desc("Vector registers of the target (sizes the register "
+                     "blocks)"),
+      llvm::cl::init(CpuTarget().vectorRegisters)};
+  PassOptions::Option<bool> cInterface{
+      *this, "c-interface",
+      llvm::cl::desc("Give entries the llvm.emit_c_interface wrappers"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> eliminateEmptyTensors{
+      *this, "eliminate-empty-tensors",
+      llvm::cl::desc("Empty-tensor elimination before bufferization, so "
+                     "results are computed in the caller's buffers"),
+      llvm::cl::init(true)};
+#define TLM_CPU_SWITCH(field, name, dflt, help)                                \
+  PassOptions::Option<bool> field{*this, name, llvm::cl::desc(help),           \
+                                  llvm::cl::init(dflt)};
+#include "passes/pipelines/CpuSwitches.def"
+
+  /// The switches as plain values, and back.
+  CpuSwitches switches() const;
+  void setSwitches(const CpuSwitches &switches);
+};
+
+/// tlm ops → LLVM dialect, with the JIT's destination-passing entry ABI.
+void buildCpuPipeline(OpPassManager &pm,
+                      const CpuPipelineOptions &options = {});
+
+struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
+  PassOptions::Option<std::string> chip{*this, "chip",
+                                        llvm::cl::desc("GPU architecture"),
+                                        llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{
+      *this, "features", llvm::cl::desc("PTX ISA version (sm_90 needs >= 8.0)"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Kernel binary: isa (PTX text), bin (cubin) or fatbin"),
+      llvm::cl::init("isa")};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit folder (default: findCudaToolkit())"),
+      llvm::cl::init("")};
+  PassOptions::Option<int64_t> blockSize{
+      *this, "block-size",
+      llvm::cl::desc("Threads per block along the innermost dimension"),
+      llvm::cl::init(128)};
+  PassOptions::Option<bool> tileMatmuls{
+      *this, "tile-matmuls",
+      llvm::cl::desc("Projections as shared-memory tiled kernels "
+                     "(tlm-gpu-tile-matmuls)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> blockReductions{
+      *this, "block-reductions",
+      llvm::cl::desc("Row reductions with one block per row "
+                     "(tlm-gpu-block-reductions)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> kernelsOnly{
+      *this, "kernels-only",
+      llvm::cl::desc("Stop after kernel outlining (GPU dialect, no NVVM)"),
+      llvm::cl::init(false)};
+};
+
+/// tlm ops → host LLVM dialect calling the mgpu* runtime, with kernels
+/// outlined into gpu.modules and compiled to PTX/cubin (gpu.binary). Entry
+/// points take device buffers in the JIT's destination-passing ABI.
+void buildGpuPipeline(OpPassManager &pm,
+                      const GpuPipelineOptions &options = {});
+
+/// The CUDA toolkit folder the GPU pipeline uses when none is given
+/// ($CUDA_HOME, $CUDA_ROOT, $CUDA_PATH or /usr/local/cuda), or "".
+std::string findCudaToolkit();
+/// That toolkit's libdevice (which the kernels link), or "".
+std::string findLibdevice();
+
+/// Registers every tlm pass and the pipelines `tlm-linalg-pipeline`,
+/// `tlm-cpu-pipeline` and `tlm-gpu-pipeline` (tlm-opt).
+void registerTlmPassesAndPipelines();
+
+} // namespace mlir::tlm
+
+#endif // TLM_PASSES_PIPELINES_PIPELINES_H
