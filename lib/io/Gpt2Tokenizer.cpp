@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/io/Gpt2PreTokenizer.h"
+#include "lib/io/SymbolList.h"
 #include "lib/io/Tokenizer.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -230,17 +231,14 @@ void Gpt2Tokenizer::applyMerges(llvm::StringRef piece,
       lower);
 
   int32_t n = piece.size();
-  std::vector<int32_t> symbols(n), next(n), prev(n);
-  std::vector<bool> alive(n, true);
-  for (int32_t i = 0; i < n; ++i) {
-    symbols[i] = byteIds[static_cast<uint8_t>(piece[i])];
-    prev[i] = i - 1;
-    next[i] = i + 1 < n ? i + 1 : -1;
-  }
+  std::vector<int32_t> bytes(n);
+  for (int32_t i = 0; i < n; ++i)
+    bytes[i] = byteIds[static_cast<uint8_t>(piece[i])];
+  SymbolList list(std::move(bytes));
   auto consider = [&](int32_t left) {
-    if (left < 0 || next[left] < 0)
+    if (left < 0 || list.next(left) < 0)
       return;
-    int32_t a = symbols[left], b = symbols[next[left]];
+    int32_t a = list.at(left), b = list.at(list.next(left));
     auto it = merges.find(pairKey(a, b));
     if (it != merges.end())
       heap.push({it->second.rank, left, a, b, it->second.merged});
@@ -257,27 +255,17 @@ void Gpt2Tokenizer::applyMerges(llvm::StringRef piece,
     while (!heap.empty() && heap.top().rank == rank) {
       Candidate c = heap.top();
       heap.pop();
-      int32_t right = next[c.left];
-      if (!alive[c.left] || symbols[c.left] != c.leftId || right < 0 ||
-          symbols[right] != c.rightId)
-        continue;
-      symbols[c.left] = c.merged;
-      alive[right] = false;
-      next[c.left] = next[right];
-      if (next[right] >= 0)
-        prev[next[right]] = c.left;
-      mergedAt.push_back(c.left);
+      if (list.merge(c.left, c.leftId, c.rightId, c.merged))
+        mergedAt.push_back(c.left);
     }
     for (int32_t at : mergedAt) {
-      if (!alive[at])
+      if (!list.alive(at))
         continue;
-      consider(prev[at]);
+      consider(list.prev(at));
       consider(at);
     }
   }
-  for (int32_t i = 0; i < n; ++i)
-    if (alive[i])
-      out.push_back(symbols[i]);
+  list.appendTo(out);
 }
 
 llvm::Expected<llvm::StringRef> Gpt2Tokenizer::piece(int64_t prev,

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/io/SymbolList.h"
 #include "lib/io/Tokenizer.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -212,17 +213,12 @@ void LlamaTokenizer::mergePairs(std::vector<int32_t> &symbols) const {
       lower);
 
   int32_t n = symbols.size();
-  std::vector<int32_t> next(n), prev(n);
-  std::vector<bool> alive(n, true);
-  for (int32_t i = 0; i < n; ++i) {
-    prev[i] = i - 1;
-    next[i] = i + 1 < n ? i + 1 : -1;
-  }
+  SymbolList list(std::move(symbols));
   std::string joined;
   auto consider = [&](int32_t left) {
-    if (left < 0 || next[left] < 0)
+    if (left < 0 || list.next(left) < 0)
       return;
-    int32_t a = symbols[left], b = symbols[next[left]];
+    int32_t a = list.at(left), b = list.at(list.next(left));
     // A byte-fallback token stands for a raw byte, not for its "<0xXX>"
     // spelling: merging that spelling would break decode(encode(text)).
     if (isByteSpelling(pieces[a]) || isByteSpelling(pieces[b]))
@@ -239,24 +235,13 @@ void LlamaTokenizer::mergePairs(std::vector<int32_t> &symbols) const {
   while (!heap.empty()) {
     Candidate c = heap.top();
     heap.pop();
-    int32_t right = next[c.left];
-    if (!alive[c.left] || symbols[c.left] != c.leftId || right < 0 ||
-        symbols[right] != c.rightId)
+    if (!list.merge(c.left, c.leftId, c.rightId, c.merged))
       continue;
-    symbols[c.left] = c.merged;
-    alive[right] = false;
-    next[c.left] = next[right];
-    if (next[right] >= 0)
-      prev[next[right]] = c.left;
-    consider(prev[c.left]);
+    consider(list.prev(c.left));
     consider(c.left);
   }
-
-  int32_t kept = 0;
-  for (int32_t i = 0; i < n; ++i)
-    if (alive[i])
-      symbols[kept++] = symbols[i];
-  symbols.resize(kept);
+  symbols.clear();
+  list.appendTo(symbols);
 }
 
 llvm::Expected<llvm::StringRef> LlamaTokenizer::piece(int64_t prev,

@@ -231,6 +231,27 @@ llvm::Error validateConfig(const Config &c) {
   return llvm::Error::success();
 }
 
+std::string configToJson(const Config &c) {
+  std::ostringstream os;
+  os << "{\n"
+     << "  \"vocab_size\": " << c.vocabSize << ",\n"
+     << "  \"context_length\": " << c.contextLength << ",\n"
+     << "  \"d_model\": " << c.dModel << ",\n"
+     << "  \"num_layers\": " << c.numLayers << ",\n"
+     << "  \"num_heads\": " << c.numHeads << ",\n"
+     << "  \"num_kv_heads\": " << c.kvHeads() << ",\n"
+     << "  \"d_ff\": " << c.dFF << ",\n"
+     << "  \"rope_theta\": " << c.ropeTheta << ",\n"
+     << "  \"rms_norm_eps\": " << c.rmsNormEps << ",\n"
+     << "  \"use_rmsnorm\": " << (c.useRMSNorm ? "true" : "false") << ",\n"
+     << "  \"norm_position\": \"" << (c.postNorm ? "post" : "pre") << "\",\n"
+     << "  \"use_rope\": " << (c.useRope ? "true" : "false") << ",\n"
+     << "  \"use_swiglu\": " << (c.useSwiGLU ? "true" : "false") << ",\n"
+     << "  \"tie_embeddings\": " << (c.tieEmbeddings ? "true" : "false")
+     << "\n}\n";
+  return os.str();
+}
+
 llvm::Expected<Config> loadConfig(const std::string &path) {
   std::ifstream in(path);
   if (!in)

@@ -20,6 +20,9 @@ llvm::Expected<Config> loadConfig(const std::string &path);
 /// The checks of docs/spec/model.md on an already-filled config.
 llvm::Error validateConfig(const Config &config);
 
+/// The JSON text of `config`, which parseConfig reads back.
+std::string configToJson(const Config &config);
+
 } // namespace tlm::model
 
 #endif // TLM_MODEL_CONFIGJSON_H

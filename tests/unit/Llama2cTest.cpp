@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/io/Llama2c.h"
+#include "lib/model/Llama2c.h"
 #include "lib/model/ConfigJson.h"
 #include "lib/model/Weights.h"
 #include "lib/runtime/Sampler.h"
@@ -54,7 +54,7 @@ protected:
     expected = referenceIds(modelsDir() + "/README.md");
     ASSERT_EQ(expected.size(), 64u) << "cannot read the reference ids";
     dir = ::testing::TempDir() + "tlm-stories260K-" + std::to_string(getpid());
-    auto imported = io::importLlama2c(bin, dir);
+    auto imported = model::importLlama2c(bin, dir);
     ASSERT_TRUE(bool(imported)) << llvm::toString(imported.takeError());
     // The written config must parse back to the same model.
     auto config = model::loadConfig(dir + "/config.json");
@@ -113,7 +113,7 @@ TEST(Llama2cImport, RejectsTruncatedFile) {
   std::string cut =
       ::testing::TempDir() + "tlm-cut-" + std::to_string(getpid()) + ".bin";
   std::ofstream(cut, std::ios::binary) << bytes;
-  auto result = io::importLlama2c(cut, cut + ".out");
+  auto result = model::importLlama2c(cut, cut + ".out");
   ASSERT_FALSE(bool(result));
   std::string message = llvm::toString(result.takeError());
   EXPECT_NE(message.find("the file ends at byte 1000 but "

@@ -6,7 +6,7 @@
 
 #include "tools/tlm-run/Options.h"
 
-#include "lib/io/Llama2c.h"
+#include "lib/model/Llama2c.h"
 #include "lib/io/SafeTensors.h"
 #include "lib/io/Tokenizer.h"
 #include "lib/model/Weights.h"
@@ -63,7 +63,7 @@ llvm::Error runCompare(const Options &o) {
 llvm::Error runImportLlama2c(const Options &o) {
   if (o.positional.size() != 2)
     return userError("import-llama2c takes MODEL.bin OUTDIR");
-  auto config = io::importLlama2c(o.positional[0], o.positional[1]);
+  auto config = model::importLlama2c(o.positional[0], o.positional[1]);
   if (!config)
     return asUserError(config.takeError());
   llvm::outs() << "wrote " << o.positional[1] << "/config.json and "

@@ -10,6 +10,8 @@
 
 #include "tools/tlm-run/Options.h"
 
+#include "lib/runtime/Allocator.h"
+
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -19,8 +21,6 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <limits>
-#include <malloc.h>
 #include <map>
 #include <sched.h>
 #include <set>
@@ -158,40 +158,27 @@ int defaultThreads() {
   return 1;
 }
 
-} // namespace
+/// Prints `err` as the one `error:` line and returns its exit code (0 for
+/// success): the only place tlm-run reports a failure.
+int report(llvm::Error err) {
+  int code = 0;
+  llvm::handleAllErrors(
+      std::move(err),
+      [&](const ExitError &e) {
+        code = e.code;
+        llvm::errs() << "error: " << e.message << "\n";
+      },
+      [&](const llvm::ErrorInfoBase &e) {
+        code = 1;
+        llvm::errs() << "error: " << e.message() << "\n";
+      });
+  return code;
+}
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
-  // Each step allocates its temporaries afresh and frees them at the end.
-  // With glibc's defaults those of 128 KiB and more (the logits row, the
-  // FFN activations) are mmapped and unmapped every time, and page-faulted
-  // in again on the next step (~12 µs per 4 KiB page on this VM kind). Keep
-  // freed memory in the heap instead: the largest mmap threshold glibc
-  // accepts (32 MiB) and no trimming. Measured on small.json, 1 thread, 3
-  // alternating runs: decode 42 / 48 / 48 tok/s with the defaults against
-  // 69 / 68 / 56 with this policy.
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
-  if (argc < 2)
-    return usage(llvm::errs());
-  std::string name = argv[1];
-  if (name == "--help" || name == "-h" || name == "help") {
-    usage(llvm::outs());
-    return 0;
-  }
-  auto it = commands().find(name);
-  if (it == commands().end()) {
-    llvm::errs() << "error: unknown command '" << name << "'\n";
-    return usage(llvm::errs());
-  }
-
-  Options options;
-  options.startRssMb = currentRssMb();
-  options.threads = defaultThreads();
-  mlir::registerPassManagerCLOptions();
-  mlir::registerMLIRContextCLOptions();
-  mlir::registerAsmPrinterCLOptions();
-  mlir::registerDefaultTimingManagerCLOptions();
+/// Reads the flags of command `name` into `options`: a flag of another
+/// command, a stray word or a malformed value is a user error.
+llvm::Error parseFlags(int argc, char **argv, const std::string &name,
+                       const Command &command, Options &options) {
   std::vector<const char *> args = {argv[0]};
   for (int i = 2; i < argc; ++i) {
     llvm::StringRef arg = argv[i];
@@ -205,17 +192,14 @@ int main(int argc, char **argv) {
       value = arg.split('=').second;
     else if (i + 1 < argc)
       value = argv[++i];
-    if (value.getAsInteger(10, options.threads)) {
-      llvm::errs() << "error: --threads expects an integer, found '" << value
-                   << "'\n";
-      return 1;
-    }
+    if (value.getAsInteger(10, options.threads))
+      return userError("--threads expects an integer, found '" + value + "'");
     options.threadsGiven = true;
   }
   // `tlm-run <command> --help` lists that command's flags only, not every
   // option LLVM's and MLIR's libraries register (they still parse).
   for (auto &[flag, opt] : llvm::cl::getRegisteredOptions())
-    if (!it->second.flags.count(flag.str()) && flag != "help")
+    if (!command.flags.count(flag.str()) && flag != "help")
       opt->setHiddenFlag(llvm::cl::ReallyHidden);
   if (auto *threads = llvm::cl::getRegisteredOptions().lookup("threads")) {
     static std::string desc = "worker threads (default: all cores, here " +
@@ -224,7 +208,7 @@ int main(int argc, char **argv) {
   }
   std::string parseErrors;
   llvm::raw_string_ostream errs(parseErrors);
-  std::string overview = "tlm-run " + name + ": " + it->second.help + "\n";
+  std::string overview = "tlm-run " + name + ": " + command.help + "\n";
   if (!llvm::cl::ParseCommandLineOptions(args.size(), args.data(), overview,
                                          &errs)) {
     llvm::StringRef msg = llvm::StringRef(parseErrors).trim();
@@ -232,46 +216,52 @@ int main(int argc, char **argv) {
     msg.consume_front(argv[0]);
     msg.consume_front(llvm::sys::path::filename(argv[0]));
     msg = msg.ltrim(": ");
-    llvm::errs() << "error: " << msg.split('\n').first << "\n";
-    return 1;
+    return userError(msg.split('\n').first);
   }
   // Stray words (an unquoted `--tokens 1 2 3`) must not be dropped silently.
   bool takesArgs = name == "compare" || name == "import-llama2c";
-  if (!takesArgs && !options.positional.empty()) {
-    llvm::errs() << "error: unexpected argument '" << options.positional[0]
-                 << "' (quote lists of ids: --tokens \"1 2 3\")\n";
-    return 1;
-  }
+  if (!takesArgs && !options.positional.empty())
+    return userError("unexpected argument '" + options.positional[0] +
+                     "' (quote lists of ids: --tokens \"1 2 3\")");
   // Flags of other subcommands are mistakes, not silently ignored.
-  if (options.threadsGiven && !it->second.flags.count("threads")) {
-    llvm::errs() << "error: --threads is not an option of '" << name << "'\n";
-    return 1;
-  }
+  if (options.threadsGiven && !command.flags.count("threads"))
+    return userError("--threads is not an option of '" + name + "'");
   for (auto &[flag, opt] : llvm::cl::getRegisteredOptions()) {
-    if (opt->getNumOccurrences() == 0 || it->second.flags.count(flag.str()))
+    if (opt->getNumOccurrences() == 0 || command.flags.count(flag.str()))
       continue;
     if (flag.starts_with("mlir-"))
       continue; // MLIR's own flags apply to the compile pipeline
-    llvm::errs() << "error: --" << flag << " is not an option of '" << name
-                 << "'\n";
-    return 1;
+    return userError("--" + flag + " is not an option of '" + name + "'");
+  }
+  return options.resolveNumbers();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  tlm::runtime::keepFreedMemory();
+  if (argc < 2)
+    return usage(llvm::errs());
+  std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    usage(llvm::outs());
+    return 0;
+  }
+  auto it = commands().find(name);
+  if (it == commands().end()) {
+    report(userError("unknown command '" + name + "'"));
+    return usage(llvm::errs());
   }
 
-  llvm::Error err = options.resolveNumbers();
-  if (!err)
-    err = it->second.run(options);
-  if (err) {
-    int code = 1;
-    llvm::handleAllErrors(
-        std::move(err),
-        [&](const ExitError &e) {
-          code = e.code;
-          llvm::errs() << "error: " << e.message << "\n";
-        },
-        [&](const llvm::ErrorInfoBase &e) {
-          llvm::errs() << "error: " << e.message() << "\n";
-        });
-    return code;
-  }
-  return 0;
+  Options options;
+  options.startRssMb = currentRssMb();
+  options.threads = defaultThreads();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
+  if (llvm::Error err = parseFlags(argc, argv, name, it->second, options))
+    return report(std::move(err));
+  return report(it->second.run(options));
 }

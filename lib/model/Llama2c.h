@@ -9,11 +9,12 @@
 // w2 (layers, dim, hidden), w3 (layers, hidden, dim), final RMSNorm (dim),
 // two legacy RoPE tables of seq_len·head_size/2 floats each (skipped), and
 // the classifier (vocab, dim) when not shared. Matrices are (out, in) row
-// major, as ours, so nothing is transposed.
+// major, as ours, so nothing is transposed. The header must pass the same
+// checks as a config file (validateConfig).
 //
 //===----------------------------------------------------------------------===//
-#ifndef TLM_IO_LLAMA2C_H
-#define TLM_IO_LLAMA2C_H
+#ifndef TLM_MODEL_LLAMA2C_H
+#define TLM_MODEL_LLAMA2C_H
 
 #include "lib/model/Config.h"
 
@@ -21,17 +22,14 @@
 
 #include <string>
 
-namespace tlm::io {
+namespace tlm::model {
 
 /// Reads `modelPath` and writes `outDir`/config.json and
 /// `outDir`/weights.safetensors (creating `outDir`). Every size is checked
 /// against the file length; errors say which array does not fit.
-llvm::Expected<model::Config> importLlama2c(const std::string &modelPath,
-                                            const std::string &outDir);
+llvm::Expected<Config> importLlama2c(const std::string &modelPath,
+                                     const std::string &outDir);
 
-/// The JSON text of `config` (the schema of docs/spec/config.md#config).
-std::string configToJson(const model::Config &config);
+} // namespace tlm::model
 
-} // namespace tlm::io
-
-#endif // TLM_IO_LLAMA2C_H
+#endif // TLM_MODEL_LLAMA2C_H

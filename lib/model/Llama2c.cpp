@@ -1,8 +1,9 @@
 //===- Llama2c.cpp - import llama2.c checkpoints --------------------------===//
 
-#include "lib/io/Llama2c.h"
+#include "lib/model/Llama2c.h"
 
 #include "lib/io/SafeTensors.h"
+#include "lib/model/ConfigJson.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -12,31 +13,10 @@
 #include <cstring>
 #include <sstream>
 
-namespace tlm::io {
+namespace tlm::model {
 
-std::string configToJson(const model::Config &c) {
-  std::ostringstream os;
-  os << "{\n"
-     << "  \"vocab_size\": " << c.vocabSize << ",\n"
-     << "  \"context_length\": " << c.contextLength << ",\n"
-     << "  \"d_model\": " << c.dModel << ",\n"
-     << "  \"num_layers\": " << c.numLayers << ",\n"
-     << "  \"num_heads\": " << c.numHeads << ",\n"
-     << "  \"num_kv_heads\": " << c.kvHeads() << ",\n"
-     << "  \"d_ff\": " << c.dFF << ",\n"
-     << "  \"rope_theta\": " << c.ropeTheta << ",\n"
-     << "  \"rms_norm_eps\": " << c.rmsNormEps << ",\n"
-     << "  \"use_rmsnorm\": " << (c.useRMSNorm ? "true" : "false") << ",\n"
-     << "  \"norm_position\": \"" << (c.postNorm ? "post" : "pre") << "\",\n"
-     << "  \"use_rope\": " << (c.useRope ? "true" : "false") << ",\n"
-     << "  \"use_swiglu\": " << (c.useSwiGLU ? "true" : "false") << ",\n"
-     << "  \"tie_embeddings\": " << (c.tieEmbeddings ? "true" : "false")
-     << "\n}\n";
-  return os.str();
-}
-
-llvm::Expected<model::Config> importLlama2c(const std::string &modelPath,
-                                            const std::string &outDir) {
+llvm::Expected<Config> importLlama2c(const std::string &modelPath,
+                                     const std::string &outDir) {
   auto fail = [&](const std::string &what) {
     return llvm::createStringError("llama2.c import: " + modelPath + ": " +
                                    what);
@@ -57,7 +37,7 @@ llvm::Expected<model::Config> importLlama2c(const std::string &modelPath,
     if (h[i] == 0 || (i != 5 && h[i] < 0) || std::abs(h[i]) > (1 << 24))
       return fail(std::string("header field ") + names[i] + " is " +
                   std::to_string(h[i]) + ", not a plausible size");
-  model::Config c;
+  Config c;
   c.dModel = h[0];
   c.dFF = h[1];
   c.numLayers = h[2];
@@ -68,10 +48,8 @@ llvm::Expected<model::Config> importLlama2c(const std::string &modelPath,
   c.tieEmbeddings = h[5] > 0;
   c.ropeTheta = 10000.0;
   c.rmsNormEps = 1e-5;
-  if (c.dModel % c.numHeads || c.numHeads % c.numKvHeads)
-    return fail("dim " + std::to_string(c.dModel) + ", n_heads " +
-                std::to_string(c.numHeads) + " and n_kv_heads " +
-                std::to_string(c.numKvHeads) + " do not divide evenly");
+  if (llvm::Error err = validateConfig(c))
+    return fail(llvm::toString(std::move(err)));
 
   // The arrays in file order: name (ours, with {i} for the layer), shape of
   // one layer's slice, and whether the array is stacked over layers.
@@ -101,7 +79,7 @@ llvm::Expected<model::Config> importLlama2c(const std::string &modelPath,
     arrays.push_back({"lm_head.weight", {c.vocabSize, d}, false});
 
   uint64_t offset = 28;
-  std::vector<TensorView> views;
+  std::vector<io::TensorView> views;
   std::vector<std::string> keep; // names outlive the views
   for (const Array &a : arrays) {
     uint64_t count = 1;
@@ -120,7 +98,7 @@ llvm::Expected<model::Config> importLlama2c(const std::string &modelPath,
       if (size_t p = name.find("{i}"); p != std::string::npos)
         name.replace(p, 3, std::to_string(i));
       views.push_back(
-          {name, DType::F32, a.shape, bytes.data() + offset + i * count * 4});
+          {name, io::DType::F32, a.shape, bytes.data() + offset + i * count * 4});
     }
     offset += bytesNeeded;
   }
@@ -139,9 +117,9 @@ llvm::Expected<model::Config> importLlama2c(const std::string &modelPath,
   if (ec)
     return fail("cannot write " + configPath.str().str() + ": " + ec.message());
   out << configToJson(c);
-  if (llvm::Error err = writeSafeTensors(weightsPath.str().str(), views))
+  if (llvm::Error err = io::writeSafeTensors(weightsPath.str().str(), views))
     return std::move(err);
   return c;
 }
 
-} // namespace tlm::io
+} // namespace tlm::model
