@@ -21,10 +21,11 @@
 # Environment: TLM_BENCH_PROMPTS (default "128 512"), TLM_BENCH_GEN (64),
 # TLM_BENCH_THREADS ("1 2"), TLM_BENCH_REPEAT (3: runs of each row, tlm and
 # PyTorch in turn; the table gives the medians), TLM_BENCH_GEMM (1; 0 skips the projections),
-# TLM_BENCH_ABLATION (1; 0 skips it).
+# TLM_BENCH_ABLATION (1; 0 skips it), TLM_RUN (the tlm-run to measure; default
+# build/bin/tlm-run, e.g. an older build to compare against).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-tlm="$root/build/bin/tlm-run"
+tlm="${TLM_RUN:-$root/build/bin/tlm-run}"
 py=/usr/bin/python3
 prompts=${TLM_BENCH_PROMPTS:-128 512}
 gen=${TLM_BENCH_GEN:-64}

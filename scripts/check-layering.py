@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Checks the include layering of the source folders (docs/contributing.md).
+
+Each folder may include only the folders listed for it (and itself, and
+upstream headers); a line naming a folder outside that list is reported as
+`file:line: folder includes other-folder`, and the script exits 1. It also
+reports any cycle between folders.
+
+  scripts/check-layering.py [ROOT]
+"""
+import os
+import re
+import sys
+
+# Folder -> the project folders it may include. The ground first.
+ALLOWED = {
+    "dialect": [],
+    "passes/common": ["dialect"],
+    "passes/conversion": ["dialect", "passes/common"],
+    "passes/cpu": ["dialect", "passes/common"],
+    "passes/gpu": ["dialect", "passes/common"],
+    "passes/pipelines": ["dialect", "passes/common", "passes/conversion",
+                         "passes/cpu", "passes/gpu"],
+    "lib/io": [],
+    "lib/model": ["dialect", "lib/io"],
+    "lib/runtime": ["dialect", "passes/cpu", "passes/pipelines", "lib/io",
+                    "lib/model"],
+}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+
+def folder_of(path):
+    """The longest ALLOWED key that `path` lies in, or None."""
+    best = None
+    for folder in ALLOWED:
+        if path == folder or path.startswith(folder + "/"):
+            if best is None or len(folder) > len(best):
+                best = folder
+    return best
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        os.path.dirname(__file__), "..")
+    errors, edges = [], set()
+    for folder in ALLOWED:
+        for dirpath, _, files in os.walk(os.path.join(root, folder)):
+            for name in sorted(files):
+                if not name.endswith((".h", ".cpp", ".def", ".inc")):
+                    continue
+                path = os.path.join(dirpath, name)
+                rel = os.path.relpath(path, root)
+                here = folder_of(rel)
+                with open(path, encoding="utf-8") as f:
+                    for number, line in enumerate(f, 1):
+                        m = INCLUDE.match(line)
+                        if not m:
+                            continue
+                        target = folder_of(m.group(1))
+                        if target is None or target == here:
+                            continue
+                        edges.add((here, target))
+                        if target not in ALLOWED[here]:
+                            errors.append(f"{rel}:{number}: {here} includes "
+                                          f"{target}")
+    # A cycle would need an edge back down the allowed order; report any.
+    graph = {}
+    for a, b in edges:
+        graph.setdefault(a, set()).add(b)
+
+    def reaches(a, b, seen):
+        if a == b:
+            return True
+        seen.add(a)
+        return any(reaches(n, b, seen) for n in graph.get(a, ()) if n not in seen)
+
+    for a, b in sorted(edges):
+        if reaches(b, a, set()):
+            errors.append(f"cycle: {a} -> {b} -> ... -> {a}")
+    for e in errors:
+        print(e)
+    print(f"{len(edges)} folder edges, {len(errors)} violations")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
