@@ -16,6 +16,9 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit",
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+# tlm-run's compile cache: one folder for the test run, never the user's.
+config.environment["XDG_CACHE_HOME"] = os.path.join(config.tlm_obj_root,
+                                                    "tests", "cache")
 llvm_config.add_tool_substitutions(
     ["tlm-opt", "tlm-run", "tlm-gemm-bench", "mlir-translate"],
     [config.tlm_tools_dir, config.llvm_tools_dir])

@@ -97,8 +97,8 @@ llvm::Expected<Config> importLlama2c(const std::string &modelPath,
       std::string name = a.name;
       if (size_t p = name.find("{i}"); p != std::string::npos)
         name.replace(p, 3, std::to_string(i));
-      views.push_back(
-          {name, io::DType::F32, a.shape, bytes.data() + offset + i * count * 4});
+      views.push_back({name, io::DType::F32, a.shape,
+                       bytes.data() + offset + i * count * 4});
     }
     offset += bytesNeeded;
   }

@@ -42,8 +42,6 @@ namespace tlm::runtime {
 
 namespace {
 
-using Bytes = llvm::SmallVector<char, 0>;
-
 /// `void _mlir_<f>(void **args)`: loads each argument through its pointer
 /// in `args`, calls `f`, stores a result through the pointer after them.
 void addPackedWrapper(llvm::Module &m, llvm::Function &f) {
@@ -315,13 +313,13 @@ compileParts(const std::vector<Part> &parts,
 
 } // namespace
 
-llvm::Expected<std::unique_ptr<CpuCode>>
-CpuCode::compile(std::unique_ptr<llvm::Module> module,
-                 std::unique_ptr<llvm::LLVMContext> context,
-                 llvm::orc::JITTargetMachineBuilder machine,
-                 llvm::ArrayRef<std::string> entries,
-                 llvm::function_ref<void(llvm::Module &)> prepare,
-                 const CpuCodegenOptions &options) {
+llvm::Expected<std::vector<Bytes>>
+CpuCode::compileObjects(std::unique_ptr<llvm::Module> module,
+                        std::unique_ptr<llvm::LLVMContext> context,
+                        llvm::orc::JITTargetMachineBuilder machine,
+                        llvm::ArrayRef<std::string> entries,
+                        llvm::function_ref<void(llvm::Module &)> prepare,
+                        const CpuCodegenOptions &options) {
   for (const std::string &name : entries) {
     llvm::Function *f = module->getFunction(name);
     if (!f || f->isDeclaration())
@@ -364,8 +362,14 @@ CpuCode::compile(std::unique_ptr<llvm::Module> module,
                                      ": " + ec.message());
     os.write(objects[0].data(), objects[0].size());
   }
+  return objects;
+}
 
-  for (const std::string &lib : options.sharedLibs) {
+llvm::Expected<std::unique_ptr<CpuCode>>
+CpuCode::load(llvm::ArrayRef<Bytes> objects,
+              llvm::orc::JITTargetMachineBuilder machine,
+              llvm::ArrayRef<std::string> sharedLibs) {
+  for (const std::string &lib : sharedLibs) {
     std::string error;
     if (llvm::sys::DynamicLibrary::LoadLibraryPermanently(lib.c_str(), &error))
       return llvm::createStringError("cannot load " + lib + ": " + error);

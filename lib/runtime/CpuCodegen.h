@@ -34,8 +34,6 @@ struct CpuCodegenOptions {
   /// With threads, a top-level loop of at least this many instructions
   /// leaves its function when as many stay behind (see outlineBigLoops).
   uint64_t outlineLoopSize = 1500;
-  /// Shared libraries the code calls into, loaded before linking.
-  std::vector<std::string> sharedLibs;
   /// When set, the machine code is written there (as one object).
   std::string objectPath;
 };
@@ -56,19 +54,29 @@ struct AnalysisManagers {
   }
 };
 
+/// One relocatable object file.
+using Bytes = llvm::SmallVector<char, 0>;
+
 /// The compiled code of one module.
 class CpuCode {
 public:
-  /// Compiles `module` (its functions `entries` get packed wrappers
-  /// `_mlir_<name>(void **args)`, ExecutionEngine's calling convention).
-  /// `prepare` runs on the whole module first (after the wrappers exist).
+  /// Compiles `module` to objects (its functions `entries` get packed
+  /// wrappers `_mlir_<name>(void **args)`, ExecutionEngine's calling
+  /// convention). `prepare` runs on the whole module first (after the
+  /// wrappers exist).
+  static llvm::Expected<std::vector<Bytes>>
+  compileObjects(std::unique_ptr<llvm::Module> module,
+                 std::unique_ptr<llvm::LLVMContext> context,
+                 llvm::orc::JITTargetMachineBuilder machine,
+                 llvm::ArrayRef<std::string> entries,
+                 llvm::function_ref<void(llvm::Module &)> prepare,
+                 const CpuCodegenOptions &options);
+  /// Links `objects` in process, after loading `sharedLibs` (the libraries
+  /// the code calls into).
   static llvm::Expected<std::unique_ptr<CpuCode>>
-  compile(std::unique_ptr<llvm::Module> module,
-          std::unique_ptr<llvm::LLVMContext> context,
-          llvm::orc::JITTargetMachineBuilder machine,
-          llvm::ArrayRef<std::string> entries,
-          llvm::function_ref<void(llvm::Module &)> prepare,
-          const CpuCodegenOptions &options);
+  load(llvm::ArrayRef<Bytes> objects,
+       llvm::orc::JITTargetMachineBuilder machine,
+       llvm::ArrayRef<std::string> sharedLibs);
 
   /// The packed wrapper of `entry`.
   llvm::Expected<void (*)(void **)> lookupPacked(llvm::StringRef entry);

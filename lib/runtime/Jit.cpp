@@ -1,6 +1,7 @@
 //===- Jit.cpp - compile a tlm module and call its entry points -----------===//
 
 #include "lib/runtime/Jit.h"
+#include "lib/runtime/CompileCache.h"
 #include "lib/runtime/CudaRuntime.h"
 #include "lib/runtime/HostTarget.h"
 
@@ -79,6 +80,26 @@ void compileWrappersQuickly(llvm::Module &m) {
       f.addFnAttr(llvm::Attribute::NoInline);
       f.addFnAttr(llvm::Attribute::OptimizeNone);
     }
+}
+/// Everything the CPU code depends on, as text: the compiler, the host
+/// target, the code generation options, the pass pipeline with its options
+/// and the module before lowering. Two compiles with the same key make the
+/// same objects.
+std::string cpuCacheKey(ModuleOp module, PassManager &pm,
+                        const llvm::orc::JITTargetMachineBuilder &machine,
+                        const CpuCodegenOptions &codegen) {
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  os << "tlm-cpu-code 1\ncompiler " << compilerIdentity() << "\ntarget "
+     << machine.getTargetTriple().str() << " cpu " << machine.getCPU()
+     << " features " << machine.getFeatures().getString() << "\ncodegen opt "
+     << codegen.optLevel << " llvm-loops " << codegen.llvmLoopTransforms
+     << " parts " << codegen.threads << " outline " << codegen.outlineLoopSize
+     << "\npipeline ";
+  pm.printAsTextualPipeline(os);
+  os << "\nmodule\n";
+  module.print(os);
+  return key;
 }
 } // namespace
 
@@ -195,17 +216,8 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
   if (options.configurePassManager && failed(options.configurePassManager(pm)))
     return llvm::createStringError("invalid pass manager options:\n" +
                                    diagnostics);
-  if (failed(pm.run(*module)))
-    return llvm::createStringError("lowering failed:\n" + diagnostics);
-  // Without the checks between passes, a pass that broke the IR is still
-  // caught here, before translation would trip over it.
-  if (!options.verifyEachPass && failed(mlir::verify(*module)))
-    return llvm::createStringError("lowering produced invalid IR:\n" +
-                                   diagnostics);
-  jit->pipelineMs_ = msSince(start);
 
-  // JIT at the requested level for the host CPU (AVX-512 where present).
-  start = std::chrono::steady_clock::now();
+  // Code for the host CPU (AVX-512 where present) at the requested level.
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb)
     return jtmb.takeError();
@@ -214,15 +226,12 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
       : options.optLevel == 0 ? llvm::CodeGenOptLevel::None
                               : llvm::CodeGenOptLevel::Default;
   jtmb->setCodeGenOptLevel(level);
-  auto tm = jtmb->createTargetMachine();
-  if (!tm)
-    return tm.takeError();
   // MLIR's C runner utilities (memref.copy of strided views calls
   // memrefCopy) and, with threads, libomp (the __kmpc_* entry points).
-  static const llvm::StringRef runnerUtils[] = {TLM_MLIR_C_RUNNER_UTILS,
-                                                TLM_LIBOMP};
+  static const std::string runnerUtils[] = {TLM_MLIR_C_RUNNER_UTILS,
+                                            TLM_LIBOMP};
   bool openmp = !cuda && options.threads > 1;
-  llvm::ArrayRef<llvm::StringRef> libs =
+  llvm::ArrayRef<std::string> libs =
       llvm::ArrayRef(runnerUtils).take_front(openmp ? 2 : 1);
   if (openmp && !std::getenv("OMP_WAIT_POLICY")) {
     // Workers that spin forever collapse when the host is busy, and workers
@@ -234,6 +243,44 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
   // TLM_JIT_OBJECT=path writes the generated machine code there, to read
   // with objdump (the JIT's functions have no symbols for perf).
   const char *objectPath = std::getenv("TLM_JIT_OBJECT");
+  CpuCodegenOptions codegen;
+  codegen.optLevel = options.optLevel;
+  codegen.llvmLoopTransforms = options.llvmLoopTransforms;
+  codegen.threads = options.compileThreads;
+  codegen.outlineLoopSize = options.outlineLoopSize;
+  if (objectPath)
+    codegen.objectPath = objectPath;
+
+  // The CPU code from the cache when an entry for exactly this compile is
+  // there (not when the code is dumped or the IR printed: those want the
+  // compile itself).
+  std::optional<CompileCache> cache;
+  std::string cacheKey;
+  std::vector<Bytes> objects;
+  if (!cuda && !options.cacheDir.empty() && !objectPath && !options.printIR) {
+    cache.emplace(options.cacheDir);
+    cacheKey = cpuCacheKey(*module, pm, *jtmb, codegen);
+    if (std::optional<std::vector<Bytes>> hit = cache->load(cacheKey)) {
+      objects = std::move(*hit);
+      jit->cacheHit_ = true;
+    }
+  }
+
+  if (!jit->cacheHit_) {
+    if (failed(pm.run(*module)))
+      return llvm::createStringError("lowering failed:\n" + diagnostics);
+    // Without the checks between passes, a pass that broke the IR is still
+    // caught here, before translation would trip over it.
+    if (!options.verifyEachPass && failed(mlir::verify(*module)))
+      return llvm::createStringError("lowering produced invalid IR:\n" +
+                                     diagnostics);
+  }
+  jit->pipelineMs_ = msSince(start);
+
+  start = std::chrono::steady_clock::now();
+  auto tm = jtmb->createTargetMachine();
+  if (!tm)
+    return tm.takeError();
   if (cuda) {
     if (llvm::Error err = jit->compileGpuHost(*module, std::move(*tm), level,
                                               options.optLevel, objectPath))
@@ -241,29 +288,30 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
           "JIT compilation failed: " + llvm::toString(std::move(err)) +
           (diagnostics.empty() ? "" : "\n" + diagnostics));
   } else {
-    auto llvmContext = std::make_unique<llvm::LLVMContext>();
-    std::unique_ptr<llvm::Module> llvmModule =
-        translateModuleToLLVMIR(*module, *llvmContext);
-    if (!llvmModule)
-      return llvm::createStringError("translation to LLVM IR failed:\n" +
-                                     diagnostics);
-    llvmModule->setDataLayout((*tm)->createDataLayout());
-    llvmModule->setTargetTriple((*tm)->getTargetTriple());
-    CpuCodegenOptions codegen;
-    codegen.optLevel = options.optLevel;
-    codegen.llvmLoopTransforms = options.llvmLoopTransforms;
-    codegen.threads = options.compileThreads;
-    codegen.outlineLoopSize = options.outlineLoopSize;
-    for (llvm::StringRef lib : libs)
-      codegen.sharedLibs.push_back(lib.str());
-    if (objectPath)
-      codegen.objectPath = objectPath;
-    std::vector<std::string> entries;
-    for (auto &entry : jit->signatures_)
-      entries.push_back(entry.first);
-    auto code =
-        CpuCode::compile(std::move(llvmModule), std::move(llvmContext), *jtmb,
-                         entries, compileWrappersQuickly, codegen);
+    if (!jit->cacheHit_) {
+      auto llvmContext = std::make_unique<llvm::LLVMContext>();
+      std::unique_ptr<llvm::Module> llvmModule =
+          translateModuleToLLVMIR(*module, *llvmContext);
+      if (!llvmModule)
+        return llvm::createStringError("translation to LLVM IR failed:\n" +
+                                       diagnostics);
+      llvmModule->setDataLayout((*tm)->createDataLayout());
+      llvmModule->setTargetTriple((*tm)->getTargetTriple());
+      std::vector<std::string> entries;
+      for (auto &entry : jit->signatures_)
+        entries.push_back(entry.first);
+      auto compiled = CpuCode::compileObjects(
+          std::move(llvmModule), std::move(llvmContext), *jtmb, entries,
+          compileWrappersQuickly, codegen);
+      if (!compiled)
+        return llvm::createStringError("JIT compilation failed: " +
+                                       llvm::toString(compiled.takeError()));
+      objects = std::move(*compiled);
+      // A cache that cannot be written only costs the next run a compile.
+      if (cache)
+        llvm::consumeError(cache->store(cacheKey, objects));
+    }
+    auto code = CpuCode::load(objects, *jtmb, libs);
     if (!code)
       return llvm::createStringError("JIT compilation failed: " +
                                      llvm::toString(code.takeError()));

@@ -86,6 +86,10 @@ struct JitOptions {
 #else
   bool verifyEachPass = true;
 #endif
+  /// A folder for compiled CPU code (CompileCache.h): a compile whose
+  /// every input matches a stored one links that code instead. Empty: no
+  /// cache (tlm-run passes defaultCacheDir()).
+  std::string cacheDir;
   /// Print the IR after each pass of the pipeline (debugging).
   bool printIR = false;
   /// Lets a tool apply its command-line options (--mlir-timing, IR
@@ -113,6 +117,9 @@ public:
   unsigned optLevel() const { return optLevel_; }
   /// The threads LLVM compiled on.
   unsigned compileThreads() const { return compileThreads_; }
+  /// Whether the code came from the compile cache (then pipelineMs() is
+  /// the key's making and codegenMs() the load).
+  bool cacheHit() const { return cacheHit_; }
 
 private:
   struct Signature {
@@ -138,6 +145,7 @@ private:
   unsigned optLevel_ = 3;
   unsigned compileThreads_ = 1;
   bool cuda_ = false;
+  bool cacheHit_ = false;
 };
 
 } // namespace tlm::runtime

@@ -211,39 +211,16 @@ def TlmVectorizeElementwise
     whose operands are indexed by projected permutations and whose innermost
     loop is static and a multiple of `lanes` (SiLU·gate, residual adds, the
     norms' scaling), tiles every other loop by 1 and the innermost by
-    `lanes`, and vectorizes the static block. Without it these ops lower to
-    scalar loops (rows are dynamic), with a scalar exp per element in SiLU.
-    Ops already inside a loop (tiled by another pass), reductions and ops
-    with a ragged innermost dim are left alone. An output the payload does
-    not read (the lowering writes the residual add into one of its inputs)
-    becomes a fresh `tensor.empty`, so bufferization does not copy the input
-    first. With `threads > 1` the blocks are one `scf.forall`.
+    `lanes`, and vectorizes the static block; with `threads > 1` the blocks
+    are one `scf.forall`. Ops already inside a loop, reductions and ops with a
+    ragged innermost dim are left alone. An output the payload does not read
+    becomes a fresh `tensor.empty`, so bufferization does not copy it first.
 
-    Three shapes get forms of their own first:
-    - A row sum (RMSNorm's Σ x²: only the innermost loop k reduces, static,
-      a multiple of `lanes`; sums from a `linalg.fill`; payload `f(x) + acc`
-      on f32) and the elementwise op that alone reads it become one
-      `scf.forall` over the rows: `lanes` partial sums carried over k in a
-      vector, added across lanes to the fill's value, the reader's payload
-      on that scalar (three loop nests, or parallel regions, become one;
-      the reassociated sum may differ from the sequential one in the last
-      bits; see RowReduction.h).
-    - A `linalg.transpose` that keeps the innermost dim in place (the new
-      cache rows' batch/seq swap) is generalized and copied like the above.
-    - RoPE's rotation as `tlm-lower-to-linalg` builds it (loops
-      `(..., i, c)` with `c` the pair's half, x read as `x[..., i, 0]` and
-      `x[..., i, 1]`, tables `cos/sin[..., i]`, payload
-      `c == 0 ? x0·cos − x1·sin : x0·sin + x1·cos`) is tiled by its dynamic
-      loops (batch, sequence) one at a time, its static ones (the heads)
-      looped over inside the tile (one loop nest less for bufferization to
-      analyse: it took ~45 ms more with the heads tiled as well), and each
-      row is computed `lanes` elements at a time, in a loop over the row's
-      blocks (one copy of the block's code, not one per block):
-      `x · interleave(cos, cos) + swap(x) · interleave(−sin, sin)` with
-      `swap` a shuffle of the pairs. The
-      results are bit for bit the payload's (no fast-math flags, negation
-      exact, addition commutative). Matched by its maps and payload; any
-      other generic with a 2-wide innermost loop stays scalar.
+    Three shapes get forms of their own (docs/cpu-codegen.md#elementwise-ops):
+    a row sum (RMSNorm's Σ x²) fused with the one op that reads it; a
+    `linalg.transpose` that keeps the innermost dim (the new cache rows); and
+    RoPE's rotation, computed `lanes` elements at a time with a shuffle of
+    the pairs, bit for bit the payload's result.
 
     Before:
     ```mlir

@@ -9,6 +9,7 @@
 #include "tools/tlm-run/Options.h"
 
 #include "lib/model/Config.h"
+#include "lib/runtime/CompileCache.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include "passes/pipelines/CpuSwitches.h"
@@ -91,6 +92,16 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
                        "' (known: " + switchNames() + ")");
     j.switches.*(it->field) = false;
   }
+  // MLIR's own flags (--mlir-timing, IR printing) observe the pipeline,
+  // which a cache hit would not run.
+  bool observed = llvm::any_of(
+      llvm::cl::getRegisteredOptions(), [](const auto &entry) {
+        return entry.first.starts_with("mlir-") &&
+               entry.second->getNumOccurrences() > 0;
+      });
+  if (!o.noCache && !observed)
+    j.cacheDir = o.cacheDir.empty() ? runtime::defaultCacheDir()
+                                    : o.cacheDir.getValue();
   j.configurePassManager = [](mlir::PassManager &pm) {
     if (failed(mlir::applyPassManagerCLOptions(pm)))
       return mlir::failure();

@@ -100,6 +100,13 @@ struct Options {
   cl::opt<std::string> disable{
       "disable", cl::init(""),
       cl::desc(disableHelp().c_str())};
+  cl::opt<std::string> cacheDir{
+      "cache-dir",
+      cl::desc("compiled code kept between runs here (default: "
+               "$XDG_CACHE_HOME/tlm or ~/.cache/tlm)"),
+      cl::value_desc("DIR")};
+  cl::opt<bool> noCache{"no-cache",
+                        cl::desc("compile afresh, without the cache")};
   cl::opt<std::string> stage{"stage", cl::desc("emit: tlm | linalg | llvm"),
                              cl::init("tlm")};
   cl::opt<std::string> atolText{"atol", cl::init("1e-5"),
