@@ -35,6 +35,10 @@ configs=("$@")
 [ ${#configs[@]} -gt 0 ] || configs=(tiny cs336-ts small)
 
 [ -x "$tlm" ] || "$root/scripts/setup.sh"
+# Every compile is a cold one (compile ms are measured): no compile cache,
+# where the tlm-run measured has one.
+nocache=()
+"$tlm" bench --help 2>/dev/null | grep -q -- '--no-cache' && nocache=(--no-cache)
 # Debian's torch calls whatever libblas.so.3 is installed: without OpenBLAS
 # that is the reference BLAS (3 GFLOP/s measured against 106 with OpenBLAS).
 for pkg in python3-torch libopenblas0-pthread; do
@@ -101,7 +105,7 @@ print(c["vocab_size"] * c["d_model"] * (1 if c.get("tie_embeddings") else 2))' "
     for p in $prompts; do
       # tlm and PyTorch in turn, `repeat` times: the table gives medians.
       for _ in $(seq "$repeat"); do
-        a=$("$tlm" bench --config "$cfg" --weights "$weights" \
+        a=$("$tlm" bench "${nocache[@]}" --config "$cfg" --weights "$weights" \
               --prompt-len "$p" --gen "$gen" --threads "$t" --json | tail -1)
         b=$(torch_run "$t" --config "$cfg" --weights "$weights" \
               --prompt-len "$p" --gen "$gen")
@@ -155,7 +159,7 @@ if [ "${TLM_BENCH_ABLATION:-1}" != 0 ]; then
         gemv-columns-8) flag=(--gemv-columns 8) ;;
         *) flag=(--disable "$off") ;;
       esac
-      a=$("$tlm" bench --config "$cfg" --weights "$weights" --prompt-len 512 \
+      a=$("$tlm" bench "${nocache[@]}" --config "$cfg" --weights "$weights" --prompt-len 512 \
             --gen "$gen" --threads 1 "${flag[@]}" --json | tail -1)
       echo "{\"config\": \"small\", \"threads\": 1, \"prompt\": 512, \"off\": \"$off\", \"tlm\": $a}" >>"$ablation"
       echo "  ablation $off done" >&2
@@ -167,7 +171,7 @@ if [ "${TLM_BENCH_ABLATION:-1}" != 0 ]; then
     [ -f "$work/$name.json" ] || continue
     for off in none serialize-small-parallel; do
       flag=(); [ "$off" = none ] || flag=(--disable "$off")
-      a=$("$tlm" bench --config "$work/$name.json" \
+      a=$("$tlm" bench "${nocache[@]}" --config "$work/$name.json" \
             --weights "$work/$name.safetensors" --prompt-len "$longest" \
             --gen "$gen" --threads 2 "${flag[@]}" --json | tail -1)
       echo "{\"config\": \"$name\", \"threads\": 2, \"prompt\": $longest, \"off\": \"$off\", \"tlm\": $a}" >>"$ablation"
