@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/io/FileIO.h"
 #include "lib/io/Gpt2PreTokenizer.h"
 #include "lib/io/SymbolList.h"
 #include "lib/io/Tokenizer.h"
@@ -109,16 +110,23 @@ Gpt2Tokenizer::load(const std::string &dir) {
     return llvm::createStringError("tokenizer: " + file.str() + ": " +
                                    what.str());
   };
-  auto vocabBuf = llvm::MemoryBuffer::getFile(vocabPath, /*IsText=*/true);
-  if (!vocabBuf)
-    return fail(vocabPath, "cannot read: " + vocabBuf.getError().message() +
-                               " (a GPT-2 tokenizer folder needs vocab.json "
-                               "and merges.txt)");
-  auto mergesBuf = llvm::MemoryBuffer::getFile(mergesPath, /*IsText=*/true);
-  if (!mergesBuf)
-    return fail(mergesPath, "cannot read: " + mergesBuf.getError().message() +
-                                " (a GPT-2 tokenizer folder needs vocab.json "
-                                "and merges.txt)");
+  // GPT-2's files are 1 and 0.5 MB; 256 MiB bounds the read of anything
+  // else.
+  auto readPart = [&](llvm::StringRef path) -> llvm::Expected<std::string> {
+    llvm::Expected<std::string> data = readRegularFile(path.str(), 256 << 20);
+    if (!data)
+      return llvm::createStringError("tokenizer: " +
+                                     llvm::toString(data.takeError()) +
+                                     " (a GPT-2 tokenizer folder needs "
+                                     "vocab.json and merges.txt)");
+    return data;
+  };
+  llvm::Expected<std::string> vocabText = readPart(vocabPath);
+  if (!vocabText)
+    return vocabText.takeError();
+  llvm::Expected<std::string> mergesText = readPart(mergesPath);
+  if (!mergesText)
+    return mergesText.takeError();
 
   llvm::DenseMap<uint32_t, char> toByte;
   std::array<uint16_t, 256> alphabet = byteAlphabet();
@@ -126,9 +134,8 @@ Gpt2Tokenizer::load(const std::string &dir) {
     toByte[alphabet[b]] = static_cast<char>(b);
 
   // vocab.json: {"token": id, ...} with ids 0..n-1, each once.
-  llvm::StringRef vocabText = (*vocabBuf)->getBuffer();
   nlohmann::json vocab =
-      nlohmann::json::parse(vocabText.begin(), vocabText.end(), nullptr,
+      nlohmann::json::parse(vocabText->begin(), vocabText->end(), nullptr,
                             /*allow_exceptions=*/false);
   if (vocab.is_discarded())
     return fail(vocabPath, "is not valid JSON");
@@ -171,7 +178,7 @@ Gpt2Tokenizer::load(const std::string &dir) {
 
   // merges.txt: an optional "#version" line, then "left right" per line in
   // priority order; both halves and their concatenation must be tokens.
-  llvm::StringRef rest = (*mergesBuf)->getBuffer();
+  llvm::StringRef rest = *mergesText;
   std::string left, right;
   for (int lineNo = 1; !rest.empty(); ++lineNo) {
     llvm::StringRef line;

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/io/FileIO.h"
 #include "lib/io/SymbolList.h"
 #include "lib/io/Tokenizer.h"
 
@@ -79,11 +80,12 @@ LlamaTokenizer::load(const std::string &file) {
   auto fail = [&](const llvm::Twine &what) {
     return llvm::createStringError("tokenizer: " + file + ": " + what.str());
   };
-  auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return fail("cannot read: " + buffer.getError().message());
-  llvm::StringRef bytes = (*buffer)->getBuffer();
+  // llama2.c's 32000-token vocabulary is under 0.5 MB.
+  llvm::Expected<std::string> data = readRegularFile(file, 256 << 20);
+  if (!data)
+    return llvm::createStringError("tokenizer: " +
+                                   llvm::toString(data.takeError()));
+  llvm::StringRef bytes = *data;
 
   // The file is read in host byte order, as llama2.c writes and reads it.
   size_t offset = 0;

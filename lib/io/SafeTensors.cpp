@@ -1,6 +1,7 @@
 //===- SafeTensors.cpp - read and write safetensors files -----------------===//
 
 #include "lib/io/SafeTensors.h"
+#include "lib/io/FileIO.h"
 
 #include <nlohmann/json.hpp>
 
@@ -98,12 +99,14 @@ llvm::Expected<SafeTensors> SafeTensors::open(const std::string &path,
   auto fail = [&](const std::string &what) {
     return createStringError("safetensors: " + path + ": " + what);
   };
-  Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (file.fd < 0)
-    return fail(std::string("cannot open: ") + std::strerror(errno));
+  llvm::Expected<int> opened = openRegularFile(path);
+  if (!opened)
+    return createStringError("safetensors: " +
+                             llvm::toString(opened.takeError()));
+  Fd file{*opened};
   struct stat st;
-  if (::fstat(file.fd, &st) != 0 || !S_ISREG(st.st_mode))
-    return fail("not a regular file");
+  if (::fstat(file.fd, &st) != 0)
+    return fail(std::string("cannot stat: ") + std::strerror(errno));
   uint64_t fileSize = static_cast<uint64_t>(st.st_size);
   if (fileSize < 8)
     return fail("file is " + std::to_string(fileSize) +
@@ -266,23 +269,22 @@ llvm::Error tlm::io::writeSafeTensors(const std::string &path,
   }
   std::string text = header.dump();
   text.resize((text.size() + 7) / 8 * 8, ' ');
-  std::FILE *f = std::fopen(path.c_str(), "wb");
-  if (!f)
-    return createStringError("cannot write '" + path +
-                             "': " + std::strerror(errno));
+  llvm::Expected<AtomicFile> file = AtomicFile::create(path);
+  if (!file)
+    return file.takeError();
   unsigned char len[8];
   for (int i = 0; i < 8; ++i)
     len[i] = static_cast<unsigned char>((uint64_t(text.size()) >> (8 * i)));
-  bool ok = std::fwrite(len, 1, 8, f) == 8 &&
-            std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (llvm::Error err = file->write(len, 8))
+    return err;
+  if (llvm::Error err = file->write(text))
+    return err;
   for (const TensorView &t : tensors) {
     size_t bytes = dtypeSize(t.dtype);
     for (int64_t d : t.shape)
       bytes *= d;
-    ok = ok && std::fwrite(t.data, 1, bytes, f) == bytes;
+    if (llvm::Error err = file->write(t.data, bytes))
+      return err;
   }
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok)
-    return createStringError("error writing '" + path + "'");
-  return llvm::Error::success();
+  return file->commit();
 }

@@ -7,6 +7,8 @@
 
 #include "lib/model/ConfigJson.h"
 
+#include "lib/io/FileIO.h"
+
 #include <nlohmann/json.hpp>
 
 #include <fstream>
@@ -253,12 +255,12 @@ std::string configToJson(const Config &c) {
 }
 
 llvm::Expected<Config> loadConfig(const std::string &path) {
-  std::ifstream in(path);
-  if (!in)
-    return llvm::createStringError("config: cannot read '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto config = parseConfig(ss.str());
+  // A config is a few hundred bytes; 1 MiB bounds the read of anything else.
+  llvm::Expected<std::string> text = io::readRegularFile(path, 1 << 20);
+  if (!text)
+    return llvm::createStringError("config: " +
+                                   llvm::toString(text.takeError()));
+  auto config = parseConfig(*text);
   if (!config)
     return llvm::createStringError(llvm::toString(config.takeError()) +
                                    " (in " + path + ")");

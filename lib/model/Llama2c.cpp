@@ -2,6 +2,7 @@
 
 #include "lib/model/Llama2c.h"
 
+#include "lib/io/FileIO.h"
 #include "lib/io/SafeTensors.h"
 #include "lib/model/ConfigJson.h"
 
@@ -107,17 +108,25 @@ llvm::Expected<Config> importLlama2c(const std::string &modelPath,
                 " bytes after the last array (expected exactly " +
                 std::to_string(offset) + " bytes)");
 
-  if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
-    return fail("cannot create " + outDir + ": " + ec.message());
   llvm::SmallString<256> configPath(outDir), weightsPath(outDir);
   llvm::sys::path::append(configPath, "config.json");
   llvm::sys::path::append(weightsPath, "weights.safetensors");
-  std::error_code ec;
-  llvm::raw_fd_ostream out(configPath, ec);
-  if (ec)
-    return fail("cannot write " + configPath.str().str() + ": " + ec.message());
-  out << configToJson(c);
+  for (llvm::StringRef output : {configPath.str(), weightsPath.str()})
+    if (llvm::Error err = io::refuseOverwritingInput(
+            output.str(), {modelPath}, "import-llama2c: output"))
+      return std::move(err);
+  if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
+    return fail("cannot create " + outDir + ": " + ec.message());
+  // The weights first: a config.json in the folder means both are whole.
   if (llvm::Error err = io::writeSafeTensors(weightsPath.str().str(), views))
+    return std::move(err);
+  llvm::Expected<io::AtomicFile> config =
+      io::AtomicFile::create(configPath.str().str());
+  if (!config)
+    return config.takeError();
+  if (llvm::Error err = config->write(configToJson(c)))
+    return std::move(err);
+  if (llvm::Error err = config->commit())
     return std::move(err);
   return c;
 }

@@ -2,6 +2,8 @@
 
 #include "lib/runtime/CompileCache.h"
 
+#include "lib/io/FileIO.h"
+
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -128,32 +130,16 @@ llvm::Error CompileCache::store(llvm::StringRef key,
     data.append(object.data(), object.size());
   put64(data, llvm::xxh3_64bits(llvm::arrayRefFromStringRef(data)));
 
-  // A unique temporary file beside the entry, renamed over it: readers see
-  // the old entry, no entry, or the whole new one.
-  std::string path = pathFor(key);
-  llvm::SmallString<256> temp;
-  int fd;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%%%", fd, temp))
-    return llvm::createStringError("compile cache: cannot write in " + dir_ +
-                                   ": " + ec.message());
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os.write(data.data(), data.size());
-    os.close();
-    if (os.has_error()) {
-      std::string why = os.error().message();
-      os.clear_error();
-      llvm::sys::fs::remove(temp);
-      return llvm::createStringError("compile cache: cannot write " +
-                                     temp.str().str() + ": " + why);
-    }
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
-    llvm::sys::fs::remove(temp);
-    return llvm::createStringError("compile cache: cannot rename into " + path +
-                                   ": " + ec.message());
-  }
+  // Readers see the old entry, no entry, or the whole new one.
+  llvm::Expected<io::AtomicFile> file = io::AtomicFile::create(pathFor(key));
+  if (!file)
+    return llvm::createStringError("compile cache: " +
+                                   llvm::toString(file.takeError()));
+  if (llvm::Error err = file->write(data))
+    return err;
+  if (llvm::Error err = file->commit())
+    return llvm::createStringError("compile cache: " +
+                                   llvm::toString(std::move(err)));
   return llvm::Error::success();
 }
 

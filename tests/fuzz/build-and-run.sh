@@ -49,12 +49,14 @@ LDFLAGS=(-L"$LLVM_DIR/lib" -lLLVM -Wl,-rpath,"$LLVM_DIR/lib")
 
 sources_of() {
   case $1 in
-    config) echo lib/model/ConfigJson.cpp ;;
-    safetensors) echo lib/io/SafeTensors.cpp lib/io/LargeBuffer.cpp ;;
+    config) echo lib/model/ConfigJson.cpp lib/io/FileIO.cpp ;;
+    safetensors) echo lib/io/SafeTensors.cpp lib/io/LargeBuffer.cpp \
+                      lib/io/FileIO.cpp ;;
     tokens) echo lib/io/TokenFile.cpp lib/io/SafeTensors.cpp \
-                 lib/io/LargeBuffer.cpp ;;
+                 lib/io/LargeBuffer.cpp lib/io/FileIO.cpp ;;
     tokenizer) echo lib/io/Tokenizer.cpp lib/io/LlamaTokenizer.cpp \
-                    lib/io/Gpt2Tokenizer.cpp lib/io/Gpt2PreTokenizer.cpp ;;
+                    lib/io/Gpt2Tokenizer.cpp lib/io/Gpt2PreTokenizer.cpp \
+                    lib/io/FileIO.cpp ;;
     *) echo "unknown target '$1'" >&2; return 1 ;;
   esac
 }

@@ -2,6 +2,7 @@
 
 #include "tools/tlm-run/Options.h"
 
+#include "lib/io/FileIO.h"
 #include "lib/io/SafeTensors.h"
 #include "lib/io/TokenFile.h"
 #include "lib/io/Tokenizer.h"
@@ -257,6 +258,9 @@ llvm::Expected<Run> setUp(const Options &o, int64_t batch) {
 llvm::Error runForward(const Options &o) {
   if (llvm::Error err = checkRunFlags(o))
     return err;
+  if (llvm::Error err = io::refuseOverwritingInput(
+          o.output, {o.config, o.weights, o.tokensFile}, "--output"))
+    return asUserError(std::move(err));
   auto config = loadConfig(o);
   if (!config)
     return config.takeError();

@@ -6,6 +6,7 @@
 
 #include "tools/tlm-run/Options.h"
 
+#include "lib/io/FileIO.h"
 #include "lib/model/Llama2c.h"
 #include "lib/io/SafeTensors.h"
 #include "lib/io/Tokenizer.h"
@@ -125,6 +126,9 @@ llvm::Error runDetokenize(const Options &o) {
 llvm::Error runInit(const Options &o) {
   if (o.output.empty())
     return userError("--output is required");
+  if (llvm::Error err = io::refuseOverwritingInput(
+          o.output, {o.config, o.weights}, "--output"))
+    return asUserError(std::move(err));
   auto config = loadConfig(o);
   if (!config)
     return config.takeError();

@@ -21,6 +21,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <csignal>
 #include <map>
 #include <sched.h>
 #include <set>
@@ -245,6 +246,9 @@ llvm::Error parseFlags(int argc, char **argv, const std::string &name,
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   tlm::runtime::keepFreedMemory();
+  // A write past the file-size limit fails with EFBIG and is reported like
+  // any write error, instead of killing the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   if (argc < 2)
     return usage(llvm::errs());
   std::string name = argv[1];

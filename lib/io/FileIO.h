@@ -1,0 +1,66 @@
+//===- FileIO.h - files that are read whole or written whole ---*- C++ -*-===//
+//
+// Every file tlm reads or writes goes through here, so the guarantees hold
+// for all of them (docs/errors.md#files):
+// - an input is a regular file, checked on a descriptor opened without
+//   blocking, so a FIFO, a device, a folder or a symlink loop is an error at
+//   once instead of a hang or an unbounded read;
+// - an output is written to a temporary file beside it and renamed over it
+//   once complete: an error, a full disk or a signal leaves the old file as
+//   it was and no partial one;
+// - an output that is also an input is refused before anything is written.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TLM_IO_FILEIO_H
+#define TLM_IO_FILEIO_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace tlm::io {
+
+/// Opens `path` for reading (a descriptor the caller closes) if it names a
+/// regular file; otherwise an error saying what it is instead.
+llvm::Expected<int> openRegularFile(const std::string &path);
+
+/// The whole of the regular file `path`, at most `maxBytes` of it (a larger
+/// one is an error naming the limit).
+llvm::Expected<std::string> readRegularFile(const std::string &path,
+                                            uint64_t maxBytes);
+
+/// An output file that appears only when committed.
+class AtomicFile {
+public:
+  /// Starts writing `path` (its folder must exist).
+  static llvm::Expected<AtomicFile> create(const std::string &path);
+  AtomicFile(AtomicFile &&other);
+  AtomicFile &operator=(AtomicFile &&) = delete;
+  /// Removes the temporary file unless committed.
+  ~AtomicFile();
+
+  llvm::Error write(const void *data, size_t bytes);
+  llvm::Error write(llvm::StringRef text) {
+    return write(text.data(), text.size());
+  }
+  /// Flushes the data to disk and renames the file into place.
+  llvm::Error commit();
+
+private:
+  AtomicFile(std::string path, std::string temp, int fd)
+      : path_(std::move(path)), temp_(std::move(temp)), fd_(fd) {}
+  std::string path_, temp_;
+  int fd_ = -1;
+};
+
+/// An error when `output` names the same file as one of `inputs` (missing
+/// files and empty names are fine); `what` names the output's flag.
+llvm::Error refuseOverwritingInput(const std::string &output,
+                                   llvm::ArrayRef<std::string> inputs,
+                                   llvm::StringRef what);
+
+} // namespace tlm::io
+
+#endif // TLM_IO_FILEIO_H
