@@ -115,10 +115,10 @@ Gpt2Tokenizer::load(const std::string &dir) {
   auto readPart = [&](llvm::StringRef path) -> llvm::Expected<std::string> {
     llvm::Expected<std::string> data = readRegularFile(path.str(), 256 << 20);
     if (!data)
-      return llvm::createStringError("tokenizer: " +
-                                     llvm::toString(data.takeError()) +
-                                     " (a GPT-2 tokenizer folder needs "
-                                     "vocab.json and merges.txt)");
+      return llvm::createStringError(
+          "tokenizer: " + llvm::toString(data.takeError()) +
+          " (a GPT-2 tokenizer folder needs "
+          "vocab.json and merges.txt)");
     return data;
   };
   llvm::Expected<std::string> vocabText = readPart(vocabPath);

@@ -112,8 +112,8 @@ llvm::Expected<Config> importLlama2c(const std::string &modelPath,
   llvm::sys::path::append(configPath, "config.json");
   llvm::sys::path::append(weightsPath, "weights.safetensors");
   for (llvm::StringRef output : {configPath.str(), weightsPath.str()})
-    if (llvm::Error err = io::refuseOverwritingInput(
-            output.str(), {modelPath}, "import-llama2c: output"))
+    if (llvm::Error err = io::refuseOverwritingInput(output.str(), {modelPath},
+                                                     "import-llama2c: output"))
       return std::move(err);
   if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
     return fail("cannot create " + outDir + ": " + ec.message());

@@ -1,6 +1,7 @@
 //===- Jit.cpp - compile a tlm module and call its entry points -----------===//
 
 #include "lib/runtime/Jit.h"
+#include "lib/runtime/Artifact.h"
 #include "lib/runtime/CompileCache.h"
 #include "lib/runtime/CudaRuntime.h"
 #include "lib/runtime/HostTarget.h"
@@ -250,6 +251,10 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
   codegen.outlineLoopSize = options.outlineLoopSize;
   if (objectPath)
     codegen.objectPath = objectPath;
+  // An artifact is a shared library: position-independent code.
+  bool artifact = !cuda && !options.artifactPath.empty();
+  if (artifact)
+    jtmb->setRelocationModel(llvm::Reloc::PIC_);
 
   // The CPU code from the cache when an entry for exactly this compile is
   // there (not when the code is dumped or the IR printed: those want the
@@ -257,7 +262,8 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
   std::optional<CompileCache> cache;
   std::string cacheKey;
   std::vector<Bytes> objects;
-  if (!cuda && !options.cacheDir.empty() && !objectPath && !options.printIR) {
+  if (!cuda && !artifact && !options.cacheDir.empty() && !objectPath &&
+      !options.printIR) {
     cache.emplace(options.cacheDir);
     cacheKey = cpuCacheKey(*module, pm, *jtmb, codegen);
     if (std::optional<std::vector<Bytes>> hit = cache->load(cacheKey)) {
@@ -311,18 +317,34 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
       if (cache)
         llvm::consumeError(cache->store(cacheKey, objects));
     }
-    auto code = CpuCode::load(objects, *jtmb, libs);
-    if (!code)
-      return llvm::createStringError("JIT compilation failed: " +
-                                     llvm::toString(code.takeError()));
-    jit->cpu_ = std::move(*code);
+    if (artifact) {
+      ArtifactManifest manifest = jit->manifestOf(*jtmb, options);
+      // Our own memrefCopy (lib/runtime/abi), not MLIR's runner utilities.
+      std::vector<std::string> artifactLibs = {TLM_ABI_LIBRARY};
+      if (openmp)
+        artifactLibs.push_back(TLM_LIBOMP);
+      if (llvm::Error err = linkArtifact(objects, manifest, *jtmb, artifactLibs,
+                                         options.artifactPath))
+        return std::move(err);
+      auto loaded = LoadedArtifact::load(options.artifactPath);
+      if (!loaded)
+        return loaded.takeError();
+      jit->artifact_ = std::move(*loaded);
+    } else {
+      auto code = CpuCode::load(objects, *jtmb, libs);
+      if (!code)
+        return llvm::createStringError("JIT compilation failed: " +
+                                       llvm::toString(code.takeError()));
+      jit->cpu_ = std::move(*code);
+    }
     jit->compileThreads_ = codegen.objectPath.empty() ? codegen.threads : 1;
   }
   // Compiled (and linked) on lookup: resolve every entry now, so compile
   // time is paid (and measured) here rather than in the first call.
   for (auto &[name, sig] : jit->signatures_) {
-    auto fn =
-        cuda ? jit->engine_->lookupPacked(name) : jit->cpu_->lookupPacked(name);
+    auto fn = cuda             ? jit->engine_->lookupPacked(name)
+              : jit->artifact_ ? jit->artifact_->lookupPacked(name)
+                               : jit->cpu_->lookupPacked(name);
     if (!fn)
       return llvm::createStringError(
           "JIT compilation of '" + name +
@@ -341,18 +363,88 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
   jit->codegenMs_ = msSince(start);
   if (objectPath && cuda)
     jit->engine_->dumpToObjectFile(objectPath);
-  if (openmp) {
-    using SetThreads = void (*)(int);
-    auto set = reinterpret_cast<SetThreads>(
-        llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
-            "omp_set_num_threads"));
-    if (!set)
-      return llvm::createStringError(
-          "libomp (" TLM_LIBOMP ") did not load: cannot run on " +
-          std::to_string(options.threads) + " threads");
-    // Process-wide: every Jit in this process runs on the last count set.
-    set(options.threads);
+  if (openmp)
+    if (llvm::Error err = jit->setOpenMPThreads(options.threads))
+      return std::move(err);
+  return jit;
+}
+
+const ArtifactManifest *Jit::artifactManifest() const {
+  return artifact_ ? &artifact_->manifest() : nullptr;
+}
+
+llvm::Error Jit::setOpenMPThreads(int threads) {
+  using SetThreads = void (*)(int);
+  // An artifact's libomp is its own dependency, loaded with it.
+  void *symbol = artifact_
+                     ? artifact_->lookup("omp_set_num_threads")
+                     : llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
+                           "omp_set_num_threads");
+  if (!symbol)
+    return llvm::createStringError("libomp (" TLM_LIBOMP
+                                   ") did not load: cannot run on " +
+                                   std::to_string(threads) + " threads");
+  // Process-wide: every Jit in this process runs on the last count set.
+  reinterpret_cast<SetThreads>(symbol)(threads);
+  return llvm::Error::success();
+}
+
+ArtifactManifest
+Jit::manifestOf(const llvm::orc::JITTargetMachineBuilder &machine,
+                const JitOptions &options) const {
+  ArtifactManifest m;
+  m.compiler = compilerIdentity();
+  m.triple = machine.getTargetTriple().str();
+  m.cpu = machine.getCPU();
+  m.features = machine.getFeatures().getString();
+  m.threads = options.threads;
+  m.model = options.artifactModel;
+  for (const auto &[name, sig] : signatures_) {
+    ArtifactEntry entry;
+    entry.name = name;
+    entry.numInputs = sig.numInputs;
+    for (const std::vector<int64_t> &shape : sig.shapes) {
+      std::vector<int64_t> dims;
+      for (int64_t d : shape)
+        dims.push_back(ShapedType::isDynamic(d) ? -1 : d);
+      entry.shapes.push_back(std::move(dims));
+    }
+    m.entries.push_back(std::move(entry));
   }
+  return m;
+}
+
+llvm::Expected<std::unique_ptr<Jit>>
+Jit::loadArtifact(const std::string &path) {
+  auto start = std::chrono::steady_clock::now();
+  auto loaded = LoadedArtifact::load(path);
+  if (!loaded)
+    return loaded.takeError();
+  std::unique_ptr<Jit> jit(new Jit());
+  jit->artifact_ = std::move(*loaded);
+  const ArtifactManifest &m = jit->artifact_->manifest();
+  for (const ArtifactEntry &entry : m.entries) {
+    Signature sig;
+    sig.numInputs = entry.numInputs;
+    for (const std::vector<int64_t> &shape : entry.shapes) {
+      std::vector<int64_t> dims;
+      for (int64_t d : shape)
+        dims.push_back(d < 0 ? ShapedType::kDynamic : d);
+      sig.shapes.push_back(std::move(dims));
+    }
+    auto fn = jit->artifact_->lookupPacked(entry.name);
+    if (!fn)
+      return fn.takeError();
+    sig.packed = *fn;
+    jit->signatures_[entry.name] = std::move(sig);
+  }
+  if (m.threads > 1) {
+    if (!std::getenv("OMP_WAIT_POLICY"))
+      ::setenv("KMP_BLOCKTIME", "1", /*overwrite=*/0);
+    if (llvm::Error err = jit->setOpenMPThreads(m.threads))
+      return std::move(err);
+  }
+  jit->codegenMs_ = msSince(start);
   return jit;
 }
 

@@ -11,6 +11,7 @@
 #ifndef TLM_RUNTIME_JIT_H
 #define TLM_RUNTIME_JIT_H
 
+#include "lib/runtime/Artifact.h"
 #include "lib/runtime/CpuCodegen.h"
 #include "passes/pipelines/CpuSwitches.h"
 
@@ -86,6 +87,11 @@ struct JitOptions {
 #else
   bool verifyEachPass = true;
 #endif
+  /// When set, the CPU code is linked into a shared library there (an
+  /// ahead-of-time artifact, Artifact.h) and this Jit runs that library;
+  /// `artifactModel` is the model's config (JSON) the artifact records.
+  std::string artifactPath;
+  std::string artifactModel;
   /// A folder for compiled CPU code (CompileCache.h): a compile whose
   /// every input matches a stored one links that code instead. Empty: no
   /// cache (tlm-run passes defaultCacheDir()).
@@ -104,6 +110,13 @@ public:
   static llvm::Expected<std::unique_ptr<Jit>>
   compile(mlir::OwningOpRef<mlir::ModuleOp> module,
           const JitOptions &options = {});
+
+  /// Loads an artifact written with JitOptions::artifactPath; it runs on
+  /// the threads it was compiled for.
+  static llvm::Expected<std::unique_ptr<Jit>>
+  loadArtifact(const std::string &path);
+  /// The manifest of the artifact this Jit runs, or null.
+  const ArtifactManifest *artifactManifest() const;
 
   /// Calls `entry` with `args` = inputs followed by outputs. Ranks and static
   /// sizes are checked against the entry's signature; a mismatch is an
@@ -140,6 +153,11 @@ private:
   /// constructors, which load the kernels), or the CPU code.
   std::unique_ptr<mlir::ExecutionEngine> engine_;
   std::unique_ptr<CpuCode> cpu_;
+  std::unique_ptr<LoadedArtifact> artifact_;
+  /// Sets libomp's thread count (from the artifact's libomp, if any).
+  llvm::Error setOpenMPThreads(int threads);
+  ArtifactManifest manifestOf(const llvm::orc::JITTargetMachineBuilder &machine,
+                              const JitOptions &options) const;
   std::map<std::string, Signature, std::less<>> signatures_;
   double pipelineMs_ = 0, codegenMs_ = 0;
   unsigned optLevel_ = 3;

@@ -3,6 +3,7 @@
 #include "lib/runtime/Session.h"
 
 #include "lib/model/Builder.h"
+#include "lib/model/ConfigJson.h"
 #include "lib/runtime/CpuCodegen.h"
 
 #include <malloc.h>
@@ -85,6 +86,19 @@ Session::compile(const model::Config &config, const SessionOptions &options) {
                                      " bytes of the KV cache");
   }
 
+  if (!options.artifact.empty()) {
+    // The artifact's code, for the model it was compiled for.
+    auto jit = Jit::loadArtifact(options.artifact);
+    if (!jit)
+      return jit.takeError();
+    const ArtifactManifest *m = (*jit)->artifactManifest();
+    if (m->model != model::configToJson(config))
+      return llvm::createStringError(
+          "artifact: " + options.artifact +
+          ": was compiled for another model than this config");
+    s->jit_ = std::move(*jit);
+    return s;
+  }
   {
     // Only the compiler needs the context: the machine code does not refer
     // to its uniqued types and attributes.
@@ -97,6 +111,7 @@ Session::compile(const model::Config &config, const SessionOptions &options) {
     model::addGenerationFunctions(*module, config);
     JitOptions jitOptions = options.jit;
     jitOptions.weightBytes = model::parameterCount(config) * sizeof(float);
+    jitOptions.artifactModel = model::configToJson(config);
     auto jit = Jit::compile(std::move(module), jitOptions);
     if (!jit)
       return jit.takeError();

@@ -27,6 +27,10 @@ struct SessionOptions {
   JitOptions jit;
   /// The CPU KV cache on huge pages (io::LargeBuffer).
   bool hugePages = true;
+  /// Run this ahead-of-time artifact (JitOptions::artifactPath wrote it)
+  /// instead of compiling: it must hold the same model, and runs on the
+  /// threads it was compiled for.
+  std::string artifact;
 };
 
 class Session {

@@ -59,8 +59,8 @@ TEST(CompileCache, DamagedEntriesAreAbsent) {
     writeFile(path, whole.substr(0, cut));
     EXPECT_FALSE(cache.load("key").has_value()) << "cut at " << cut;
   }
-  for (size_t at : {size_t(0), size_t(20), whole.size() / 2,
-                    whole.size() - 1}) {
+  for (size_t at :
+       {size_t(0), size_t(20), whole.size() / 2, whole.size() - 1}) {
     std::string changed = whole;
     changed[at] ^= 1;
     writeFile(path, changed);

@@ -58,6 +58,16 @@ double currentRssMb() {
 }
 
 llvm::Expected<model::Config> loadConfig(const Options &o) {
+  if (o.config.empty() && !o.artifact.empty()) {
+    // An artifact records the config it was compiled for.
+    auto manifest = runtime::readArtifactManifest(o.artifact);
+    if (!manifest)
+      return asUserError(manifest.takeError());
+    auto config = model::parseConfig(manifest->model);
+    if (!config)
+      return asUserError(config.takeError());
+    return config;
+  }
   if (o.config.empty())
     return userError("--config is required");
   auto config = model::loadConfig(o.config);
@@ -122,8 +132,6 @@ llvm::Expected<model::Weights> loadWeights(const Options &o,
   return w;
 }
 
-namespace {
-
 llvm::Expected<std::unique_ptr<runtime::Session>>
 makeSession(const Options &o, const model::Config &c, int64_t batch) {
   auto jit = jitOptions(o, c);
@@ -136,7 +144,17 @@ makeSession(const Options &o, const model::Config &c, int64_t batch) {
   std::string shortfall = runtime::Session::memoryShortfall(c, batch);
   if (!shortfall.empty())
     return userError(shortfall);
-  auto s = runtime::Session::compile(c, {batch, *jit, *huge});
+  runtime::SessionOptions options{batch, *jit, *huge};
+  options.artifact = o.artifact;
+  auto s = runtime::Session::compile(c, options);
+  if (!s && !o.artifact.empty())
+    return asUserError(s.takeError());
+  if (s && !o.artifact.empty() && o.threadsGiven &&
+      (*s)->jit().artifactManifest()->threads != o.threads)
+    return userError("--threads " + llvm::Twine(o.threads) + ": " + o.artifact +
+                     " was compiled for " +
+                     llvm::Twine((*s)->jit().artifactManifest()->threads) +
+                     " threads");
   if (!s) {
     // A GPU setup problem (no libdevice, kernels the driver rejects) makes
     // the target unavailable; anything else is a compiler failure.
@@ -154,8 +172,6 @@ makeSession(const Options &o, const model::Config &c, int64_t batch) {
   }
   return s;
 }
-
-} // namespace
 
 /// "1 2 3" or "1,2,3".
 llvm::Expected<std::vector<int64_t>> parseIds(llvm::StringRef flag,

@@ -4,6 +4,7 @@
 
 #include "lib/model/Weights.h"
 #include "lib/runtime/Jit.h"
+#include "lib/runtime/Session.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
@@ -100,6 +101,11 @@ struct Options {
   cl::opt<std::string> disable{
       "disable", cl::init(""),
       cl::desc(disableHelp().c_str())};
+  cl::opt<std::string> artifact{
+      "artifact",
+      cl::desc("run this compiled model (tlm-run compile) instead of "
+               "compiling; --config is then optional"),
+      cl::value_desc("model.so")};
   cl::opt<std::string> cacheDir{
       "cache-dir",
       cl::desc("compiled code kept between runs here (default: "
@@ -164,6 +170,10 @@ llvm::Expected<model::Config> loadConfig(const Options &o);
 /// `auto` values depend on the model's size.
 llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
                                                const model::Config &c);
+/// A session for `c` per the flags: compiled, from the cache, or loaded
+/// from --artifact; errors carry tlm-run's exit codes.
+llvm::Expected<std::unique_ptr<runtime::Session>>
+makeSession(const Options &o, const model::Config &c, int64_t batch);
 llvm::Expected<model::Weights> loadWeights(const Options &o,
                                            const model::Config &c);
 /// "1 2 3" or "1,2,3" into ids; errors name `flag`.
@@ -184,6 +194,8 @@ llvm::Error runInit(const Options &o);
 llvm::Error runDetokenize(const Options &o);
 /// Lists the switches of --disable, one per line: name, tab, help.
 llvm::Error runSwitches(const Options &o);
+/// Writes an ahead-of-time artifact (a shared library) for --config.
+llvm::Error runCompile(const Options &o);
 
 } // namespace tlm::cli
 

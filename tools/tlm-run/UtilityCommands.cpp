@@ -7,9 +7,9 @@
 #include "tools/tlm-run/Options.h"
 
 #include "lib/io/FileIO.h"
-#include "lib/model/Llama2c.h"
 #include "lib/io/SafeTensors.h"
 #include "lib/io/Tokenizer.h"
+#include "lib/model/Llama2c.h"
 #include "lib/model/Weights.h"
 
 #include "llvm/Support/Format.h"

@@ -1,0 +1,55 @@
+//===- CompileCommand.cpp - tlm-run compile
+//--------------------------------===//
+//
+// Writes an ahead-of-time artifact: the same pipelines and code generation
+// as the JIT, the objects linked into a shared library that the model
+// commands run with --artifact (lib/runtime/Artifact.h, docs/artifacts.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/tlm-run/Options.h"
+
+#include "lib/io/FileIO.h"
+#include "lib/model/Config.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace tlm::cli {
+
+llvm::Error runCompile(const Options &o) {
+  if (o.output.empty())
+    return userError("--output is required (the artifact to write, e.g. "
+                     "model.so)");
+  if (o.target != "cpu")
+    return userError("compile: --target " + o.target +
+                     " artifacts are not supported yet (cpu only)");
+  if (llvm::Error err =
+          io::refuseOverwritingInput(o.output, {o.config}, "--output"))
+    return asUserError(std::move(err));
+  auto config = loadConfig(o);
+  if (!config)
+    return config.takeError();
+  // The same compile as every model command's; with an artifact path the
+  // code is linked there (and loaded back, as a check).
+  auto jit = jitOptions(o, *config);
+  if (!jit)
+    return jit.takeError();
+  jit->artifactPath = o.output;
+  jit->cacheDir.clear();
+  auto session = runtime::Session::compile(
+      *config, {/*batch=*/1, *jit, /*hugePages=*/false});
+  if (!session)
+    return llvm::make_error<ExitError>(
+        2, "compilation failed: " + llvm::toString(session.takeError()));
+  uint64_t bytes = 0;
+  llvm::sys::fs::file_size(o.output, bytes);
+  const runtime::ArtifactManifest *m = (*session)->jit().artifactManifest();
+  llvm::outs() << "wrote " << o.output << " (" << bytes / 1024 << " KiB, "
+               << m->entries.size() << " entries, " << m->threads
+               << (m->threads == 1 ? " thread, " : " threads, ") << m->cpu
+               << ")\n";
+  return llvm::Error::success();
+}
+
+} // namespace tlm::cli
