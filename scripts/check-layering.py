@@ -25,6 +25,8 @@ ALLOWED = {
     "lib/model": ["dialect", "lib/io"],
     "lib/runtime": ["dialect", "passes/cpu", "passes/pipelines", "lib/io",
                     "lib/model"],
+    "include/tlm": [],
+    "lib/capi": ["include/tlm", "lib/io", "lib/model", "lib/runtime"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

@@ -1,0 +1,124 @@
+//===- CApiTest.cpp - include/tlm/tlm.h on a compiled artifact ------------===//
+
+#include "include/tlm/tlm.h"
+
+#include "lib/model/ConfigJson.h"
+#include "lib/model/Weights.h"
+#include "lib/runtime/Session.h"
+
+#include "llvm/Support/FileSystem.h"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+using namespace tlm;
+
+namespace {
+
+model::Config smallConfig() {
+  auto c = model::parseConfig(R"({"vocab_size": 48, "context_length": 16,
+      "d_model": 32, "num_layers": 2, "num_heads": 2, "d_ff": 64,
+      "rope_theta": 10000.0})");
+  EXPECT_TRUE(bool(c)) << llvm::toString(c.takeError());
+  return *c;
+}
+
+/// A fresh artifact of smallConfig() on one thread.
+std::string compileArtifact() {
+  llvm::SmallString<128> path;
+  EXPECT_FALSE(llvm::sys::fs::createTemporaryFile("tlm-capi", "so", path));
+  runtime::SessionOptions options;
+  options.jit.artifactPath = path.str().str();
+  auto s = runtime::Session::compile(smallConfig(), options);
+  EXPECT_TRUE(bool(s)) << llvm::toString(s.takeError());
+  return path.str().str();
+}
+
+TEST(CApi, SeededAndCallerWeightsGiveTheSameLogits) {
+  std::string path = compileArtifact();
+  tlm_model *model = nullptr;
+  ASSERT_EQ(tlm_model_load(path.c_str(), &model), TLM_OK) << tlm_last_error();
+  EXPECT_EQ(tlm_model_vocab_size(model), 48);
+  EXPECT_EQ(tlm_model_context_length(model), 16);
+  EXPECT_EQ(tlm_model_threads(model), 1);
+  EXPECT_EQ(std::string(tlm_model_config(model)),
+            model::configToJson(smallConfig()));
+
+  tlm_weights *seeded = nullptr;
+  ASSERT_EQ(tlm_weights_from_seed(model, 7, &seeded), TLM_OK);
+  // The same tensors, owned by the caller and passed in place.
+  auto own = model::Weights::init(smallConfig(), 7, model::InitScheme::Module);
+  ASSERT_TRUE(bool(own));
+  ASSERT_EQ(tlm_model_num_weights(model), own->pointers().size());
+  tlm_weights *borrowed = nullptr;
+  ASSERT_EQ(tlm_weights_from_memory(model, own->pointers().data(),
+                                    own->pointers().size(), &borrowed),
+            TLM_OK);
+
+  std::vector<int64_t> ids = {1, 5, 9, 2};
+  std::vector<float> a(ids.size() * 48), b(ids.size() * 48);
+  tlm_session *sa = nullptr, *sb = nullptr;
+  ASSERT_EQ(tlm_session_create(model, seeded, 1, &sa), TLM_OK)
+      << tlm_last_error();
+  ASSERT_EQ(tlm_session_create(model, borrowed, 1, &sb), TLM_OK);
+  ASSERT_EQ(tlm_session_prefill(sa, ids.data(), ids.size(), a.data()), TLM_OK);
+  ASSERT_EQ(tlm_session_prefill(sb, ids.data(), ids.size(), b.data()), TLM_OK);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(tlm_session_position(sa), 4);
+  // The last row of prefill is what decode writes.
+  tlm_session_reset(sa);
+  std::vector<float> last(48);
+  ASSERT_EQ(tlm_session_decode(sa, ids.data(), ids.size(), last.data()),
+            TLM_OK);
+  EXPECT_EQ(last, std::vector<float>(a.end() - 48, a.end()));
+
+  tlm_session_free(sa);
+  tlm_session_free(sb);
+  tlm_weights_free(seeded);
+  tlm_weights_free(borrowed);
+  tlm_model_free(model);
+  llvm::sys::fs::remove(path);
+}
+
+TEST(CApi, MistakesAreStatusesWithMessages) {
+  tlm_model *model = nullptr;
+  EXPECT_EQ(tlm_model_load(nullptr, &model), TLM_ERROR_ARGUMENT);
+  EXPECT_NE(std::string(tlm_last_error()).find("null"), std::string::npos);
+  EXPECT_EQ(tlm_model_load("/no/such/model.so", &model), TLM_ERROR_FILE);
+  EXPECT_NE(std::string(tlm_last_error()).find("/no/such/model.so"),
+            std::string::npos);
+  EXPECT_EQ(model, nullptr);
+
+  std::string path = compileArtifact();
+  ASSERT_EQ(tlm_model_load(path.c_str(), &model), TLM_OK);
+  const float *none[1] = {nullptr};
+  tlm_weights *w = nullptr;
+  EXPECT_EQ(tlm_weights_from_memory(model, none, 1, &w), TLM_ERROR_MISMATCH);
+  EXPECT_NE(std::string(tlm_last_error()).find("takes"), std::string::npos);
+  ASSERT_EQ(tlm_weights_from_seed(model, 0, &w), TLM_OK);
+  tlm_session *s = nullptr;
+  EXPECT_EQ(tlm_session_create(model, w, 0, &s), TLM_ERROR_ARGUMENT);
+  ASSERT_EQ(tlm_session_create(model, w, 1, &s), TLM_OK);
+  std::vector<float> logits(48);
+  int64_t bad = 48;
+  EXPECT_EQ(tlm_session_decode(s, &bad, 1, logits.data()), TLM_ERROR_ARGUMENT);
+  EXPECT_NE(std::string(tlm_last_error()).find("out of range"),
+            std::string::npos);
+  std::vector<int64_t> many(17, 1);
+  std::vector<float> more(17 * 48);
+  EXPECT_EQ(tlm_session_prefill(s, many.data(), 17, more.data()),
+            TLM_ERROR_ARGUMENT);
+  EXPECT_NE(std::string(tlm_last_error()).find("context_length"),
+            std::string::npos);
+  tlm_sampler *sampler = nullptr;
+  EXPECT_EQ(tlm_sampler_create(-1.0, 1.0, 0, &sampler), TLM_ERROR_ARGUMENT);
+  EXPECT_EQ(tlm_sampler_sample(nullptr, logits.data(), 48), -1);
+  tlm_session_free(s);
+  tlm_weights_free(w);
+  tlm_model_free(model);
+  llvm::sys::fs::remove(path);
+}
+
+} // namespace
