@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -140,6 +141,11 @@ llvm::Expected<Config> parseConfig(llvm::StringRef text) {
         return "must be a number";
       if (!(v.get<double>() > 0))
         return "must be > 0";
+      // The compiled code computes in f32: a value that rounds to 0 or
+      // overflows there would silently change the model.
+      float f = static_cast<float>(v.get<double>());
+      if (!(f > 0) || !std::isfinite(f) || !std::isnormal(f))
+        return "is not a normal f32 number (the model computes in f32)";
       field = v.get<double>();
       return "";
     };
@@ -242,9 +248,11 @@ std::string configToJson(const Config &c) {
      << "  \"num_layers\": " << c.numLayers << ",\n"
      << "  \"num_heads\": " << c.numHeads << ",\n"
      << "  \"num_kv_heads\": " << c.kvHeads() << ",\n"
-     << "  \"d_ff\": " << c.dFF << ",\n"
-     << "  \"rope_theta\": " << c.ropeTheta << ",\n"
-     << "  \"rms_norm_eps\": " << c.rmsNormEps << ",\n"
+     << "  \"d_ff\": " << c.dFF
+     << ",\n"
+     // Shortest digits that read back as the same double.
+     << "  \"rope_theta\": " << json(c.ropeTheta).dump() << ",\n"
+     << "  \"rms_norm_eps\": " << json(c.rmsNormEps).dump() << ",\n"
      << "  \"use_rmsnorm\": " << (c.useRMSNorm ? "true" : "false") << ",\n"
      << "  \"norm_position\": \"" << (c.postNorm ? "post" : "pre") << "\",\n"
      << "  \"use_rope\": " << (c.useRope ? "true" : "false") << ",\n"

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -245,6 +246,54 @@ struct Run {
   double compileMs = 0;
 };
 
+/// The signal (SIGINT, SIGTERM) that asked generation to stop, or 0.
+volatile std::sig_atomic_t stopRequested = 0;
+extern "C" void requestStop(int signal) { stopRequested = signal; }
+
+/// While alive, SIGINT and SIGTERM end generation after the token being
+/// printed instead of killing the process mid-write.
+struct StopOnSignal {
+  struct sigaction oldInt, oldTerm;
+  StopOnSignal() {
+    struct sigaction sa = {};
+    sa.sa_handler = requestStop;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &oldInt);
+    sigaction(SIGTERM, &sa, &oldTerm);
+  }
+  ~StopOnSignal() {
+    sigaction(SIGINT, &oldInt, nullptr);
+    sigaction(SIGTERM, &oldTerm, nullptr);
+  }
+};
+
+/// An error when `logits` (rows of `vocab`) hold NaN or Inf: the weights'
+/// fault (it names the first weight that is not finite) or an overflow.
+llvm::Error checkFinite(const Run &run, const float *logits, int64_t count) {
+  int64_t vocab = run.config.vocabSize;
+  int64_t bad = 0;
+  while (bad < count && std::isfinite(logits[bad]))
+    ++bad;
+  if (bad == count)
+    return llvm::Error::success();
+  std::string where = "logit " + std::to_string(bad % vocab) + " of row " +
+                      std::to_string(bad / vocab);
+  // Only on this path: a scan of every weight.
+  std::vector<model::WeightSpec> specs = model::weightSpecs(run.config);
+  const std::vector<const float *> &w = run.weights.pointers();
+  for (size_t i = 0; i < specs.size(); ++i) {
+    int64_t n = specs[i].numElements();
+    for (int64_t j = 0; j < n; ++j)
+      if (!std::isfinite(w[i][j]))
+        return userError("the logits are not finite (" + where + "): weight '" +
+                         specs[i].name + "' holds " +
+                         (std::isnan(w[i][j]) ? "NaN" : "Inf") +
+                         " at element " + std::to_string(j));
+  }
+  return userError("the logits are not finite (" + where +
+                   "): the weights are finite, so the model overflows f32");
+}
+
 llvm::Expected<Run> setUp(const Options &o, int64_t batch) {
   if (llvm::Error err = checkRunFlags(o))
     return std::move(err);
@@ -293,6 +342,8 @@ llvm::Error runForward(const Options &o) {
   if (llvm::Error err =
           run->session->step(tokens->ids.data(), tokens->seq, logits.data()))
     return asUserError(std::move(err));
+  if (llvm::Error err = checkFinite(*run, logits.data(), logits.size()))
+    return err;
   if (!o.output.empty())
     return asUserError(
         io::writeSafeTensors(o.output, {{"logits",
@@ -319,8 +370,8 @@ llvm::Error runGenerate(const Options &o) {
     return userError("--prompt needs --tokenizer");
   if (o.maxNewTokens < 0)
     return userError("--max-new-tokens must be >= 0");
-  if (o.temperature < 0)
-    return userError("--temperature must be >= 0");
+  if (!(o.temperature >= 0) || !std::isfinite(o.temperature))
+    return userError("--temperature must be a finite number >= 0");
   if (!(o.topP > 0 && o.topP <= 1))
     return userError("--top-p must be in (0, 1]");
   auto config = loadConfig(o);
@@ -364,6 +415,8 @@ llvm::Error runGenerate(const Options &o) {
   if (llvm::Error err =
           s.stepLast(prompt.ids.data(), prompt.seq, logits.data()))
     return asUserError(std::move(err));
+  if (llvm::Error err = checkFinite(*run, logits.data(), vocab))
+    return err;
   int64_t next = sampler.sample(logits.data(), vocab);
   int generated = 0;
   auto decodeStart = Clock::now();
@@ -371,7 +424,21 @@ llvm::Error runGenerate(const Options &o) {
   std::optional<io::StreamDecoder> stream;
   if (tokenizer)
     stream.emplace(*tokenizer, prompt.ids.back());
+  StopOnSignal stopOnSignal;
   for (; generated < o.maxNewTokens; ++generated) {
+    if (stopRequested) {
+      llvm::outs() << "\n";
+      llvm::outs().flush();
+      int signal = stopRequested;
+      return llvm::make_error<ExitError>(
+          128 + signal, std::string("interrupted by ") +
+                            (signal == SIGINT ? "SIGINT" : "SIGTERM") +
+                            " after " + std::to_string(generated) +
+                            " new tokens");
+    }
+    // A reader that went away (a closed pipe): nothing more to say.
+    if (llvm::outs().has_error())
+      return llvm::Error::success();
     if (stream) {
       if (next == tokenizer->eos())
         break;
@@ -394,6 +461,10 @@ llvm::Error runGenerate(const Options &o) {
     }
     if (llvm::Error err = s.stepLast(&next, 1, logits.data()))
       return asUserError(std::move(err));
+    if (llvm::Error err = checkFinite(*run, logits.data(), vocab)) {
+      llvm::outs() << "\n";
+      return err;
+    }
     next = sampler.sample(logits.data(), vocab);
   }
   if (stream)
@@ -538,6 +609,8 @@ llvm::Error runEval(const Options &o) {
   if (llvm::Error err =
           run->session->step(tokens->ids.data(), seq, logits.data()))
     return asUserError(std::move(err));
+  if (llvm::Error err = checkFinite(*run, logits.data(), logits.size()))
+    return err;
   double mean = runtime::meanNextTokenCrossEntropy(
       logits.data(), tokens->ids.data(), tokens->batch, seq, vocab);
   int64_t count = tokens->batch * (seq - 1);

@@ -22,6 +22,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <csignal>
+#include <cstdlib>
 #include <map>
 #include <sched.h>
 #include <set>
@@ -256,6 +257,9 @@ int main(int argc, char **argv) {
   // A write past the file-size limit fails with EFBIG and is reported like
   // any write error, instead of killing the process.
   std::signal(SIGXFSZ, SIG_IGN);
+  // A closed stdout (`| head`) is a write error the commands see, not a
+  // signal that kills the process.
+  std::signal(SIGPIPE, SIG_IGN);
   if (argc < 2)
     return usage(llvm::errs());
   std::string name = argv[1];
@@ -278,5 +282,13 @@ int main(int argc, char **argv) {
   mlir::registerDefaultTimingManagerCLOptions();
   if (llvm::Error err = parseFlags(argc, argv, name, it->second, options))
     return report(std::move(err));
-  return report(it->second.run(options));
+  int code = report(it->second.run(options));
+  llvm::outs().flush();
+  // Output lost to a reader that went away ends quietly: raw_ostream would
+  // report it as a fatal error when it flushes at exit, so leave without.
+  if (llvm::outs().has_error()) {
+    llvm::outs().clear_error();
+    std::_Exit(code);
+  }
+  return code;
 }
