@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/common/OptionChecks.h"
 #include "passes/cpu/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -269,6 +270,10 @@ struct TlmSerializeSmallParallel
   using Base::Base;
 
   void runOnOperation() override {
+    if (failed(tlm::checkOptions(getOperation(), "tlm-serialize-small-parallel",
+                                 {{"min-work", minWork, 0},
+                                  {"max-versioned-ops", maxVersionedOps, 0}})))
+      return signalPassFailure();
     SmallVector<scf::ParallelOp> roots;
     getOperation().walk([&](scf::ParallelOp op) {
       if (!op->getParentOfType<scf::ParallelOp>())

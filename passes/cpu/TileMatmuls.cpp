@@ -10,10 +10,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/common/OptionChecks.h"
+#include "passes/common/Projection.h"
 #include "passes/cpu/PackedProjection.h"
 #include "passes/cpu/PairedProjection.h"
 #include "passes/cpu/Passes.h"
-#include "passes/common/Projection.h"
 #include "passes/cpu/Strategy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -376,6 +377,24 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
   }
 
   void runOnOperation() override {
+    if (failed(tlm::checkOptions(getOperation(), "tlm-tile-matmuls",
+                                 {{"lanes", lanes, 1},
+                                  {"pack-cols", packCols, 1},
+                                  {"pack-rows", packRows, 1},
+                                  {"gemv-columns", gemvColumns, 1},
+                                  {"row-tile", rowTile, 1},
+                                  {"col-tile", colTile, 1},
+                                  {"col-panel", colPanel, 0},
+                                  {"x-tile-bytes", xTileBytes, 1},
+                                  {"threads", threads, 1}})))
+      return signalPassFailure();
+    if (packCols % lanes != 0) {
+      getOperation()->emitError()
+          << "tlm-tile-matmuls: pack-cols (" << static_cast<int64_t>(packCols)
+          << ") must be a multiple of lanes (" << static_cast<int64_t>(lanes)
+          << ")";
+      return signalPassFailure();
+    }
     func::FuncOp func = getOperation();
     SmallVector<std::pair<linalg::LinalgOp, tlm::ProjectionDims>> work;
     func.walk([&](linalg::LinalgOp op) {

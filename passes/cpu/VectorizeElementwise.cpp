@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/common/OptionChecks.h"
 #include "passes/cpu/Passes.h"
 #include "passes/cpu/RopeRotation.h"
 #include "passes/cpu/RowReduction.h"
@@ -93,6 +94,10 @@ struct TlmVectorizeElementwise
   }
 
   void runOnOperation() override {
+    if (failed(
+            tlm::checkOptions(getOperation(), "tlm-vectorize-elementwise",
+                              {{"lanes", lanes, 1}, {"threads", threads, 1}})))
+      return signalPassFailure();
     IRRewriter rewriter(&getContext());
     // A transpose that keeps the innermost dim in place (the new cache rows'
     // (batch, seq) swap) is an elementwise copy with permuted rows.

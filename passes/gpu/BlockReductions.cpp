@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/common/Builders.h"
+#include "passes/common/OptionChecks.h"
 #include "passes/common/Projection.h"
 #include "passes/gpu/KernelBuilders.h"
 #include "passes/gpu/Passes.h"
@@ -71,6 +72,9 @@ struct TlmGpuBlockReductions
   using Base::Base;
 
   void runOnOperation() override {
+    if (failed(tlm::checkOptions(getOperation(), "tlm-gpu-block-reductions",
+                                 {{"block-size", blockSize, 1}})))
+      return signalPassFailure();
     SmallVector<std::pair<linalg::GenericOp, RowReduction>> work;
     getOperation().walk([&](linalg::GenericOp op) {
       FailureOr<RowReduction> r = matchRowReduction(op);

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/common/OptionChecks.h"
 #include "passes/gpu/Passes.h"
 
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
@@ -29,6 +30,9 @@ struct TlmGpuMapParallelLoops
   using Base::Base;
 
   void runOnOperation() override {
+    if (failed(tlm::checkOptions(getOperation(), "tlm-gpu-map-parallel-loops",
+                                 {{"block-size", blockSize, 1}})))
+      return signalPassFailure();
     func::FuncOp func = getOperation();
     SmallVector<scf::ParallelOp> outermost;
     func.walk([&](scf::ParallelOp op) {

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/common/Builders.h"
+#include "passes/common/OptionChecks.h"
 #include "passes/common/Projection.h"
 #include "passes/gpu/KernelBuilders.h"
 #include "passes/gpu/Passes.h"
@@ -30,6 +31,9 @@ struct TlmGpuTileMatmuls
   using Base::Base;
 
   void runOnOperation() override {
+    if (failed(tlm::checkOptions(getOperation(), "tlm-gpu-tile-matmuls",
+                                 {{"tile", tile, 1}})))
+      return signalPassFailure();
     SmallVector<std::pair<linalg::LinalgOp, tlm::ProjectionDims>> work;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (!op.hasPureBufferSemantics())

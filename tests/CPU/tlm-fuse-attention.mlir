@@ -2,7 +2,9 @@
 // RUN: tlm-opt %s --split-input-file --tlm-fuse-attention=lanes=8 --canonicalize --cse | FileCheck %s --check-prefix=LANES8
 // RUN: tlm-opt %s --split-input-file --tlm-fuse-attention=threads=2 --canonicalize --cse | FileCheck %s --check-prefix=CHUNKS
 // RUN: not tlm-opt %s --tlm-fuse-attention=lanes=0 2>&1 | FileCheck %s --check-prefix=NOLANES
-// NOLANES: error: tlm-fuse-attention: lanes must be positive, got 0
+// RUN: not tlm-opt %s --tlm-fuse-attention=threads=0 2>&1 | FileCheck %s --check-prefix=NOTHREADS
+// NOTHREADS: error: tlm-fuse-attention: threads must be >= 1, got 0
+// NOLANES: error: tlm-fuse-attention: lanes must be >= 1, got 0
 
 // f32 cached attention as fused loop nests (the CPU pipeline runs this pass
 // before tlm-lower-to-linalg).

@@ -1,5 +1,8 @@
 // RUN: tlm-opt %s --split-input-file --tlm-serialize-small-parallel="min-work=1024" | FileCheck %s
 // RUN: tlm-opt %s --split-input-file --tlm-serialize-small-parallel="min-work=1024 max-versioned-ops=2" | FileCheck %s --check-prefix=NOVERSION
+// Options out of range are one diagnostic, not a crash.
+// RUN: not tlm-opt %s --split-input-file --tlm-serialize-small-parallel=min-work=-1 2>&1 | FileCheck %s --check-prefix=BADOPT
+// BADOPT: error: tlm-serialize-small-parallel: min-work must be >= 0, got -1
 
 // 16 rows of one 8-lane read and write (+ the terminator): 16 x 17
 // element operations, all static, below 1024: a for nest.

@@ -2,6 +2,14 @@
 // of gemv-columns output columns.
 // RUN: tlm-opt %s --tlm-tile-matmuls --canonicalize --cse | FileCheck %s
 // RUN: tlm-opt %s --tlm-tile-matmuls="gemv-columns=1" --canonicalize --cse | FileCheck %s --check-prefix=STREAM
+// Options out of range are one diagnostic, not a crash.
+// RUN: not tlm-opt %s --split-input-file --tlm-tile-matmuls=gemv-columns=0 2>&1 | FileCheck %s --check-prefix=BADOPT
+// BADOPT: error: tlm-tile-matmuls: gemv-columns must be >= 1, got 0
+// (tlm-tile-matmuls' other options are checked the same way.)
+// RUN: not tlm-opt %s --tlm-tile-matmuls=x-tile-bytes=0 2>&1 | FileCheck %s --check-prefix=BADXTILE
+// BADXTILE: error: tlm-tile-matmuls: x-tile-bytes must be >= 1, got 0
+// RUN: not tlm-opt %s --tlm-tile-matmuls="lanes=16 pack-cols=24" 2>&1 | FileCheck %s --check-prefix=PACKCOLS
+// PACKCOLS: error: tlm-tile-matmuls: pack-cols (24) must be a multiple of lanes (16)
 
 #xk = affine_map<(m, n, k) -> (m, k)>
 #nk = affine_map<(m, n, k) -> (n, k)>

@@ -1,5 +1,8 @@
 // RUN: tlm-opt %s --split-input-file --tlm-vectorize-elementwise --canonicalize | FileCheck %s
 // RUN: tlm-opt %s --split-input-file --tlm-vectorize-elementwise=threads=2 --canonicalize | FileCheck %s --check-prefix=THREADS
+// Options out of range are one diagnostic, not a crash.
+// RUN: not tlm-opt %s --split-input-file --tlm-vectorize-elementwise=lanes=0 2>&1 | FileCheck %s --check-prefix=BADOPT
+// BADOPT: error: tlm-vectorize-elementwise: lanes must be >= 1, got 0
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>

@@ -1,5 +1,8 @@
 // RUN: tlm-opt %s --split-input-file \
 // RUN:   --pass-pipeline='builtin.module(func.func(tlm-gpu-block-reductions{block-size=256}),canonicalize)' | FileCheck %s
+// Options out of range are one diagnostic, not a crash.
+// RUN: not tlm-opt %s --split-input-file --tlm-gpu-block-reductions=block-size=0 2>&1 | FileCheck %s --check-prefix=BADOPT
+// BADOPT: error: tlm-gpu-block-reductions: block-size must be >= 1, got 0
 
 #in = affine_map<(b, s, d) -> (b, s, d)>
 #out = affine_map<(b, s, d) -> (b, s)>

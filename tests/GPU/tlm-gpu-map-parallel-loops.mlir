@@ -2,6 +2,9 @@
 // RUN:   --pass-pipeline='builtin.module(func.func(tlm-gpu-map-parallel-loops{block-size=128}))' | FileCheck %s
 // RUN: tlm-opt %s --split-input-file --verify-diagnostics \
 // RUN:   --pass-pipeline='builtin.module(func.func(tlm-gpu-map-parallel-loops{block-size=128},convert-parallel-loops-to-gpu),canonicalize)' | FileCheck %s --check-prefix=LAUNCH
+// Options out of range are one diagnostic, not a crash.
+// RUN: not tlm-opt %s --split-input-file --tlm-gpu-map-parallel-loops=block-size=0 2>&1 | FileCheck %s --check-prefix=BADOPT
+// BADOPT: error: tlm-gpu-map-parallel-loops: block-size must be >= 1, got 0
 
 // (rows, 256): rows on block_x, the last dim tiled by 128 onto block_y and
 // thread_x; the tail guard comes from the tiling.

@@ -1,5 +1,8 @@
 // RUN: tlm-opt %s --split-input-file \
 // RUN:   --pass-pipeline='builtin.module(func.func(tlm-gpu-tile-matmuls{tile=16}),canonicalize)' | FileCheck %s
+// Options out of range are one diagnostic, not a crash.
+// RUN: not tlm-opt %s --split-input-file --tlm-gpu-tile-matmuls=tile=0 2>&1 | FileCheck %s --check-prefix=BADOPT
+// BADOPT: error: tlm-gpu-tile-matmuls: tile must be >= 1, got 0
 
 #x = affine_map<(b, s, n, k) -> (b, s, k)>
 #w = affine_map<(b, s, n, k) -> (n, k)>

@@ -10,6 +10,7 @@
 #include "dialect/TlmDialect.h"
 #include "passes/common/AttentionParts.h"
 #include "passes/common/Builders.h"
+#include "passes/common/OptionChecks.h"
 #include "passes/cpu/Passes.h"
 #include "passes/cpu/attention/FusedAttention.h"
 
@@ -33,12 +34,10 @@ struct TlmFuseAttention
   using Base::Base;
 
   void runOnOperation() override {
-    if (lanes < 1) {
-      getOperation()->emitError("tlm-fuse-attention: lanes must be positive, "
-                                "got ")
-          << static_cast<int64_t>(lanes);
+    if (failed(
+            tlm::checkOptions(getOperation(), "tlm-fuse-attention",
+                              {{"lanes", lanes, 1}, {"threads", threads, 1}})))
       return signalPassFailure();
-    }
     SmallVector<CachedAttentionOp> ops;
     getOperation()->walk([&](CachedAttentionOp op) {
       if (op.getQ().getType().getElementType().isF32())
