@@ -8,6 +8,11 @@
 
 namespace tlm::model {
 
+/// The most layers a config may have: each entry calls the block once per
+/// layer, so the compile time grows with them (1024 tiny layers took 24 s).
+/// The largest Llama-family models have 126.
+constexpr int64_t kMaxLayers = 256;
+
 /// A TransformerLM as docs/spec/config.md#config describes it; defaults are the
 /// spec's defaults.
 struct Config {

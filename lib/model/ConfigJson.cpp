@@ -226,6 +226,11 @@ llvm::Expected<Config> parseConfig(llvm::StringRef text) {
 
 llvm::Error validateConfig(const Config &c) {
   auto v = [](int64_t x) { return "(" + std::to_string(x) + ")"; };
+  if (c.numLayers > kMaxLayers)
+    return configError("num_layers " + v(c.numLayers) +
+                       " exceeds the supported maximum " +
+                       std::to_string(kMaxLayers) +
+                       " (the compile time grows with the layers)");
   if (c.dModel % c.numHeads != 0)
     return configError("d_model " + v(c.dModel) +
                        " must be divisible by num_heads " + v(c.numHeads));

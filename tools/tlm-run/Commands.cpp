@@ -63,12 +63,26 @@ llvm::Expected<model::Config> loadConfig(const Options &o) {
   return config;
 }
 
+llvm::Error checkThreads(const Options &o) {
+  if (o.threads < 1)
+    return userError("--threads must be >= 1, found " + llvm::Twine(o.threads));
+  // More threads than cores only adds forks, and libomp aborts when the
+  // system cannot start them.
+  int most = std::min(1024, 4 * o.cores);
+  if (o.threads > most)
+    return userError("--threads (" + llvm::Twine(o.threads) +
+                     ") exceeds the supported maximum " + llvm::Twine(most) +
+                     " (4 x the " + llvm::Twine(o.cores) +
+                     " cores this process may use, at most 1024)");
+  return llvm::Error::success();
+}
+
 namespace {
 
 /// Checks the flags every model-running command shares.
 llvm::Error checkRunFlags(const Options &o) {
-  if (o.threads < 1)
-    return userError("--threads must be >= 1, found " + llvm::Twine(o.threads));
+  if (llvm::Error err = checkThreads(o))
+    return err;
   if (o.target != "cpu" && o.target != "cuda")
     return userError("--target must be cpu or cuda, found '" + o.target + "'");
   if (o.target == "cuda")

@@ -21,6 +21,8 @@ llvm::Error runCompile(const Options &o) {
   if (o.output.empty())
     return userError("--output is required (the artifact to write, e.g. "
                      "model.so)");
+  if (llvm::Error err = checkThreads(o))
+    return err;
   if (o.target != "cpu")
     return userError("compile: --target " + o.target +
                      " artifacts are not supported yet (cpu only)");

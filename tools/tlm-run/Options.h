@@ -136,6 +136,8 @@ struct Options {
   /// may run on.
   int threads = 1;
   bool threadsGiven = false;
+  /// The cores this process may run on (its CPU affinity).
+  int cores = 1;
   /// Resident memory when main() started: the tool's own code and data.
   double startRssMb = 0;
 };
@@ -166,6 +168,8 @@ llvm::Error asUserError(llvm::Error err);
 
 // Shared by the commands (Commands.cpp).
 llvm::Expected<model::Config> loadConfig(const Options &o);
+/// --threads within [1, the documented maximum].
+llvm::Error checkThreads(const Options &o);
 /// The JIT's options from the compile flags (JitFlags.cpp), some of whose
 /// `auto` values depend on the model's size.
 llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,

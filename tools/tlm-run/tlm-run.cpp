@@ -275,7 +275,7 @@ int main(int argc, char **argv) {
 
   Options options;
   options.startRssMb = currentRssMb();
-  options.threads = defaultThreads();
+  options.threads = options.cores = defaultThreads();
   mlir::registerPassManagerCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerAsmPrinterCLOptions();
