@@ -22,6 +22,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <sched.h>
@@ -171,20 +172,45 @@ int defaultThreads() {
   return 1;
 }
 
+/// `message` safe to print as one line: control characters (which a config
+/// key or a file name could carry, to forge a line or move the cursor)
+/// escaped as \xNN, and at most about 1000 bytes: a long one keeps its
+/// start and its end (which names the file). An internal failure
+/// (`keepNewlines`) keeps its compiler diagnostics on lines of their own.
+std::string printable(llvm::StringRef message, bool keepNewlines) {
+  constexpr size_t kHead = 700, kTail = 300;
+  std::string out;
+  for (unsigned char c : message) {
+    if ((c < 0x20 && !(keepNewlines && c == '\n')) || c == 0x7f) {
+      char buf[5];
+      snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (out.size() > kHead + kTail)
+    out = out.substr(0, kHead) + "..." + out.substr(out.size() - kTail);
+  return out;
+}
+
 /// Prints `err` as the one `error:` line and returns its exit code (0 for
 /// success): the only place tlm-run reports a failure.
 int report(llvm::Error err) {
   int code = 0;
+  std::string message;
   llvm::handleAllErrors(
       std::move(err),
       [&](const ExitError &e) {
         code = e.code;
-        llvm::errs() << "error: " << e.message << "\n";
+        message = e.message;
       },
       [&](const llvm::ErrorInfoBase &e) {
         code = 1;
-        llvm::errs() << "error: " << e.message() << "\n";
+        message = e.message();
       });
+  if (code != 0)
+    llvm::errs() << "error: " << printable(message, code == 2) << "\n";
   return code;
 }
 
