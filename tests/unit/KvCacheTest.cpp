@@ -188,7 +188,10 @@ TEST_P(KvCache, PrefillThenDecodeMatchesForwardAndReference) {
     ptrs.push_back(t.data());
   runtime::JitOptions jit = GetParam().jit;
   jit.verifyEachPass = true;
-  auto session = runtime::Session::create(c, ptrs, {batch, jit});
+  runtime::SessionOptions options;
+  options.batch = batch;
+  options.jit = jit;
+  auto session = runtime::Session::create(c, ptrs, options);
   ASSERT_TRUE(bool(session)) << llvm::toString(session.takeError());
   runtime::Session &s = **session;
   std::printf("[kv-cache] %s: pipeline %.0f ms, codegen %.0f ms\n",

@@ -145,7 +145,10 @@ makeSession(const Options &o, const model::Config &c, int64_t batch) {
   std::string shortfall = runtime::Session::memoryShortfall(c, batch);
   if (!shortfall.empty())
     return userError(shortfall);
-  runtime::SessionOptions options{batch, *jit, *huge};
+  runtime::SessionOptions options;
+  options.batch = batch;
+  options.jit = *jit;
+  options.hugePages = *huge;
   options.artifact = o.artifact;
   auto s = runtime::Session::compile(c, options);
   if (!s && !o.artifact.empty())

@@ -39,8 +39,10 @@ llvm::Error runCompile(const Options &o) {
     return jit.takeError();
   jit->artifactPath = o.output;
   jit->cacheDir.clear();
-  auto session = runtime::Session::compile(
-      *config, {/*batch=*/1, *jit, /*hugePages=*/false});
+  runtime::SessionOptions options;
+  options.jit = *jit;
+  options.hugePages = false;
+  auto session = runtime::Session::compile(*config, options);
   if (!session)
     return llvm::make_error<ExitError>(
         2, "compilation failed: " + llvm::toString(session.takeError()));
