@@ -2,6 +2,7 @@
 
 #include "lib/io/SafeTensors.h"
 #include "lib/io/FileIO.h"
+#include "lib/io/JsonKeys.h"
 
 #include <nlohmann/json.hpp>
 
@@ -131,6 +132,10 @@ llvm::Expected<SafeTensors> SafeTensors::open(const std::string &path,
                                               /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_object())
     return fail("header is not a JSON object");
+  io::DuplicateKeyFinder dups;
+  nlohmann::json::sax_parse(header, &dups);
+  if (!dups.duplicate.empty())
+    return fail("tensor '" + dups.duplicate + "' is given twice in the header");
 
   uint64_t dataStart = 8 + headerLen, dataSize = fileSize - dataStart;
   SafeTensors result;

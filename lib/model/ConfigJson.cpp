@@ -8,6 +8,7 @@
 #include "lib/model/ConfigJson.h"
 
 #include "lib/io/FileIO.h"
+#include "lib/io/JsonKeys.h"
 
 #include <nlohmann/json.hpp>
 
@@ -28,27 +29,9 @@ llvm::Error configError(const std::string &message) {
 
 /// A SAX handler that accepts every event; the finders below override the
 /// ones they watch.
-struct AcceptAll : nlohmann::json_sax<json> {
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t &) override { return true; }
-  bool string(string_t &) override { return true; }
-  bool binary(binary_t &) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(string_t &) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t, const std::string &,
-                   const nlohmann::detail::exception &) override {
-    return false;
-  }
-};
 
 /// Records the first syntax error.
-struct ErrorFinder : AcceptAll {
+struct ErrorFinder : io::AcceptAllJson {
   size_t position = 0;
   std::string message;
   bool parse_error(std::size_t pos, const std::string &,
@@ -79,23 +62,6 @@ llvm::Error syntaxError(llvm::StringRef text) {
                      ", column " + std::to_string(column) + ": " + why);
 }
 
-/// Finds the first top-level key that appears twice (nlohmann keeps the
-/// last one silently, and a config typo must not pass).
-struct DuplicateKeyFinder : AcceptAll {
-  int depth = 0;
-  std::set<std::string> seen;
-  std::string duplicate;
-  bool start_object(std::size_t) override { return ++depth, true; }
-  bool key(string_t &k) override {
-    if (depth == 1 && !seen.insert(k).second && duplicate.empty())
-      duplicate = k;
-    return true;
-  }
-  bool end_object() override { return --depth, true; }
-  bool start_array(std::size_t) override { return ++depth, true; }
-  bool end_array() override { return --depth, true; }
-};
-
 std::string show(const json &v) { return v.dump(); }
 
 /// Sizes above this are rejected up front: every tensor must stay far from
@@ -112,7 +78,7 @@ llvm::Expected<Config> parseConfig(llvm::StringRef text) {
   if (!j.is_object())
     return configError("expected a JSON object, found " +
                        std::string(j.type_name()));
-  DuplicateKeyFinder dups;
+  io::DuplicateKeyFinder dups;
   json::sax_parse(text.str(), &dups);
   if (!dups.duplicate.empty())
     return configError("key '" + dups.duplicate + "' appears more than once");
