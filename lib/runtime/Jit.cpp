@@ -82,6 +82,15 @@ void compileWrappersQuickly(llvm::Module &m) {
       f.addFnAttr(llvm::Attribute::OptimizeNone);
     }
 }
+/// Workers that spin forever collapse when the host is busy, and workers
+/// that sleep at once pay a wake-up per loop nest (10x slower decode on tiny
+/// models, measured): spin at most 1 ms after a loop, then sleep. Must be
+/// set before libomp starts; the user's settings win.
+void boundOpenMPSpin() {
+  if (!std::getenv("OMP_WAIT_POLICY"))
+    ::setenv("KMP_BLOCKTIME", "1", /*overwrite=*/0);
+}
+
 /// Everything the CPU code depends on, as text: the compiler, the host
 /// target, the code generation options, the pass pipeline with its options
 /// and the module before lowering. Two compiles with the same key make the
@@ -234,13 +243,8 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
   bool openmp = !cuda && options.threads > 1;
   llvm::ArrayRef<std::string> libs =
       llvm::ArrayRef(runnerUtils).take_front(openmp ? 2 : 1);
-  if (openmp && !std::getenv("OMP_WAIT_POLICY")) {
-    // Workers that spin forever collapse when the host is busy, and workers
-    // that sleep at once pay a wake-up per loop nest (10x slower decode on
-    // tiny models, measured): spin at most 1 ms after a loop, then sleep.
-    // Must be set before libomp starts; the user's settings win.
-    ::setenv("KMP_BLOCKTIME", "1", /*overwrite=*/0);
-  }
+  if (openmp)
+    boundOpenMPSpin();
   // TLM_JIT_OBJECT=path writes the generated machine code there, to read
   // with objdump (the JIT's functions have no symbols for perf).
   const char *objectPath = std::getenv("TLM_JIT_OBJECT");
@@ -417,6 +421,8 @@ Jit::manifestOf(const llvm::orc::JITTargetMachineBuilder &machine,
 llvm::Expected<std::unique_ptr<Jit>>
 Jit::loadArtifact(const std::string &path) {
   auto start = std::chrono::steady_clock::now();
+  // Before the artifact brings in its libomp (it reads the setting at start).
+  boundOpenMPSpin();
   auto loaded = LoadedArtifact::load(path);
   if (!loaded)
     return loaded.takeError();
@@ -438,12 +444,9 @@ Jit::loadArtifact(const std::string &path) {
     sig.packed = *fn;
     jit->signatures_[entry.name] = std::move(sig);
   }
-  if (m.threads > 1) {
-    if (!std::getenv("OMP_WAIT_POLICY"))
-      ::setenv("KMP_BLOCKTIME", "1", /*overwrite=*/0);
+  if (m.threads > 1)
     if (llvm::Error err = jit->setOpenMPThreads(m.threads))
       return std::move(err);
-  }
   jit->codegenMs_ = msSince(start);
   return jit;
 }
