@@ -1,7 +1,7 @@
 //===- CApi.cpp - include/tlm/tlm.h over the C++ runtime ------------------===//
 //
 // Thin wrappers: each handle owns its C++ object, each call turns an
-// llvm::Error into a status and the thread's last message.
+// Error into a status and the thread's last message.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,8 +51,8 @@ tlm_status fail(tlm_status status, const std::string &message) {
   return status;
 }
 
-tlm_status fail(tlm_status status, llvm::Error err) {
-  return fail(status, llvm::toString(std::move(err)));
+tlm_status fail(tlm_status status, Error err) {
+  return fail(status, err.message());
 }
 
 /// The status of a failed load: the file's or the fit's.
@@ -66,8 +66,8 @@ tlm_status classify(const std::string &message) {
   return TLM_ERROR_FILE;
 }
 
-tlm_status failClassified(llvm::Error err) {
-  std::string message = llvm::toString(std::move(err));
+tlm_status failClassified(Error err) {
+  std::string message = err.message();
   return fail(classify(message), message);
 }
 
@@ -90,7 +90,7 @@ tlm_status tlm_model_load(const char *artifactPath, tlm_model **model) {
   if (!config)
     return fail(TLM_ERROR_FILE,
                 "artifact: " + std::string(artifactPath) +
-                    ": its config: " + llvm::toString(config.takeError()));
+                    ": its config: " + config.takeError().message());
   auto m = std::unique_ptr<tlm_model>(new (std::nothrow) tlm_model);
   if (!m)
     return fail(TLM_ERROR_MEMORY, "tlm_model_load: out of memory");
@@ -128,7 +128,7 @@ size_t tlm_model_weight_elements(const tlm_model *model, size_t i) {
 }
 
 static tlm_status makeWeights(const tlm_model *model,
-                              llvm::Expected<model::Weights> loaded,
+                              Expected<model::Weights> loaded,
                               tlm_weights **weights) {
   if (!loaded)
     return failClassified(loaded.takeError());
@@ -208,10 +208,10 @@ tlm_status tlm_session_create(const tlm_model *model,
       runtime::Session::memoryShortfall(model->config, batch);
   if (!shortfall.empty())
     return fail(TLM_ERROR_MEMORY, shortfall);
-  auto s = runtime::Session::compile(model->config, options);
+  auto s = runtime::Session::open(model->config, options);
   if (!s)
     return failClassified(s.takeError());
-  if (llvm::Error err = (*s)->setWeights(weights->pointers))
+  if (Error err = (*s)->setWeights(weights->pointers))
     return fail(TLM_ERROR_INTERNAL, std::move(err));
   auto handle = std::unique_ptr<tlm_session>(new (std::nothrow) tlm_session);
   if (!handle)
@@ -232,7 +232,7 @@ static tlm_status step(tlm_session *session, const int64_t *ids, int64_t count,
                                         std::to_string(count) +
                                         ") must be >= 1");
   runtime::Session &s = *session->session;
-  llvm::Error err =
+  Error err =
       lastOnly ? s.stepLast(ids, count, logits) : s.step(ids, count, logits);
   if (err)
     return fail(TLM_ERROR_ARGUMENT, std::move(err));

@@ -2,13 +2,14 @@
 
 #include "lib/io/FileIO.h"
 
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/Signals.h"
-
+#include <atomic>
 #include <cerrno>
+#include <climits>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <mutex>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,8 +17,60 @@ namespace tlm::io {
 
 namespace {
 
-llvm::Error fileError(const std::string &path, const llvm::Twine &why) {
-  return llvm::createStringError(path + ": " + why);
+Error fileError(const std::string &path, const std::string &why) {
+  return makeError(path + ": " + why);
+}
+
+/// The temporary files a signal must take with it. Slots hold strdup'd
+/// paths, claimed and cleared atomically, so the handler (which may run
+/// between any two instructions) reads either a whole path or null.
+constexpr int kMaxPending = 64;
+std::atomic<char *> pending[kMaxPending];
+struct sigaction previous[NSIG];
+
+extern "C" void removePendingAndReraise(int signal) {
+  for (std::atomic<char *> &slot : pending)
+    if (char *path = slot.exchange(nullptr))
+      ::unlink(path);
+  // The handler before ours (LLVM's in tlm-run, or the default) decides
+  // what the signal does next.
+  sigaction(signal, &previous[signal], nullptr);
+  ::raise(signal);
+}
+
+void installHandlersOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa = {};
+    sa.sa_handler = removePendingAndReraise;
+    sigemptyset(&sa.sa_mask);
+    for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT})
+      sigaction(signal, &sa, &previous[signal]);
+  });
+}
+
+void removeOnSignal(const std::string &path) {
+  installHandlersOnce();
+  char *copy = ::strdup(path.c_str());
+  for (std::atomic<char *> &slot : pending) {
+    char *expected = nullptr;
+    if (slot.compare_exchange_strong(expected, copy))
+      return;
+  }
+  // More outputs open at once than slots: this one is still removed on
+  // every path but a signal.
+  std::free(copy);
+}
+
+void dontRemoveOnSignal(const std::string &path) {
+  for (std::atomic<char *> &slot : pending) {
+    char *current = slot.load();
+    if (current && path == current &&
+        slot.compare_exchange_strong(current, nullptr)) {
+      std::free(current);
+      return;
+    }
+  }
 }
 
 const char *kindOf(mode_t mode) {
@@ -34,7 +87,7 @@ const char *kindOf(mode_t mode) {
 
 } // namespace
 
-llvm::Expected<int> openRegularFile(const std::string &path) {
+Expected<int> openRegularFile(const std::string &path) {
   // O_NONBLOCK: opening a FIFO with no writer would wait for one.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
@@ -51,9 +104,9 @@ llvm::Expected<int> openRegularFile(const std::string &path) {
   return fd;
 }
 
-llvm::Expected<std::string> readRegularFile(const std::string &path,
-                                            uint64_t maxBytes) {
-  llvm::Expected<int> fd = openRegularFile(path);
+Expected<std::string> readRegularFile(const std::string &path,
+                                      uint64_t maxBytes) {
+  Expected<int> fd = openRegularFile(path);
   if (!fd)
     return fd.takeError();
   std::string data;
@@ -80,15 +133,19 @@ llvm::Expected<std::string> readRegularFile(const std::string &path,
   return data;
 }
 
-llvm::Expected<AtomicFile> AtomicFile::create(const std::string &path) {
-  int fd;
-  llvm::SmallString<256> temp;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%%%", fd, temp))
-    return fileError(path, "cannot write: " + ec.message());
+Expected<AtomicFile> AtomicFile::create(const std::string &path) {
+  std::string temp = path + ".tmp-XXXXXX";
+  int fd = ::mkostemp(temp.data(), O_CLOEXEC);
+  if (fd < 0)
+    return fileError(path,
+                     std::string("cannot write: ") + std::strerror(errno));
+  // mkostemp makes it 0600; an output is as readable as any new file.
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
   // A signal while writing takes the temporary file with it.
-  llvm::sys::RemoveFileOnSignal(temp);
-  return AtomicFile(path, temp.str().str(), fd);
+  removeOnSignal(temp);
+  return AtomicFile(path, temp, fd);
 }
 
 AtomicFile::AtomicFile(AtomicFile &&other)
@@ -103,11 +160,11 @@ AtomicFile::~AtomicFile() {
     ::close(fd_);
   if (!temp_.empty()) {
     ::unlink(temp_.c_str());
-    llvm::sys::DontRemoveFileOnSignal(temp_);
+    dontRemoveOnSignal(temp_);
   }
 }
 
-llvm::Error AtomicFile::write(const void *data, size_t bytes) {
+Error AtomicFile::write(const void *data, size_t bytes) {
   const char *p = static_cast<const char *>(data);
   while (bytes > 0) {
     ssize_t n = ::write(fd_, p, bytes);
@@ -119,10 +176,10 @@ llvm::Error AtomicFile::write(const void *data, size_t bytes) {
     p += n;
     bytes -= n;
   }
-  return llvm::Error::success();
+  return Error::success();
 }
 
-llvm::Error AtomicFile::commit() {
+Error AtomicFile::commit() {
   // Data on disk before the name points at it: after a crash the path holds
   // the old file or the whole new one.
   if (::fsync(fd_) != 0)
@@ -136,25 +193,25 @@ llvm::Error AtomicFile::commit() {
   if (::rename(temp_.c_str(), path_.c_str()) != 0)
     return fileError(path_,
                      std::string("cannot write: ") + std::strerror(errno));
-  llvm::sys::DontRemoveFileOnSignal(temp_);
+  dontRemoveOnSignal(temp_);
   temp_.clear();
-  return llvm::Error::success();
+  return Error::success();
 }
 
-llvm::Error refuseOverwritingInput(const std::string &output,
-                                   llvm::ArrayRef<std::string> inputs,
-                                   llvm::StringRef what) {
+Error refuseOverwritingInput(const std::string &output,
+                             Span<std::string> inputs, std::string_view what) {
   if (output.empty())
-    return llvm::Error::success();
+    return Error::success();
   for (const std::string &input : inputs) {
-    bool same = false;
-    if (!input.empty() && !llvm::sys::fs::equivalent(output, input, same) &&
-        same)
-      return llvm::createStringError(what + " '" + output +
-                                     "' is also an input ('" + input +
-                                     "'): refusing to overwrite it");
+    struct stat a, b;
+    if (!input.empty() && ::stat(output.c_str(), &a) == 0 &&
+        ::stat(input.c_str(), &b) == 0 && a.st_dev == b.st_dev &&
+        a.st_ino == b.st_ino)
+      return makeError(std::string(what) + " '" + output +
+                       "' is also an input ('" + input +
+                       "'): refusing to overwrite it");
   }
-  return llvm::Error::success();
+  return Error::success();
 }
 
 } // namespace tlm::io

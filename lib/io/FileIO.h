@@ -14,9 +14,8 @@
 #ifndef TLM_IO_FILEIO_H
 #define TLM_IO_FILEIO_H
 
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/ADT/StringRef.h"
-#include "llvm/Support/Error.h"
+#include "lib/support/Error.h"
+#include "lib/support/Strings.h"
 
 #include <string>
 
@@ -24,29 +23,27 @@ namespace tlm::io {
 
 /// Opens `path` for reading (a descriptor the caller closes) if it names a
 /// regular file; otherwise an error saying what it is instead.
-llvm::Expected<int> openRegularFile(const std::string &path);
+Expected<int> openRegularFile(const std::string &path);
 
 /// The whole of the regular file `path`, at most `maxBytes` of it (a larger
 /// one is an error naming the limit).
-llvm::Expected<std::string> readRegularFile(const std::string &path,
-                                            uint64_t maxBytes);
+Expected<std::string> readRegularFile(const std::string &path,
+                                      uint64_t maxBytes);
 
 /// An output file that appears only when committed.
 class AtomicFile {
 public:
   /// Starts writing `path` (its folder must exist).
-  static llvm::Expected<AtomicFile> create(const std::string &path);
+  static Expected<AtomicFile> create(const std::string &path);
   AtomicFile(AtomicFile &&other);
   AtomicFile &operator=(AtomicFile &&) = delete;
   /// Removes the temporary file unless committed.
   ~AtomicFile();
 
-  llvm::Error write(const void *data, size_t bytes);
-  llvm::Error write(llvm::StringRef text) {
-    return write(text.data(), text.size());
-  }
+  Error write(const void *data, size_t bytes);
+  Error write(std::string_view text) { return write(text.data(), text.size()); }
   /// Flushes the data to disk and renames the file into place.
-  llvm::Error commit();
+  Error commit();
 
 private:
   AtomicFile(std::string path, std::string temp, int fd)
@@ -57,9 +54,8 @@ private:
 
 /// An error when `output` names the same file as one of `inputs` (missing
 /// files and empty names are fine); `what` names the output's flag.
-llvm::Error refuseOverwritingInput(const std::string &output,
-                                   llvm::ArrayRef<std::string> inputs,
-                                   llvm::StringRef what);
+Error refuseOverwritingInput(const std::string &output,
+                             Span<std::string> inputs, std::string_view what);
 
 } // namespace tlm::io
 

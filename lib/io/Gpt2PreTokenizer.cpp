@@ -97,7 +97,7 @@ struct Unit {
 
 /// Decodes `text` into units. A malformed sequence yields its first byte as
 /// a unit of class Other, so every byte ends up in exactly one piece.
-std::vector<Unit> decodeUnits(llvm::StringRef text) {
+std::vector<Unit> decodeUnits(std::string_view text) {
   std::vector<Unit> units;
   units.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
@@ -150,7 +150,7 @@ CharClass classifyCodepoint(uint32_t cp) {
   return L;
 }
 
-std::vector<llvm::StringRef> splitGpt2(llvm::StringRef text) {
+std::vector<std::string_view> splitGpt2(std::string_view text) {
   std::vector<Unit> units = decodeUnits(text);
   size_t n = units.size();
   auto cp = [&](size_t j) { return j < n ? units[j].cp : 0; };
@@ -160,7 +160,7 @@ std::vector<llvm::StringRef> splitGpt2(llvm::StringRef text) {
     return j;
   };
 
-  std::vector<llvm::StringRef> pieces;
+  std::vector<std::string_view> pieces;
   for (size_t i = 0; i < n;) {
     size_t end = i;
     // 's 't 'm 'd 're 've 'll, case-sensitive as in GPT-2.
@@ -190,7 +190,7 @@ std::vector<llvm::StringRef> splitGpt2(llvm::StringRef text) {
     }
     size_t from = units[i].offset;
     size_t to = end < n ? units[end].offset : text.size();
-    pieces.push_back(text.slice(from, to));
+    pieces.push_back(text.substr(from, to - from));
     i = end;
   }
   return pieces;

@@ -16,7 +16,7 @@
 #ifndef TLM_IO_GPT2PRETOKENIZER_H
 #define TLM_IO_GPT2PRETOKENIZER_H
 
-#include "llvm/ADT/StringRef.h"
+#include "lib/support/Strings.h"
 
 #include <cstdint>
 #include <vector>
@@ -30,7 +30,7 @@ CharClass classifyCodepoint(uint32_t cp);
 
 /// `text` cut into GPT-2's pieces; their concatenation is `text`. Bytes that
 /// are not valid UTF-8 count as single "other" characters.
-std::vector<llvm::StringRef> splitGpt2(llvm::StringRef text);
+std::vector<std::string_view> splitGpt2(std::string_view text);
 
 } // namespace tlm::io
 

@@ -18,16 +18,11 @@
 #include "lib/io/SymbolList.h"
 #include "lib/io/Tokenizer.h"
 
-#include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/SmallString.h"
-#include "llvm/ADT/StringMap.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
-
 #include <nlohmann/json.hpp>
 
 #include <array>
 #include <queue>
+#include <unordered_map>
 
 namespace tlm::io {
 namespace {
@@ -46,12 +41,11 @@ std::array<uint16_t, 256> byteAlphabet() {
 
 class Gpt2Tokenizer final : public Tokenizer {
 public:
-  static llvm::Expected<std::unique_ptr<Tokenizer>>
-  load(const std::string &dir);
+  static Expected<std::unique_ptr<Tokenizer>> load(const std::string &dir);
 
-  std::vector<int64_t> encode(llvm::StringRef text, bool addBos) const override;
-  llvm::Expected<llvm::StringRef> piece(int64_t prev,
-                                        int64_t id) const override;
+  std::vector<int64_t> encode(std::string_view text,
+                              bool addBos) const override;
+  Expected<std::string_view> piece(int64_t prev, int64_t id) const override;
   int64_t vocabSize() const override { return tokens.size(); }
   int64_t bos() const override { return -1; }
   int64_t eos() const override { return eosId; }
@@ -66,18 +60,19 @@ private:
 
   /// Each id's raw bytes.
   std::vector<std::string> tokens;
-  llvm::StringMap<int32_t> ids;
+  std::unordered_map<std::string, int32_t> ids;
   std::array<int32_t, 256> byteIds;
-  llvm::DenseMap<uint64_t, Merge> merges;
+  std::unordered_map<uint64_t, Merge> merges;
   int32_t eosId = -1;
 
-  void applyMerges(llvm::StringRef piece, std::vector<int64_t> &out) const;
+  void applyMerges(std::string_view piece, std::vector<int64_t> &out) const;
 };
 
 /// `spelled` (UTF-8 text in GPT-2's byte alphabet) as raw bytes; false when
 /// it is not UTF-8 or has a character outside the alphabet.
-bool unspell(llvm::StringRef spelled,
-             const llvm::DenseMap<uint32_t, char> &toByte, std::string &bytes) {
+bool unspell(std::string_view spelled,
+             const std::unordered_map<uint32_t, char> &toByte,
+             std::string &bytes) {
   bytes.clear();
   for (size_t i = 0; i < spelled.size();) {
     // The alphabet lies below U+0800: one or two UTF-8 bytes.
@@ -101,34 +96,31 @@ bool unspell(llvm::StringRef spelled,
   return true;
 }
 
-llvm::Expected<std::unique_ptr<Tokenizer>>
+Expected<std::unique_ptr<Tokenizer>>
 Gpt2Tokenizer::load(const std::string &dir) {
-  llvm::SmallString<256> vocabPath(dir), mergesPath(dir);
-  llvm::sys::path::append(vocabPath, "vocab.json");
-  llvm::sys::path::append(mergesPath, "merges.txt");
-  auto fail = [](llvm::StringRef file, const llvm::Twine &what) {
-    return llvm::createStringError("tokenizer: " + file.str() + ": " +
-                                   what.str());
+  std::string vocabPath = dir + "/vocab.json";
+  std::string mergesPath = dir + "/merges.txt";
+  auto fail = [](std::string_view file, const std::string &what) {
+    return makeError("tokenizer: " + std::string(file) + ": " + what);
   };
   // GPT-2's files are 1 and 0.5 MB; 256 MiB bounds the read of anything
   // else.
-  auto readPart = [&](llvm::StringRef path) -> llvm::Expected<std::string> {
-    llvm::Expected<std::string> data = readRegularFile(path.str(), 256 << 20);
+  auto readPart = [&](std::string_view path) -> Expected<std::string> {
+    Expected<std::string> data = readRegularFile(std::string(path), 256 << 20);
     if (!data)
-      return llvm::createStringError(
-          "tokenizer: " + llvm::toString(data.takeError()) +
-          " (a GPT-2 tokenizer folder needs "
-          "vocab.json and merges.txt)");
+      return makeError("tokenizer: " + data.takeError().message() +
+                       " (a GPT-2 tokenizer folder needs "
+                       "vocab.json and merges.txt)");
     return data;
   };
-  llvm::Expected<std::string> vocabText = readPart(vocabPath);
+  Expected<std::string> vocabText = readPart(vocabPath);
   if (!vocabText)
     return vocabText.takeError();
-  llvm::Expected<std::string> mergesText = readPart(mergesPath);
+  Expected<std::string> mergesText = readPart(mergesPath);
   if (!mergesText)
     return mergesText.takeError();
 
-  llvm::DenseMap<uint32_t, char> toByte;
+  std::unordered_map<uint32_t, char> toByte;
   std::array<uint16_t, 256> alphabet = byteAlphabet();
   for (int b = 0; b < 256; ++b)
     toByte[alphabet[b]] = static_cast<char>(b);
@@ -151,10 +143,10 @@ Gpt2Tokenizer::load(const std::string &dir) {
         value.get<int64_t>() >= static_cast<int64_t>(n))
       return fail(vocabPath, "token \"" + spelled + "\" has id " +
                                  value.dump() + "; ids must be integers 0.." +
-                                 llvm::Twine(n - 1));
+                                 std::to_string(n - 1));
     auto id = value.get<int32_t>();
     if (seen[id])
-      return fail(vocabPath, "id " + llvm::Twine(id) + " is given twice");
+      return fail(vocabPath, "id " + std::to_string(id) + " is given twice");
     seen[id] = true;
     if (!unspell(spelled, toByte, bytes))
       return fail(vocabPath, "token \"" + spelled +
@@ -167,9 +159,9 @@ Gpt2Tokenizer::load(const std::string &dir) {
   }
   tok->byteIds.fill(-1);
   for (int b = 0; b < 256; ++b) {
-    auto it = tok->ids.find(llvm::StringRef(std::string(1, char(b))));
+    auto it = tok->ids.find(std::string(1, char(b)));
     if (it == tok->ids.end())
-      return fail(vocabPath, "has no token for byte " + llvm::Twine(b) +
+      return fail(vocabPath, "has no token for byte " + std::to_string(b) +
                                  ", so some text could not be encoded");
     tok->byteIds[b] = it->second;
   }
@@ -178,32 +170,33 @@ Gpt2Tokenizer::load(const std::string &dir) {
 
   // merges.txt: an optional "#version" line, then "left right" per line in
   // priority order; both halves and their concatenation must be tokens.
-  llvm::StringRef rest = *mergesText;
+  std::string_view rest = *mergesText;
   std::string left, right;
   for (int lineNo = 1; !rest.empty(); ++lineNo) {
-    llvm::StringRef line;
-    std::tie(line, rest) = rest.split('\n');
-    line = line.rtrim("\r");
-    if (line.empty() || (lineNo == 1 && line.starts_with("#version")))
+    std::string_view line;
+    std::tie(line, rest) = split(rest, '\n');
+    if (endsWith(line, "\r"))
+      line.remove_suffix(1);
+    if (line.empty() || (lineNo == 1 && startsWith(line, "#version")))
       continue;
-    auto bad = [&](const llvm::Twine &what) {
-      return fail(mergesPath, "line " + llvm::Twine(lineNo) + ": " + what);
+    auto bad = [&](const std::string &what) {
+      return fail(mergesPath, "line " + std::to_string(lineNo) + ": " + what);
     };
-    auto [a, b] = line.split(' ');
-    if (a.empty() || b.empty() || b.contains(' '))
-      return bad("expected two tokens separated by one space, got \"" + line +
-                 "\"");
+    auto [a, b] = split(line, ' ');
+    if (a.empty() || b.empty() || b.find(' ') != std::string_view::npos)
+      return bad("expected two tokens separated by one space, got \"" +
+                 std::string(line) + "\"");
     if (!unspell(a, toByte, left) || !unspell(b, toByte, right))
-      return bad("\"" + line +
+      return bad("\"" + std::string(line) +
                  "\" has a character outside GPT-2's byte alphabet");
     auto ia = tok->ids.find(left), ib = tok->ids.find(right);
     auto im = tok->ids.find(left + right);
     if (ia == tok->ids.end() || ib == tok->ids.end())
-      return bad("\"" + (ia == tok->ids.end() ? a : b) +
+      return bad("\"" + std::string(ia == tok->ids.end() ? a : b) +
                  "\" is not a token in vocab.json");
     if (im == tok->ids.end())
-      return bad("the merge of \"" + a + "\" and \"" + b +
-                 "\" is not a token in vocab.json");
+      return bad("the merge of \"" + std::string(a) + "\" and \"" +
+                 std::string(b) + "\" is not a token in vocab.json");
     // A repeated merge keeps its first (best) rank.
     tok->merges.try_emplace(pairKey(ia->second, ib->second),
                             Merge{lineNo, im->second});
@@ -211,17 +204,17 @@ Gpt2Tokenizer::load(const std::string &dir) {
   return std::unique_ptr<Tokenizer>(std::move(tok));
 }
 
-std::vector<int64_t> Gpt2Tokenizer::encode(llvm::StringRef text,
+std::vector<int64_t> Gpt2Tokenizer::encode(std::string_view text,
                                            bool addBos) const {
   // GPT-2 has no BOS: `addBos` has nothing to add.
   (void)addBos;
   std::vector<int64_t> out;
-  for (llvm::StringRef p : splitGpt2(text))
+  for (std::string_view p : splitGpt2(text))
     applyMerges(p, out);
   return out;
 }
 
-void Gpt2Tokenizer::applyMerges(llvm::StringRef piece,
+void Gpt2Tokenizer::applyMerges(std::string_view piece,
                                 std::vector<int64_t> &out) const {
   // Symbols form a linked list. The heap holds a candidate for every
   // adjacent pair that has a merge (plus stale ones, skipped when popped:
@@ -275,20 +268,19 @@ void Gpt2Tokenizer::applyMerges(llvm::StringRef piece,
   list.appendTo(out);
 }
 
-llvm::Expected<llvm::StringRef> Gpt2Tokenizer::piece(int64_t prev,
-                                                     int64_t id) const {
+Expected<std::string_view> Gpt2Tokenizer::piece(int64_t prev,
+                                                int64_t id) const {
   (void)prev; // byte-level BPE: a token's bytes never depend on context
   if (id < 0 || id >= vocabSize())
-    return llvm::createStringError("token id " + std::to_string(id) +
-                                   " is outside the vocabulary (0.." +
-                                   std::to_string(vocabSize() - 1) + ")");
-  return llvm::StringRef(tokens[id]);
+    return makeError("token id " + std::to_string(id) +
+                     " is outside the vocabulary (0.." +
+                     std::to_string(vocabSize() - 1) + ")");
+  return std::string_view(tokens[id]);
 }
 
 } // namespace
 
-llvm::Expected<std::unique_ptr<Tokenizer>>
-loadGpt2Tokenizer(const std::string &dir) {
+Expected<std::unique_ptr<Tokenizer>> loadGpt2Tokenizer(const std::string &dir) {
   return Gpt2Tokenizer::load(dir);
 }
 

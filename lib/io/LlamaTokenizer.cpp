@@ -18,31 +18,27 @@
 #include "lib/io/SymbolList.h"
 #include "lib/io/Tokenizer.h"
 
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringMap.h"
-#include "llvm/Support/MemoryBuffer.h"
-
 #include <array>
 #include <cmath>
 #include <cstring>
 #include <queue>
+#include <unordered_map>
 
 namespace tlm::io {
 namespace {
 
 /// "<0xXX>": the spelling of a byte-fallback token.
-bool isByteSpelling(llvm::StringRef piece) {
-  return piece.size() == 6 && piece.starts_with("<0x") && piece.ends_with(">");
+bool isByteSpelling(std::string_view piece) {
+  return piece.size() == 6 && startsWith(piece, "<0x") && endsWith(piece, ">");
 }
 
 class LlamaTokenizer final : public Tokenizer {
 public:
-  static llvm::Expected<std::unique_ptr<Tokenizer>>
-  load(const std::string &file);
+  static Expected<std::unique_ptr<Tokenizer>> load(const std::string &file);
 
-  std::vector<int64_t> encode(llvm::StringRef text, bool addBos) const override;
-  llvm::Expected<llvm::StringRef> piece(int64_t prev,
-                                        int64_t id) const override;
+  std::vector<int64_t> encode(std::string_view text,
+                              bool addBos) const override;
+  Expected<std::string_view> piece(int64_t prev, int64_t id) const override;
   int64_t vocabSize() const override { return pieces.size(); }
   int64_t bos() const override { return kBos; }
   int64_t eos() const override { return kEos; }
@@ -59,33 +55,43 @@ private:
   /// What each id decodes to: a byte piece's byte, nothing for BOS/EOS.
   std::vector<std::string> texts;
   /// Normal pieces to their id: the only results of lookups and merges.
-  llvm::StringMap<int32_t> normalIds;
+  std::unordered_map<std::string, int32_t> normalIds;
   std::array<int32_t, 256> byteIds;
   int32_t spaceId = -1;
 
   void mergePairs(std::vector<int32_t> &symbols) const;
 };
 
-/// The byte of a `<0xXX>` piece, or -1.
-int parseBytePiece(llvm::StringRef p) {
-  unsigned value;
-  if (p.size() != 6 || !p.starts_with("<0x") || !p.ends_with(">") ||
-      p.substr(3, 2).getAsInteger(16, value))
-    return -1;
-  return static_cast<int>(value);
+/// `b` as two upper-case hex digits.
+std::string hexByte(int b) {
+  const char *digits = "0123456789ABCDEF";
+  return {digits[b >> 4], digits[b & 15]};
 }
 
-llvm::Expected<std::unique_ptr<Tokenizer>>
+/// The byte of a `<0xXX>` piece, or -1.
+int parseBytePiece(std::string_view p) {
+  auto digit = [](char c) {
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+  };
+  if (p.size() != 6 || !startsWith(p, "<0x") || p[5] != '>')
+    return -1;
+  int hi = digit(p[3]), lo = digit(p[4]);
+  return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
+}
+
+Expected<std::unique_ptr<Tokenizer>>
 LlamaTokenizer::load(const std::string &file) {
-  auto fail = [&](const llvm::Twine &what) {
-    return llvm::createStringError("tokenizer: " + file + ": " + what.str());
+  auto fail = [&](const std::string &what) {
+    return makeError("tokenizer: " + file + ": " + what);
   };
   // llama2.c's 32000-token vocabulary is under 0.5 MB.
-  llvm::Expected<std::string> data = readRegularFile(file, 256 << 20);
+  Expected<std::string> data = readRegularFile(file, 256 << 20);
   if (!data)
-    return llvm::createStringError("tokenizer: " +
-                                   llvm::toString(data.takeError()));
-  llvm::StringRef bytes = *data;
+    return makeError("tokenizer: " + data.takeError().message());
+  std::string_view bytes = *data;
 
   // The file is read in host byte order, as llama2.c writes and reads it.
   size_t offset = 0;
@@ -94,43 +100,46 @@ LlamaTokenizer::load(const std::string &file) {
     offset += 4;
   };
   if (bytes.size() < 4)
-    return fail("truncated: " + llvm::Twine(bytes.size()) +
+    return fail("truncated: " + std::to_string(bytes.size()) +
                 " bytes, shorter than the int32 max_token_length header");
   int32_t maxLen;
   readInt(maxLen);
   if (maxLen <= 0 || maxLen > (1 << 16))
-    return fail("max_token_length is " + llvm::Twine(maxLen) +
+    return fail("max_token_length is " + std::to_string(maxLen) +
                 ", not a plausible piece length (is this a tokenizer.bin?)");
 
   auto tok = std::make_unique<LlamaTokenizer>();
   while (offset < bytes.size()) {
     size_t id = tok->pieces.size();
     if (bytes.size() - offset < 8)
-      return fail("truncated in entry " + llvm::Twine(id) + " at offset " +
-                  llvm::Twine(offset) + ": no room for its score and length");
+      return fail("truncated in entry " + std::to_string(id) + " at offset " +
+                  std::to_string(offset) +
+                  ": no room for its score and length");
     float score;
     std::memcpy(&score, bytes.data() + offset, 4);
     offset += 4;
     int32_t len;
     readInt(len);
     if (std::isnan(score))
-      return fail("entry " + llvm::Twine(id) + " has a NaN score");
+      return fail("entry " + std::to_string(id) + " has a NaN score");
     if (len < 0 || len > maxLen)
-      return fail("entry " + llvm::Twine(id) + " claims " + llvm::Twine(len) +
+      return fail("entry " + std::to_string(id) + " claims " +
+                  std::to_string(len) +
                   " bytes, outside 0..max_token_length (" +
-                  llvm::Twine(maxLen) + ")");
+                  std::to_string(maxLen) + ")");
     if (bytes.size() - offset < static_cast<size_t>(len))
-      return fail("truncated in entry " + llvm::Twine(id) + ": needs " +
-                  llvm::Twine(len) + " bytes at offset " + llvm::Twine(offset) +
-                  ", " + llvm::Twine(bytes.size() - offset) + " left");
-    tok->pieces.push_back(bytes.substr(offset, len).str());
+      return fail("truncated in entry " + std::to_string(id) + ": needs " +
+                  std::to_string(len) + " bytes at offset " +
+                  std::to_string(offset) + ", " +
+                  std::to_string(bytes.size() - offset) + " left");
+    tok->pieces.push_back(std::string(bytes.substr(offset, len)));
     tok->scores.push_back(score);
     offset += len;
   }
 
   size_t n = tok->pieces.size();
   if (n <= kEos)
-    return fail("has " + llvm::Twine(n) +
+    return fail("has " + std::to_string(n) +
                 " entries; expected at least <unk>, BOS and EOS");
   tok->byteIds.fill(-1);
   for (size_t id = 0; id < n; ++id) {
@@ -156,8 +165,7 @@ LlamaTokenizer::load(const std::string &file) {
   }
   for (int b = 0; b < 256; ++b)
     if (tok->byteIds[b] < 0)
-      return fail("has no byte-fallback piece <0x" +
-                  llvm::utohexstr(b, /*LowerCase=*/false, /*Width=*/2) +
+      return fail("has no byte-fallback piece <0x" + hexByte(b) +
                   ">, so some text could not be encoded (truncated?)");
   auto space = tok->normalIds.find(" ");
   if (space == tok->normalIds.end())
@@ -167,7 +175,7 @@ LlamaTokenizer::load(const std::string &file) {
   return std::unique_ptr<Tokenizer>(std::move(tok));
 }
 
-std::vector<int64_t> LlamaTokenizer::encode(llvm::StringRef text,
+std::vector<int64_t> LlamaTokenizer::encode(std::string_view text,
                                             bool addBos) const {
   std::vector<int64_t> out;
   if (addBos)
@@ -185,7 +193,7 @@ std::vector<int64_t> LlamaTokenizer::encode(llvm::StringRef text,
     while (len < 4 && i + len < text.size() &&
            (static_cast<uint8_t>(text[i + len]) & 0xC0) == 0x80)
       ++len;
-    auto it = normalIds.find(text.substr(i, len));
+    auto it = normalIds.find(std::string(text.substr(i, len)));
     if (it != normalIds.end()) {
       symbols.push_back(it->second);
     } else {
@@ -246,24 +254,24 @@ void LlamaTokenizer::mergePairs(std::vector<int32_t> &symbols) const {
   list.appendTo(symbols);
 }
 
-llvm::Expected<llvm::StringRef> LlamaTokenizer::piece(int64_t prev,
-                                                      int64_t id) const {
+Expected<std::string_view> LlamaTokenizer::piece(int64_t prev,
+                                                 int64_t id) const {
   if (id < 0 || id >= vocabSize())
-    return llvm::createStringError("token id " + std::to_string(id) +
-                                   " is outside the vocabulary (0.." +
-                                   std::to_string(vocabSize() - 1) + ")");
-  llvm::StringRef text = texts[id];
+    return makeError("token id " + std::to_string(id) +
+                     " is outside the vocabulary (0.." +
+                     std::to_string(vocabSize() - 1) + ")");
+  std::string_view text = texts[id];
   // The piece after BOS carries the dummy prefix's space, which is not part
   // of the text (run.c strips it the same way). Byte pieces are exempt: a
   // <0x20> there is a real space.
-  if (prev == kBos && kinds[id] == Kind::Normal && text.starts_with(" "))
-    text = text.drop_front();
+  if (prev == kBos && kinds[id] == Kind::Normal && startsWith(text, " "))
+    text.remove_prefix(1);
   return text;
 }
 
 } // namespace
 
-llvm::Expected<std::unique_ptr<Tokenizer>>
+Expected<std::unique_ptr<Tokenizer>>
 loadLlama2cTokenizer(const std::string &file) {
   return LlamaTokenizer::load(file);
 }

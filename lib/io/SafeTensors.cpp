@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+using namespace tlm;
 using namespace tlm::io;
-using llvm::createStringError;
 
 namespace {
 /// Headers above this are rejected before allocation (real ones are KBs).
@@ -62,7 +62,7 @@ size_t tlm::io::dtypeSize(DType dtype) {
   return 0;
 }
 
-llvm::StringRef tlm::io::dtypeName(DType dtype) {
+std::string_view tlm::io::dtypeName(DType dtype) {
   for (const DTypeName &d : kDTypes)
     if (d.dtype == dtype)
       return d.name;
@@ -83,7 +83,7 @@ int64_t Tensor::numElements() const {
   return n;
 }
 
-const Tensor *SafeTensors::find(llvm::StringRef name) const {
+const Tensor *SafeTensors::find(std::string_view name) const {
   auto it = tensors_.find(name);
   return it == tensors_.end() ? nullptr : &it->second;
 }
@@ -95,15 +95,14 @@ size_t SafeTensors::dataBytes() const {
   return n;
 }
 
-llvm::Expected<SafeTensors> SafeTensors::open(const std::string &path,
-                                              Load load, bool hugePages) {
+Expected<SafeTensors> SafeTensors::open(const std::string &path, Load load,
+                                        bool hugePages) {
   auto fail = [&](const std::string &what) {
-    return createStringError("safetensors: " + path + ": " + what);
+    return makeError("safetensors: " + path + ": " + what);
   };
-  llvm::Expected<int> opened = openRegularFile(path);
+  Expected<int> opened = openRegularFile(path);
   if (!opened)
-    return createStringError("safetensors: " +
-                             llvm::toString(opened.takeError()));
+    return makeError("safetensors: " + opened.takeError().message());
   Fd file{*opened};
   struct stat st;
   if (::fstat(file.fd, &st) != 0)
@@ -259,36 +258,36 @@ llvm::Expected<SafeTensors> SafeTensors::open(const std::string &path,
   return result;
 }
 
-llvm::Error tlm::io::writeSafeTensors(const std::string &path,
-                                      const std::vector<TensorView> &tensors) {
+Error tlm::io::writeSafeTensors(const std::string &path,
+                                const std::vector<TensorView> &tensors) {
   nlohmann::json header = nlohmann::json::object();
   uint64_t offset = 0;
   for (const TensorView &t : tensors) {
     uint64_t bytes = dtypeSize(t.dtype);
     for (int64_t d : t.shape)
       bytes *= d;
-    header[t.name] = {{"dtype", dtypeName(t.dtype).str()},
+    header[t.name] = {{"dtype", std::string(dtypeName(t.dtype))},
                       {"shape", t.shape},
                       {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string text = header.dump();
   text.resize((text.size() + 7) / 8 * 8, ' ');
-  llvm::Expected<AtomicFile> file = AtomicFile::create(path);
+  Expected<AtomicFile> file = AtomicFile::create(path);
   if (!file)
     return file.takeError();
   unsigned char len[8];
   for (int i = 0; i < 8; ++i)
     len[i] = static_cast<unsigned char>((uint64_t(text.size()) >> (8 * i)));
-  if (llvm::Error err = file->write(len, 8))
+  if (Error err = file->write(len, 8))
     return err;
-  if (llvm::Error err = file->write(text))
+  if (Error err = file->write(text))
     return err;
   for (const TensorView &t : tensors) {
     size_t bytes = dtypeSize(t.dtype);
     for (int64_t d : t.shape)
       bytes *= d;
-    if (llvm::Error err = file->write(t.data, bytes))
+    if (Error err = file->write(t.data, bytes))
       return err;
   }
   return file->commit();

@@ -11,8 +11,8 @@
 
 #include "lib/io/LargeBuffer.h"
 
-#include "llvm/ADT/StringRef.h"
-#include "llvm/Support/Error.h"
+#include "lib/support/Error.h"
+#include "lib/support/Strings.h"
 
 #include <cstdint>
 #include <map>
@@ -26,7 +26,7 @@ enum class DType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, Bool };
 
 /// Bytes per element, and the safetensors spelling ("F32", ...).
 size_t dtypeSize(DType dtype);
-llvm::StringRef dtypeName(DType dtype);
+std::string_view dtypeName(DType dtype);
 
 /// "(4, 12, 64)".
 std::string shapeString(const std::vector<int64_t> &shape);
@@ -52,11 +52,11 @@ public:
   enum class Load { Read, Map };
 
   /// Opens and validates `path`; errors name the file and the tensor.
-  static llvm::Expected<SafeTensors>
+  static Expected<SafeTensors>
   open(const std::string &path, Load load = Load::Read, bool hugePages = true);
 
   /// The tensor called `name`, or nullptr.
-  const Tensor *find(llvm::StringRef name) const;
+  const Tensor *find(std::string_view name) const;
   const std::map<std::string, Tensor, std::less<>> &tensors() const {
     return tensors_;
   }
@@ -80,8 +80,8 @@ struct TensorView {
 };
 
 /// Writes `tensors` to `path` in safetensors format (header padded to 8).
-llvm::Error writeSafeTensors(const std::string &path,
-                             const std::vector<TensorView> &tensors);
+Error writeSafeTensors(const std::string &path,
+                       const std::vector<TensorView> &tensors);
 
 } // namespace tlm::io
 

@@ -6,12 +6,12 @@
 
 namespace tlm::io {
 
-llvm::Expected<TokenMatrix> readTokenFile(const std::string &path) {
+Expected<TokenMatrix> readTokenFile(const std::string &path) {
   auto file = SafeTensors::open(path);
   if (!file)
     return file.takeError();
   auto fail = [&](const std::string &what) {
-    return llvm::createStringError("token file " + path + what);
+    return makeError("token file " + path + what);
   };
   auto isInteger = [](DType d) { return d == DType::I64 || d == DType::I32; };
   const Tensor *t = file->find("tokens");
@@ -27,7 +27,7 @@ llvm::Expected<TokenMatrix> readTokenFile(const std::string &path) {
     return fail(" has no 'tokens' tensor");
   if (!isInteger(t->dtype))
     return fail(": tokens must be I64 or I32, found " +
-                dtypeName(t->dtype).str());
+                std::string(dtypeName(t->dtype)));
   if (t->shape.size() != 2 || t->shape[0] < 1 || t->shape[1] < 1)
     return fail(": tokens must have shape (batch, seq), found " +
                 shapeString(t->shape));

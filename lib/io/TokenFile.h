@@ -2,7 +2,7 @@
 #ifndef TLM_IO_TOKENFILE_H
 #define TLM_IO_TOKENFILE_H
 
-#include "llvm/Support/Error.h"
+#include "lib/support/Error.h"
 
 #include <cstdint>
 #include <string>
@@ -20,7 +20,7 @@ struct TokenMatrix {
 /// at least 1) of a safetensors file, or its only integer tensor when none
 /// is called `tokens`. Errors name the file and what is wrong; the ids are
 /// not range-checked here (that needs the model's vocab_size).
-llvm::Expected<TokenMatrix> readTokenFile(const std::string &path);
+Expected<TokenMatrix> readTokenFile(const std::string &path);
 
 } // namespace tlm::io
 

@@ -2,28 +2,27 @@
 
 #include "lib/io/Tokenizer.h"
 
-#include "llvm/Support/FileSystem.h"
+#include <cstring>
+#include <sys/stat.h>
 
 namespace tlm::io {
 
 Tokenizer::~Tokenizer() = default;
 
-llvm::Expected<std::unique_ptr<Tokenizer>>
-Tokenizer::load(const std::string &path) {
-  llvm::sys::fs::file_status status;
-  if (std::error_code ec = llvm::sys::fs::status(path, status))
-    return llvm::createStringError("tokenizer: " + path + ": " + ec.message());
-  if (llvm::sys::fs::is_directory(status))
+Expected<std::unique_ptr<Tokenizer>> Tokenizer::load(const std::string &path) {
+  struct stat status;
+  if (::stat(path.c_str(), &status) != 0)
+    return makeError("tokenizer: " + path + ": " + std::strerror(errno));
+  if (S_ISDIR(status.st_mode))
     return loadGpt2Tokenizer(path);
   return loadLlama2cTokenizer(path);
 }
 
-llvm::Expected<std::string>
-Tokenizer::decode(llvm::ArrayRef<int64_t> ids) const {
+Expected<std::string> Tokenizer::decode(Span<int64_t> ids) const {
   std::string text;
   int64_t prev = -1;
   for (int64_t id : ids) {
-    llvm::Expected<llvm::StringRef> bytes = piece(prev, id);
+    Expected<std::string_view> bytes = piece(prev, id);
     if (!bytes)
       return bytes.takeError();
     text += *bytes;
@@ -32,7 +31,7 @@ Tokenizer::decode(llvm::ArrayRef<int64_t> ids) const {
   return text;
 }
 
-size_t completeUtf8Prefix(llvm::StringRef bytes) {
+size_t completeUtf8Prefix(std::string_view bytes) {
   // Only the last lead byte can start an unfinished sequence, and a sequence
   // is at most 4 bytes, so look back at most 3 bytes for it.
   size_t n = bytes.size();
@@ -54,8 +53,8 @@ size_t completeUtf8Prefix(llvm::StringRef bytes) {
 StreamDecoder::StreamDecoder(const Tokenizer &t, int64_t prev)
     : tokenizer(t), prev(prev) {}
 
-llvm::Expected<std::string> StreamDecoder::feed(int64_t id) {
-  llvm::Expected<llvm::StringRef> bytes = tokenizer.piece(prev, id);
+Expected<std::string> StreamDecoder::feed(int64_t id) {
+  Expected<std::string_view> bytes = tokenizer.piece(prev, id);
   if (!bytes)
     return bytes.takeError();
   prev = id;

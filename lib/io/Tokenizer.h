@@ -12,9 +12,8 @@
 #ifndef TLM_IO_TOKENIZER_H
 #define TLM_IO_TOKENIZER_H
 
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/ADT/StringRef.h"
-#include "llvm/Support/Error.h"
+#include "lib/support/Error.h"
+#include "lib/support/Strings.h"
 
 #include <cstdint>
 #include <memory>
@@ -30,27 +29,25 @@ public:
   /// `path` is a llama2.c tokenizer.bin file, or a folder with GPT-2-style
   /// vocab.json + merges.txt. Errors name the file and what is wrong
   /// (truncated file, bad JSON, a merge naming an unknown token, ...).
-  static llvm::Expected<std::unique_ptr<Tokenizer>>
-  load(const std::string &path);
+  static Expected<std::unique_ptr<Tokenizer>> load(const std::string &path);
 
   /// The ids of `text`, any bytes (invalid UTF-8 goes through byte
   /// fallback), with BOS first when `addBos` and the vocabulary has one.
   /// decode(encode(text, true)) == text. For llama2.c only the piece after
   /// BOS drops the dummy-prefix space, so without BOS it decodes as
   /// " " + text (non-empty text), as in llama2.c.
-  virtual std::vector<int64_t> encode(llvm::StringRef text,
+  virtual std::vector<int64_t> encode(std::string_view text,
                                       bool addBos) const = 0;
 
   /// The exact text of `ids` (no added newline); invalid ids are an error.
   /// The concatenation of piece() over `ids`.
-  virtual llvm::Expected<std::string> decode(llvm::ArrayRef<int64_t> ids) const;
+  virtual Expected<std::string> decode(Span<int64_t> ids) const;
 
   /// The bytes that `id` contributes when it follows `prev` (-1: `id` starts
   /// the sequence). The context matters for llama2.c, where the piece after
   /// BOS loses its leading space. The bytes live as long as the tokenizer;
   /// they may end inside a UTF-8 sequence that later pieces complete.
-  virtual llvm::Expected<llvm::StringRef> piece(int64_t prev,
-                                                int64_t id) const = 0;
+  virtual Expected<std::string_view> piece(int64_t prev, int64_t id) const = 0;
 
   virtual int64_t vocabSize() const = 0;
   /// BOS id if the vocabulary has one (llama2.c: 1), else -1.
@@ -62,12 +59,11 @@ public:
 
 /// llama2.c's tokenizer.bin: int32 max_token_length, then per entry float32
 /// score, int32 length and the bytes.
-llvm::Expected<std::unique_ptr<Tokenizer>>
+Expected<std::unique_ptr<Tokenizer>>
 loadLlama2cTokenizer(const std::string &file);
 
 /// GPT-2 byte-level BPE from `dir`/vocab.json and `dir`/merges.txt.
-llvm::Expected<std::unique_ptr<Tokenizer>>
-loadGpt2Tokenizer(const std::string &dir);
+Expected<std::unique_ptr<Tokenizer>> loadGpt2Tokenizer(const std::string &dir);
 
 /// Streams text while ids arrive: feed() returns the newly complete UTF-8
 /// text, holding back the bytes of a multi-byte sequence that is not complete
@@ -80,7 +76,7 @@ public:
   explicit StreamDecoder(const Tokenizer &t, int64_t prev = -1);
 
   /// An invalid id is an error and leaves the stream unchanged.
-  llvm::Expected<std::string> feed(int64_t id);
+  Expected<std::string> feed(int64_t id);
   std::string finish();
 
 private:
@@ -91,7 +87,7 @@ private:
 
 /// The length of the longest prefix of `bytes` that does not end inside a
 /// UTF-8 multi-byte sequence which more bytes could still complete.
-size_t completeUtf8Prefix(llvm::StringRef bytes);
+size_t completeUtf8Prefix(std::string_view bytes);
 
 } // namespace tlm::io
 

@@ -23,8 +23,8 @@ namespace tlm::model {
 
 namespace {
 
-llvm::Error configError(const std::string &message) {
-  return llvm::createStringError("config: " + message);
+Error configError(const std::string &message) {
+  return makeError("config: " + message);
 }
 
 /// A SAX handler that accepts every event; the finders below override the
@@ -42,9 +42,9 @@ struct ErrorFinder : io::AcceptAllJson {
   }
 };
 
-llvm::Error syntaxError(llvm::StringRef text) {
+Error syntaxError(std::string_view text) {
   ErrorFinder finder;
-  json::sax_parse(text.str(), &finder);
+  json::sax_parse(std::string(text), &finder);
   // nlohmann counts the byte after the offending token; report the line
   // and column of the last byte read.
   size_t end = std::min(finder.position, text.size());
@@ -70,7 +70,7 @@ constexpr int64_t kMaxSize = int64_t(1) << 24;
 
 } // namespace
 
-llvm::Expected<Config> parseConfig(llvm::StringRef text) {
+Expected<Config> parseConfig(std::string_view text) {
   json j = json::parse(text.begin(), text.end(), nullptr,
                        /*allow_exceptions=*/false);
   if (j.is_discarded())
@@ -79,7 +79,7 @@ llvm::Expected<Config> parseConfig(llvm::StringRef text) {
     return configError("expected a JSON object, found " +
                        std::string(j.type_name()));
   io::DuplicateKeyFinder dups;
-  json::sax_parse(text.str(), &dups);
+  json::sax_parse(std::string(text), &dups);
   if (!dups.duplicate.empty())
     return configError("key '" + dups.duplicate + "' appears more than once");
 
@@ -185,12 +185,12 @@ llvm::Expected<Config> parseConfig(llvm::StringRef text) {
   }
   if (!haveKvHeads)
     c.numKvHeads = c.numHeads;
-  if (llvm::Error err = validateConfig(c))
+  if (Error err = validateConfig(c))
     return std::move(err);
   return c;
 }
 
-llvm::Error validateConfig(const Config &c) {
+Error validateConfig(const Config &c) {
   auto v = [](int64_t x) { return "(" + std::to_string(x) + ")"; };
   if (c.numLayers > kMaxLayers)
     return configError("num_layers " + v(c.numLayers) +
@@ -207,7 +207,7 @@ llvm::Error validateConfig(const Config &c) {
     return configError("d_model / num_heads " + v(c.headDim()) +
                        " must be even when use_rope is true (RoPE rotates "
                        "pairs)");
-  return llvm::Error::success();
+  return Error::success();
 }
 
 std::string configToJson(const Config &c) {
@@ -233,16 +233,14 @@ std::string configToJson(const Config &c) {
   return os.str();
 }
 
-llvm::Expected<Config> loadConfig(const std::string &path) {
+Expected<Config> loadConfig(const std::string &path) {
   // A config is a few hundred bytes; 1 MiB bounds the read of anything else.
-  llvm::Expected<std::string> text = io::readRegularFile(path, 1 << 20);
+  Expected<std::string> text = io::readRegularFile(path, 1 << 20);
   if (!text)
-    return llvm::createStringError("config: " +
-                                   llvm::toString(text.takeError()));
+    return makeError("config: " + text.takeError().message());
   auto config = parseConfig(*text);
   if (!config)
-    return llvm::createStringError(llvm::toString(config.takeError()) +
-                                   " (in " + path + ")");
+    return makeError(config.takeError().message() + " (in " + path + ")");
   return config;
 }
 

@@ -4,21 +4,21 @@
 
 #include "lib/model/Config.h"
 
-#include "llvm/ADT/StringRef.h"
-#include "llvm/Support/Error.h"
+#include "lib/support/Error.h"
+#include "lib/support/Strings.h"
 
 namespace tlm::model {
 
 /// Parses the JSON of docs/spec/config.md#config and checks every rule of
-/// docs/spec/model.md. Errors read `config: <key> (<value>) <rule>`, or give the
-/// line and column of a JSON syntax error.
-llvm::Expected<Config> parseConfig(llvm::StringRef text);
+/// docs/spec/model.md. Errors read `config: <key> (<value>) <rule>`, or give
+/// the line and column of a JSON syntax error.
+Expected<Config> parseConfig(std::string_view text);
 
 /// Reads `path` and parses it; errors name the file.
-llvm::Expected<Config> loadConfig(const std::string &path);
+Expected<Config> loadConfig(const std::string &path);
 
 /// The checks of docs/spec/model.md on an already-filled config.
-llvm::Error validateConfig(const Config &config);
+Error validateConfig(const Config &config);
 
 /// The JSON text of `config`, which parseConfig reads back.
 std::string configToJson(const Config &config);

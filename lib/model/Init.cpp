@@ -2,8 +2,6 @@
 
 #include "lib/model/Init.h"
 
-#include "llvm/ADT/iterator_range.h"
-
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -51,7 +49,8 @@ private:
 };
 
 void fill(float *begin, float *end, Normal &normal, double sigma, double cut) {
-  for (float &v : llvm::make_range(begin, end)) {
+  for (float *p = begin; p != end; ++p) {
+    float &v = *p;
     double z;
     do
       z = normal.next();

@@ -6,27 +6,24 @@
 #include "lib/io/SafeTensors.h"
 #include "lib/model/ConfigJson.h"
 
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/raw_ostream.h"
+#include <filesystem>
 
 #include <cstring>
 #include <sstream>
 
 namespace tlm::model {
 
-llvm::Expected<Config> importLlama2c(const std::string &modelPath,
-                                     const std::string &outDir) {
+Expected<Config> importLlama2c(const std::string &modelPath,
+                               const std::string &outDir) {
   auto fail = [&](const std::string &what) {
-    return llvm::createStringError("llama2.c import: " + modelPath + ": " +
-                                   what);
+    return makeError("llama2.c import: " + modelPath + ": " + what);
   };
-  auto buffer = llvm::MemoryBuffer::getFile(modelPath, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
+  // llama2.c's largest models are a few GB; 64 GiB bounds the read of
+  // anything else.
+  Expected<std::string> buffer = io::readRegularFile(modelPath, 1ull << 36);
   if (!buffer)
-    return fail("cannot read: " + buffer.getError().message());
-  llvm::StringRef bytes = (*buffer)->getBuffer();
+    return makeError("llama2.c import: " + buffer.takeError().message());
+  std::string_view bytes = *buffer;
   if (bytes.size() < 28)
     return fail("file is " + std::to_string(bytes.size()) +
                 " bytes, shorter than the 28-byte header");
@@ -49,8 +46,8 @@ llvm::Expected<Config> importLlama2c(const std::string &modelPath,
   c.tieEmbeddings = h[5] > 0;
   c.ropeTheta = 10000.0;
   c.rmsNormEps = 1e-5;
-  if (llvm::Error err = validateConfig(c))
-    return fail(llvm::toString(std::move(err)));
+  if (Error err = validateConfig(c))
+    return fail(err.message());
 
   // The arrays in file order: name (ours, with {i} for the layer), shape of
   // one layer's slice, and whether the array is stacked over layers.
@@ -108,25 +105,25 @@ llvm::Expected<Config> importLlama2c(const std::string &modelPath,
                 " bytes after the last array (expected exactly " +
                 std::to_string(offset) + " bytes)");
 
-  llvm::SmallString<256> configPath(outDir), weightsPath(outDir);
-  llvm::sys::path::append(configPath, "config.json");
-  llvm::sys::path::append(weightsPath, "weights.safetensors");
-  for (llvm::StringRef output : {configPath.str(), weightsPath.str()})
-    if (llvm::Error err = io::refuseOverwritingInput(output.str(), {modelPath},
-                                                     "import-llama2c: output"))
+  std::string configPath = outDir + "/config.json";
+  std::string weightsPath = outDir + "/weights.safetensors";
+  for (const std::string &output : {configPath, weightsPath})
+    if (Error err = io::refuseOverwritingInput(output, {modelPath},
+                                               "import-llama2c: output"))
       return std::move(err);
-  if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
+  std::error_code ec;
+  std::filesystem::create_directories(outDir, ec);
+  if (ec)
     return fail("cannot create " + outDir + ": " + ec.message());
   // The weights first: a config.json in the folder means both are whole.
-  if (llvm::Error err = io::writeSafeTensors(weightsPath.str().str(), views))
+  if (Error err = io::writeSafeTensors(weightsPath, views))
     return std::move(err);
-  llvm::Expected<io::AtomicFile> config =
-      io::AtomicFile::create(configPath.str().str());
+  Expected<io::AtomicFile> config = io::AtomicFile::create(configPath);
   if (!config)
     return config.takeError();
-  if (llvm::Error err = config->write(configToJson(c)))
+  if (Error err = config->write(configToJson(c)))
     return std::move(err);
-  if (llvm::Error err = config->commit())
+  if (Error err = config->commit())
     return std::move(err);
   return c;
 }

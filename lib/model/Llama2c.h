@@ -18,7 +18,7 @@
 
 #include "lib/model/Config.h"
 
-#include "llvm/Support/Error.h"
+#include "lib/support/Error.h"
 
 #include <string>
 
@@ -27,8 +27,8 @@ namespace tlm::model {
 /// Reads `modelPath` and writes `outDir`/config.json and
 /// `outDir`/weights.safetensors (creating `outDir`). Every size is checked
 /// against the file length; errors say which array does not fit.
-llvm::Expected<Config> importLlama2c(const std::string &modelPath,
-                                     const std::string &outDir);
+Expected<Config> importLlama2c(const std::string &modelPath,
+                               const std::string &outDir);
 
 } // namespace tlm::model
 

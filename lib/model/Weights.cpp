@@ -8,23 +8,20 @@ namespace tlm::model {
 
 namespace {
 /// The canonical spelling of a checkpoint key.
-std::string canonicalName(llvm::StringRef name) {
-  name.consume_front("_orig_mod.");
-  std::string s = name.str();
+std::string canonicalName(std::string_view name) {
+  consumeFront(name, "_orig_mod.");
+  std::string s(name);
   if (size_t p = s.find(".attn.o_proj."); p != std::string::npos)
     s.replace(p, 13, ".attn.output_proj.");
   return s;
 }
 } // namespace
 
-llvm::Expected<Weights> Weights::load(const Config &config,
-                                      const std::string &path,
-                                      io::SafeTensors::Load mode,
-                                      bool hugePages) {
+Expected<Weights> Weights::load(const Config &config, const std::string &path,
+                                io::SafeTensors::Load mode, bool hugePages) {
   auto file = io::SafeTensors::open(path, mode, hugePages);
   if (!file)
-    return llvm::createStringError("weights: " +
-                                   llvm::toString(file.takeError()));
+    return makeError("weights: " + file.takeError().message());
   Weights w;
   w.file_ = std::move(*file);
   std::map<std::string, std::pair<std::string, const io::Tensor *>> byName;
@@ -32,43 +29,40 @@ llvm::Expected<Weights> Weights::load(const Config &config,
     std::string canon = canonicalName(name);
     auto [it, inserted] = byName.try_emplace(canon, name, &tensor);
     if (!inserted)
-      return llvm::createStringError("weights: tensors '" + it->second.first +
-                                     "' and '" + name + "' both name '" +
-                                     canon + "'");
+      return makeError("weights: tensors '" + it->second.first + "' and '" +
+                       name + "' both name '" + canon + "'");
   }
   for (const WeightSpec &spec : weightSpecs(config)) {
     auto it = byName.find(spec.name);
     if (it == byName.end())
-      return llvm::createStringError(
-          "weights: missing tensor '" + spec.name + "' (expected shape " +
-          io::shapeString(spec.shape) + ") in " + path);
+      return makeError("weights: missing tensor '" + spec.name +
+                       "' (expected shape " + io::shapeString(spec.shape) +
+                       ") in " + path);
     const io::Tensor &t = *it->second.second;
     if (t.dtype != io::DType::F32)
-      return llvm::createStringError(
-          "weights: tensor '" + it->second.first + "' has dtype " +
-          io::dtypeName(t.dtype).str() + ", expected F32");
+      return makeError("weights: tensor '" + it->second.first + "' has dtype " +
+                       std::string(io::dtypeName(t.dtype)) + ", expected F32");
     if (t.shape != spec.shape)
-      return llvm::createStringError("weights: tensor '" + it->second.first +
-                                     "' has shape " + io::shapeString(t.shape) +
-                                     ", expected " +
-                                     io::shapeString(spec.shape));
+      return makeError("weights: tensor '" + it->second.first + "' has shape " +
+                       io::shapeString(t.shape) + ", expected " +
+                       io::shapeString(spec.shape));
     w.pointers_.push_back(t.f32());
     w.bytes_ += t.bytes;
     byName.erase(it);
   }
   if (!byName.empty())
-    return llvm::createStringError("weights: unexpected tensor '" +
-                                   byName.begin()->second.first + "' in " +
-                                   path + " (not used by this config)");
+    return makeError("weights: unexpected tensor '" +
+                     byName.begin()->second.first + "' in " + path +
+                     " (not used by this config)");
   return w;
 }
 
-llvm::Expected<Weights> Weights::init(const Config &config, uint64_t seed,
-                                      InitScheme scheme, bool hugePages) {
+Expected<Weights> Weights::init(const Config &config, uint64_t seed,
+                                InitScheme scheme, bool hugePages) {
   std::string shortfall = memoryShortfall(4.0 * double(parameterCount(config)),
                                           "initialising the weights");
   if (!shortfall.empty())
-    return llvm::createStringError("weights: " + shortfall);
+    return makeError("weights: " + shortfall);
   // One block, each tensor at a 64-byte boundary (16 floats): offsets
   // first, pointers once the block exists.
   std::vector<size_t> offsets;
@@ -82,9 +76,8 @@ llvm::Expected<Weights> Weights::init(const Config &config, uint64_t seed,
   }
   w.owned_ = io::LargeBuffer::allocate(total * sizeof(float), hugePages);
   if (!w.owned_.data())
-    return llvm::createStringError("weights: out of memory initialising " +
-                                   std::to_string(total * sizeof(float)) +
-                                   " bytes");
+    return makeError("weights: out of memory initialising " +
+                     std::to_string(total * sizeof(float)) + " bytes");
   std::vector<float *> out;
   for (size_t offset : offsets) {
     out.push_back(static_cast<float *>(w.owned_.data()) + offset);

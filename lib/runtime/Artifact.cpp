@@ -2,19 +2,15 @@
 
 #include "lib/runtime/Artifact.h"
 
-#include "llvm/ADT/StringMap.h"
-#include "llvm/IR/Constants.h"
-#include "llvm/IR/GlobalVariable.h"
-#include "llvm/IR/Module.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
-#include "llvm/Support/raw_ostream.h"
-#include "llvm/TargetParser/Host.h"
+#include "lib/runtime/CpuFeatures.h"
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <climits>
+#include <cstdlib>
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 namespace tlm::runtime {
 
@@ -22,13 +18,14 @@ namespace {
 
 constexpr const char *kFormat = "tlm-artifact";
 constexpr int kVersion = 1;
-constexpr const char *kSymbol = "tlm_artifact_manifest";
 
-llvm::Error artifactError(const std::string &path, const llvm::Twine &why) {
-  return llvm::createStringError("artifact: " + path + ": " + why);
+Error artifactError(const std::string &path, const std::string &why) {
+  return makeError("artifact: " + path + ": " + why);
 }
 
-std::string toJson(const ArtifactManifest &m) {
+} // namespace
+
+std::string manifestToJson(const ArtifactManifest &m) {
   nlohmann::json entries = nlohmann::json::array();
   for (const ArtifactEntry &e : m.entries)
     entries.push_back(
@@ -41,8 +38,9 @@ std::string toJson(const ArtifactManifest &m) {
   return j.dump();
 }
 
-llvm::Expected<ArtifactManifest> fromJson(const std::string &path,
-                                          const char *text) {
+namespace {
+
+Expected<ArtifactManifest> fromJson(const std::string &path, const char *text) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr,
                                            /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object())
@@ -91,150 +89,27 @@ llvm::Expected<ArtifactManifest> fromJson(const std::string &path,
   return m;
 }
 
-/// `manifest` as an object file defining `tlm_artifact_manifest`.
-llvm::Expected<Bytes>
-manifestObject(const std::string &manifest,
-               llvm::orc::JITTargetMachineBuilder machine) {
-  auto context = std::make_unique<llvm::LLVMContext>();
-  auto module = std::make_unique<llvm::Module>("manifest", *context);
-  auto tm = machine.createTargetMachine();
-  if (!tm)
-    return tm.takeError();
-  module->setDataLayout((*tm)->createDataLayout());
-  module->setTargetTriple((*tm)->getTargetTriple());
-  llvm::Constant *text =
-      llvm::ConstantDataArray::getString(*context, manifest, /*AddNull=*/true);
-  new llvm::GlobalVariable(*module, text->getType(), /*isConstant=*/true,
-                           llvm::GlobalValue::ExternalLinkage, text, kSymbol);
-  CpuCodegenOptions options;
-  options.optLevel = 0;
-  llvm::Expected<std::vector<Bytes>> objects = CpuCode::compileObjects(
-      std::move(module), std::move(context), machine, /*entries=*/{},
-      [](llvm::Module &) {}, options);
-  if (!objects)
-    return objects.takeError();
-  if (objects->size() != 1)
-    return llvm::createStringError("the manifest compiled to " +
-                                   std::to_string(objects->size()) +
-                                   " objects");
-  return std::move((*objects)[0]);
-}
-
-llvm::Error writeBytes(const std::string &path, const Bytes &bytes) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec)
-    return llvm::createStringError("cannot write " + path + ": " +
-                                   ec.message());
-  os.write(bytes.data(), bytes.size());
-  os.close();
-  if (os.has_error()) {
-    std::string why = os.error().message();
-    os.clear_error();
-    return llvm::createStringError("cannot write " + path + ": " + why);
-  }
-  return llvm::Error::success();
-}
-
-} // namespace
-
-llvm::Error linkArtifact(llvm::ArrayRef<Bytes> objects,
-                         const ArtifactManifest &manifest,
-                         const llvm::orc::JITTargetMachineBuilder &machine,
-                         llvm::ArrayRef<std::string> libraries,
-                         const std::string &path) {
-  llvm::Expected<Bytes> manifestObj = manifestObject(toJson(manifest), machine);
-  if (!manifestObj)
-    return manifestObj.takeError();
-  llvm::SmallString<128> dir;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueDirectory("tlm-artifact", dir))
-    return artifactError(path,
-                         "cannot create a temporary folder: " + ec.message());
-  std::vector<std::string> files;
-  auto cleanup = [&] {
-    for (const std::string &f : files)
-      llvm::sys::fs::remove(f);
-    llvm::sys::fs::remove(dir);
-  };
-  for (size_t i = 0; i <= objects.size(); ++i) {
-    files.push_back((dir + "/part-" + llvm::Twine(i) + ".o").str());
-    if (llvm::Error err = writeBytes(
-            files.back(), i < objects.size() ? objects[i] : *manifestObj)) {
-      cleanup();
-      return err;
-    }
-  }
-  // Linked beside the destination and renamed over it: the artifact is
-  // whole or absent.
-  llvm::SmallString<256> temp;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%%%", temp)) {
-    cleanup();
-    return artifactError(path, "cannot write: " + ec.message());
-  }
-  // -Bsymbolic: the code refers to its own functions directly (they are
-  // dso_local in the module), never through a preemptible symbol.
-  std::vector<std::string> args = {TLM_LLD,      "-shared",
-                                   "-Bsymbolic", "--hash-style=gnu",
-                                   "-o",         temp.str().str()};
-  for (const std::string &f : files)
-    args.push_back(f);
-  // Archives are linked in (the members the code calls); shared libraries
-  // become dependencies only when the code calls them.
-  args.push_back("--as-needed");
-  for (const std::string &lib : libraries) {
-    args.push_back(lib);
-    if (llvm::StringRef(lib).ends_with(".a"))
-      continue;
-    args.push_back("-rpath");
-    args.push_back(llvm::sys::path::parent_path(lib).str());
-  }
-  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
-  std::string errorText;
-  llvm::SmallString<128> log(dir);
-  llvm::sys::path::append(log, "lld.log");
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),
-                                                log.str()};
-  int rc = llvm::sys::ExecuteAndWait(TLM_LLD, argRefs, std::nullopt, redirects,
-                                     0, 0, &errorText);
-  std::string lldOutput;
-  if (auto buffer = llvm::MemoryBuffer::getFile(log))
-    lldOutput = (*buffer)->getBuffer().trim().str();
-  llvm::sys::fs::remove(log);
-  cleanup();
-  if (rc != 0) {
-    llvm::sys::fs::remove(temp);
-    return artifactError(path, "linking with " TLM_LLD " failed: " +
-                                   (lldOutput.empty() ? errorText : lldOutput));
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
-    llvm::sys::fs::remove(temp);
-    return artifactError(path, "cannot write: " + ec.message());
-  }
-  return llvm::Error::success();
-}
-
-namespace {
-
 /// dlopen's handle of `path` and its manifest, read without running any of
 /// the artifact's code.
-llvm::Expected<std::pair<void *, ArtifactManifest>>
+Expected<std::pair<void *, ArtifactManifest>>
 openAndRead(const std::string &path, int mode) {
-  if (!llvm::sys::fs::is_regular_file(path))
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
     return artifactError(path, "is not a regular file");
   // A name without a slash would be searched for on the library path.
-  llvm::SmallString<256> absolute(path);
-  llvm::sys::fs::make_absolute(absolute);
-  void *handle = ::dlopen(absolute.c_str(), mode | RTLD_LOCAL);
+  char absolute[PATH_MAX];
+  if (!::realpath(path.c_str(), absolute))
+    return artifactError(path, "cannot resolve its path");
+  void *handle = ::dlopen(absolute, mode | RTLD_LOCAL);
   if (!handle)
     return artifactError(path, std::string("cannot load: ") + ::dlerror());
-  const char *text = static_cast<const char *>(::dlsym(handle, kSymbol));
+  const char *text =
+      static_cast<const char *>(::dlsym(handle, kArtifactManifestSymbol));
   if (!text) {
     ::dlclose(handle);
     return artifactError(path, "is not a tlm artifact (no manifest)");
   }
-  llvm::Expected<ArtifactManifest> manifest = fromJson(path, text);
+  Expected<ArtifactManifest> manifest = fromJson(path, text);
   if (!manifest) {
     ::dlclose(handle);
     return manifest.takeError();
@@ -244,7 +119,7 @@ openAndRead(const std::string &path, int mode) {
 
 } // namespace
 
-llvm::Expected<ArtifactManifest> readArtifactManifest(const std::string &path) {
+Expected<ArtifactManifest> readArtifactManifest(const std::string &path) {
   auto opened = openAndRead(path, RTLD_LAZY);
   if (!opened)
     return opened.takeError();
@@ -252,8 +127,11 @@ llvm::Expected<ArtifactManifest> readArtifactManifest(const std::string &path) {
   return std::move(opened->second);
 }
 
-llvm::Expected<std::unique_ptr<LoadedArtifact>>
+Expected<std::unique_ptr<LoadedArtifact>>
 LoadedArtifact::load(const std::string &path) {
+  auto start = std::chrono::steady_clock::now();
+  // Before the artifact brings in its libomp (it reads the setting at start).
+  boundOpenMPSpin();
   auto opened = openAndRead(path, RTLD_NOW);
   if (!opened)
     return opened.takeError();
@@ -262,20 +140,40 @@ LoadedArtifact::load(const std::string &path) {
   artifact->path_ = path;
   artifact->manifest_ = std::move(opened->second);
   const ArtifactManifest &m = artifact->manifest_;
-  std::string host = llvm::sys::getProcessTriple();
-  if (m.triple != host)
+  // The architecture from the triple (the vendor and OS parts differ
+  // between toolchains that make the same code), then every instruction set
+  // the code was compiled with.
+  std::string arch = m.triple.substr(0, m.triple.find('-'));
+  if (arch != hostArchitecture())
     return artifactError(path, "was compiled for " + m.triple +
-                                   ", this host is " + host);
-  // Every feature the code was compiled with must be the host's.
-  llvm::StringMap<bool, llvm::MallocAllocator> features =
-      llvm::sys::getHostCPUFeatures();
-  llvm::SmallVector<llvm::StringRef> wanted;
-  llvm::StringRef(m.features).split(wanted, ',', -1, /*KeepEmpty=*/false);
-  for (llvm::StringRef f : wanted)
-    if (f.consume_front("+") && !features.lookup(f))
-      return artifactError(path, "needs the CPU feature '" + f.str() +
-                                     "' (compiled for " + m.cpu +
-                                     "), which this host lacks");
+                                   ", this host is " + hostArchitecture());
+  for (std::string_view rest = m.features; !rest.empty();) {
+    auto [feature, tail] = split(rest, ',');
+    rest = tail;
+    if (!consumeFront(feature, "+"))
+      continue;
+    if (hostHasFeature(feature) == false)
+      return artifactError(path, "needs the CPU feature '" +
+                                     std::string(feature) + "' (compiled for " +
+                                     m.cpu + "), which this host lacks");
+  }
+  for (const ArtifactEntry &entry : m.entries) {
+    Entry sig;
+    sig.numInputs = entry.numInputs;
+    sig.shapes = entry.shapes;
+    auto fn = artifact->lookupPacked(entry.name);
+    if (!fn)
+      return fn.takeError();
+    sig.packed = *fn;
+    artifact->entries_[entry.name] = std::move(sig);
+  }
+  if (m.threads > 1)
+    if (Error err = setOpenMPThreads(artifact->lookup("omp_set_num_threads"),
+                                     m.threads))
+      return artifactError(path, err.message());
+  artifact->stats_.codegenMs = std::chrono::duration<double, std::milli>(
+                                   std::chrono::steady_clock::now() - start)
+                                   .count();
   return artifact;
 }
 
@@ -288,11 +186,11 @@ LoadedArtifact::~LoadedArtifact() {
     ::dlclose(handle_);
 }
 
-llvm::Expected<void (*)(void **)>
-LoadedArtifact::lookupPacked(llvm::StringRef entry) const {
-  void *fn = ::dlsym(handle_, ("_mlir_" + entry).str().c_str());
+Expected<void (*)(void **)>
+LoadedArtifact::lookupPacked(std::string_view entry) const {
+  void *fn = ::dlsym(handle_, ("_mlir_" + std::string(entry)).c_str());
   if (!fn)
-    return artifactError(path_, "has no entry '" + entry.str() + "'");
+    return artifactError(path_, "has no entry '" + std::string(entry) + "'");
   return reinterpret_cast<void (*)(void **)>(fn);
 }
 

@@ -12,10 +12,9 @@
 #ifndef TLM_RUNTIME_ARTIFACT_H
 #define TLM_RUNTIME_ARTIFACT_H
 
-#include "lib/runtime/CpuCodegen.h"
+#include "lib/runtime/Program.h"
 
-#include "llvm/Support/Error.h"
-
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,29 +36,31 @@ struct ArtifactManifest {
   std::vector<ArtifactEntry> entries;
 };
 
-/// Links `objects` into the shared library `path` (written whole or not at
-/// all) with `manifest` embedded; `libraries` are what the code calls into:
-/// archives (linked in) and shared libraries (recorded as dependencies).
-llvm::Error linkArtifact(llvm::ArrayRef<Bytes> objects,
-                         const ArtifactManifest &manifest,
-                         const llvm::orc::JITTargetMachineBuilder &machine,
-                         llvm::ArrayRef<std::string> libraries,
-                         const std::string &path);
+/// The symbol an artifact's manifest is exported as.
+inline constexpr const char *kArtifactManifestSymbol = "tlm_artifact_manifest";
+
+/// `manifest` as the JSON text an artifact embeds.
+std::string manifestToJson(const ArtifactManifest &manifest);
 
 /// The manifest of the artifact at `path`, without running its code.
-llvm::Expected<ArtifactManifest> readArtifactManifest(const std::string &path);
+Expected<ArtifactManifest> readArtifactManifest(const std::string &path);
 
-/// A loaded artifact: its entries' packed wrappers.
-class LoadedArtifact {
+/// A loaded artifact, ready to call: the code runs on the threads it was
+/// compiled for (libomp's count is set here).
+class LoadedArtifact : public Program {
 public:
   /// Loads `path` after checking its format and that this host can run its
-  /// code (same triple, every CPU feature it was compiled for).
-  static llvm::Expected<std::unique_ptr<LoadedArtifact>>
+  /// code (same architecture, every CPU feature it was compiled for that
+  /// CpuFeatures.h can check).
+  static Expected<std::unique_ptr<LoadedArtifact>>
   load(const std::string &path);
-  ~LoadedArtifact();
+  ~LoadedArtifact() override;
 
   const ArtifactManifest &manifest() const { return manifest_; }
-  llvm::Expected<void (*)(void **)> lookupPacked(llvm::StringRef entry) const;
+  const ArtifactManifest *artifactManifest() const override {
+    return &manifest_;
+  }
+  Expected<void (*)(void **)> lookupPacked(std::string_view entry) const;
   /// A symbol of the artifact or of the libraries it depends on, or null.
   void *lookup(const char *symbol) const;
 

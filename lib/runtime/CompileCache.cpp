@@ -3,6 +3,7 @@
 #include "lib/runtime/CompileCache.h"
 
 #include "lib/io/FileIO.h"
+#include "lib/support/LlvmError.h"
 
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
@@ -131,15 +132,14 @@ llvm::Error CompileCache::store(llvm::StringRef key,
   put64(data, llvm::xxh3_64bits(llvm::arrayRefFromStringRef(data)));
 
   // Readers see the old entry, no entry, or the whole new one.
-  llvm::Expected<io::AtomicFile> file = io::AtomicFile::create(pathFor(key));
+  Expected<io::AtomicFile> file = io::AtomicFile::create(pathFor(key));
   if (!file)
     return llvm::createStringError("compile cache: " +
-                                   llvm::toString(file.takeError()));
-  if (llvm::Error err = file->write(data))
-    return err;
-  if (llvm::Error err = file->commit())
-    return llvm::createStringError("compile cache: " +
-                                   llvm::toString(std::move(err)));
+                                   file.takeError().message());
+  if (Error err = file->write(data))
+    return toLlvm(std::move(err));
+  if (Error err = file->commit())
+    return llvm::createStringError("compile cache: " + err.message());
   return llvm::Error::success();
 }
 

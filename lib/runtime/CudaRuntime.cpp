@@ -16,8 +16,6 @@
 
 namespace tlm::runtime::cuda {
 
-char UnavailableError::ID = 0;
-
 namespace {
 
 using CUresult = int;
@@ -203,19 +201,19 @@ CUdeviceptr dptr(const void *p) { return reinterpret_cast<CUdeviceptr>(p); }
 
 } // namespace
 
-llvm::Error probeLibrary(const std::string &library) {
+Error probeLibrary(const std::string &library) {
   Driver d{};
   std::string error = load(library, d);
   if (!error.empty())
     return unavailable(error);
-  return llvm::Error::success();
+  return Error::success();
 }
 
-llvm::Error available() {
+Error available() {
   State &s = initialised();
   if (!s.error.empty())
     return unavailable(s.error);
-  return llvm::Error::success();
+  return Error::success();
 }
 
 std::string deviceDescription() {
@@ -231,7 +229,7 @@ std::string deviceDescription() {
          std::to_string(minor) + ")";
 }
 
-llvm::Expected<void *> allocate(size_t bytes) {
+Expected<void *> allocate(size_t bytes) {
   const Driver *d = current();
   if (!d)
     return takeError();
@@ -247,29 +245,29 @@ void release(void *device) {
     d->memFree(dptr(device));
 }
 
-llvm::Error copyToDevice(void *device, const void *host, size_t bytes) {
+Error copyToDevice(void *device, const void *host, size_t bytes) {
   const Driver *d = current();
   if (!d)
     return takeError();
   if (CUresult r = d->memcpyHtoD(dptr(device), host, bytes); r != kSuccess)
     return unavailable("copy to the GPU failed: " + describe(*d, r));
-  return llvm::Error::success();
+  return Error::success();
 }
 
-llvm::Error copyToHost(void *host, const void *device, size_t bytes) {
+Error copyToHost(void *host, const void *device, size_t bytes) {
   const Driver *d = current();
   if (!d)
     return takeError();
   if (CUresult r = d->memcpyDtoH(host, dptr(device), bytes); r != kSuccess)
     return unavailable("copy from the GPU failed: " + describe(*d, r));
-  return llvm::Error::success();
+  return Error::success();
 }
 
-llvm::Error takeError() {
+Error takeError() {
   State &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.sticky.empty())
-    return llvm::Error::success();
+    return Error::success();
   std::string message = std::move(s.sticky);
   s.sticky.clear();
   return unavailable(message);

@@ -13,7 +13,7 @@
 #ifndef TLM_RUNTIME_CUDARUNTIME_H
 #define TLM_RUNTIME_CUDARUNTIME_H
 
-#include "llvm/Support/Error.h"
+#include "lib/support/Error.h"
 
 #include <cstddef>
 #include <memory>
@@ -26,42 +26,30 @@ namespace tlm::runtime::cuda {
 /// A reason the GPU target cannot be used here (no driver, no device, no
 /// libdevice, a driver call that failed), as opposed to a compiler bug;
 /// tlm-run maps it to exit 3.
-class UnavailableError : public llvm::ErrorInfo<UnavailableError> {
-public:
-  static char ID;
-  explicit UnavailableError(std::string message)
-      : message(std::move(message)) {}
-  void log(llvm::raw_ostream &os) const override { os << message; }
-  std::error_code convertToErrorCode() const override {
-    return llvm::inconvertibleErrorCode();
-  }
-  std::string message;
-};
-
-inline llvm::Error unavailable(std::string message) {
-  return llvm::make_error<UnavailableError>(std::move(message));
+inline Error unavailable(std::string message) {
+  return Error(std::move(message), ErrorKind::Unavailable);
 }
 
 /// Opens `library` and resolves the driver entry points tlm uses, without
 /// initialising a device. Fails with the loader's message when the library
 /// or one of the entry points is missing. (For tests of the no-driver
 /// path; everything else goes through available().)
-llvm::Error probeLibrary(const std::string &library);
+Error probeLibrary(const std::string &library);
 
 /// Opens libcuda.so.1 (once per process), initialises the driver and makes
 /// device 0's primary context current. Fails with one line saying why: no
 /// driver, an initialisation error, or no device.
-llvm::Error available();
+Error available();
 
 /// The device's name and compute capability, e.g. "NVIDIA H200 (sm_90)";
 /// available() must have succeeded.
 std::string deviceDescription();
 
 /// Device memory, synchronous. available() must have succeeded.
-llvm::Expected<void *> allocate(size_t bytes);
+Expected<void *> allocate(size_t bytes);
 void release(void *device);
-llvm::Error copyToDevice(void *device, const void *host, size_t bytes);
-llvm::Error copyToHost(void *host, const void *device, size_t bytes);
+Error copyToDevice(void *device, const void *host, size_t bytes);
+Error copyToHost(void *host, const void *device, size_t bytes);
 
 /// Owns device memory from allocate().
 struct DeviceDeleter {
@@ -70,7 +58,7 @@ struct DeviceDeleter {
 using DevicePtr = std::unique_ptr<void, DeviceDeleter>;
 
 /// The first error an mgpu* function met since the last call, if any.
-llvm::Error takeError();
+Error takeError();
 
 /// The mgpu* functions by symbol name, for the JIT to resolve the host
 /// code's calls.

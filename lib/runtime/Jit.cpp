@@ -2,9 +2,11 @@
 
 #include "lib/runtime/Jit.h"
 #include "lib/runtime/Artifact.h"
+#include "lib/runtime/ArtifactLink.h"
 #include "lib/runtime/CompileCache.h"
 #include "lib/runtime/CudaRuntime.h"
 #include "lib/runtime/HostTarget.h"
+#include "lib/support/LlvmError.h"
 
 #include "dialect/TlmDialect.h"
 #include "passes/pipelines/Pipelines.h"
@@ -42,27 +44,6 @@ double msSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-/// Calls a packed entry. UBSan's -fsanitize=function reads a type
-/// signature just before the callee, which JIT-compiled code does not have
-/// (and its first function starts a page, so the read faults): this one call
-/// is left unchecked.
-#if defined(__clang__)
-__attribute__((no_sanitize("function"), noinline))
-#endif
-void invokePacked(void (*fn)(void **), void **args) {
-  fn(args);
-}
-
-std::string shapeStr(llvm::ArrayRef<int64_t> shape) {
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i)
-      s += ", ";
-    s += ShapedType::isDynamic(shape[i]) ? "?" : std::to_string(shape[i]);
-  }
-  return s + ")";
-}
-
 /// The entries are `alwaysinline` (see tlm-memref-entry): inlined here into
 /// the engine's packed wrappers (`_mlir_<name>`), which are then compiled
 /// without optimization. They unpack memref descriptors, gather the
@@ -82,15 +63,6 @@ void compileWrappersQuickly(llvm::Module &m) {
       f.addFnAttr(llvm::Attribute::OptimizeNone);
     }
 }
-/// Workers that spin forever collapse when the host is busy, and workers
-/// that sleep at once pay a wake-up per loop nest (10x slower decode on tiny
-/// models, measured): spin at most 1 ms after a loop, then sleep. Must be
-/// set before libomp starts; the user's settings win.
-void boundOpenMPSpin() {
-  if (!std::getenv("OMP_WAIT_POLICY"))
-    ::setenv("KMP_BLOCKTIME", "1", /*overwrite=*/0);
-}
-
 /// Everything the CPU code depends on, as text: the compiler, the host
 /// target, the code generation options, the pass pipeline with its options
 /// and the module before lowering. Two compiles with the same key make the
@@ -161,18 +133,22 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
   });
 
   std::unique_ptr<Jit> jit(new Jit());
-  jit->optLevel_ = options.optLevel;
+  jit->stats_.optLevel = options.optLevel;
   // Remember each entry's tensor signature before lowering erases it.
   for (auto func : module->getOps<func::FuncOp>()) {
     if (!func.isPublic() || func.isExternal())
       continue;
-    Signature sig;
+    Entry sig;
     FunctionType type = func.getFunctionType();
     sig.numInputs = type.getNumInputs();
     for (Type t : llvm::concat<const Type>(type.getInputs(), type.getResults()))
-      if (auto tt = dyn_cast<RankedTensorType>(t))
-        sig.shapes.push_back(std::vector<int64_t>(tt.getShape()));
-    jit->signatures_[func.getSymName().str()] = std::move(sig);
+      if (auto tt = dyn_cast<RankedTensorType>(t)) {
+        std::vector<int64_t> shape;
+        for (int64_t d : tt.getShape())
+          shape.push_back(ShapedType::isDynamic(d) ? kDynamic : d);
+        sig.shapes.push_back(std::move(shape));
+      }
+    jit->entries_[func.getSymName().str()] = std::move(sig);
   }
 
   // Lower, collecting diagnostics into the returned error.
@@ -191,13 +167,13 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
     pm.enableIRPrinting();
   }
   bool cuda = options.target == Target::Cuda;
-  jit->cuda_ = cuda;
+  jit->onDevice_ = cuda;
   if (cuda) {
     // The kernels call libdevice (RoPE's f64 sin/cos, exp), which the
     // pipeline links from the CUDA toolkit; without it the driver would
     // reject the PTX only at load time, with a less clear message.
     if (mlir::tlm::findLibdevice().empty())
-      return cuda::unavailable(
+      return unavailable(
           "the GPU pipeline needs CUDA's libdevice (nvvm/libdevice/"
           "libdevice.10.bc): set CUDA_HOME to a CUDA toolkit folder");
     mlir::tlm::buildGpuPipeline(pm);
@@ -272,11 +248,11 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
     cacheKey = cpuCacheKey(*module, pm, *jtmb, codegen);
     if (std::optional<std::vector<Bytes>> hit = cache->load(cacheKey)) {
       objects = std::move(*hit);
-      jit->cacheHit_ = true;
+      jit->stats_.cacheHit = true;
     }
   }
 
-  if (!jit->cacheHit_) {
+  if (!jit->stats_.cacheHit) {
     if (failed(pm.run(*module)))
       return llvm::createStringError("lowering failed:\n" + diagnostics);
     // Without the checks between passes, a pass that broke the IR is still
@@ -285,7 +261,7 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
       return llvm::createStringError("lowering produced invalid IR:\n" +
                                      diagnostics);
   }
-  jit->pipelineMs_ = msSince(start);
+  jit->stats_.pipelineMs = msSince(start);
 
   start = std::chrono::steady_clock::now();
   auto tm = jtmb->createTargetMachine();
@@ -298,7 +274,7 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
           "JIT compilation failed: " + llvm::toString(std::move(err)) +
           (diagnostics.empty() ? "" : "\n" + diagnostics));
   } else {
-    if (!jit->cacheHit_) {
+    if (!jit->stats_.cacheHit) {
       auto llvmContext = std::make_unique<llvm::LLVMContext>();
       std::unique_ptr<llvm::Module> llvmModule =
           translateModuleToLLVMIR(*module, *llvmContext);
@@ -308,7 +284,7 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
       llvmModule->setDataLayout((*tm)->createDataLayout());
       llvmModule->setTargetTriple((*tm)->getTargetTriple());
       std::vector<std::string> entries;
-      for (auto &entry : jit->signatures_)
+      for (auto &entry : jit->entries_)
         entries.push_back(entry.first);
       auto compiled = CpuCode::compileObjects(
           std::move(llvmModule), std::move(llvmContext), *jtmb, entries,
@@ -330,7 +306,7 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
       if (llvm::Error err = linkArtifact(objects, manifest, *jtmb, artifactLibs,
                                          options.artifactPath))
         return std::move(err);
-      auto loaded = LoadedArtifact::load(options.artifactPath);
+      auto loaded = toLlvm(LoadedArtifact::load(options.artifactPath));
       if (!loaded)
         return loaded.takeError();
       jit->artifact_ = std::move(*loaded);
@@ -341,13 +317,14 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
                                        llvm::toString(code.takeError()));
       jit->cpu_ = std::move(*code);
     }
-    jit->compileThreads_ = codegen.objectPath.empty() ? codegen.threads : 1;
+    jit->stats_.compileThreads =
+        codegen.objectPath.empty() ? codegen.threads : 1;
   }
   // Compiled (and linked) on lookup: resolve every entry now, so compile
   // time is paid (and measured) here rather than in the first call.
-  for (auto &[name, sig] : jit->signatures_) {
+  for (auto &[name, sig] : jit->entries_) {
     auto fn = cuda             ? jit->engine_->lookupPacked(name)
-              : jit->artifact_ ? jit->artifact_->lookupPacked(name)
+              : jit->artifact_ ? toLlvm(jit->artifact_->lookupPacked(name))
                                : jit->cpu_->lookupPacked(name);
     if (!fn)
       return llvm::createStringError(
@@ -360,37 +337,27 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
     // they hand every kernel to the driver, whose PTX compilation belongs
     // to compile time, and whose errors belong here.
     jit->engine_->initialize();
-    if (llvm::Error err = cuda::takeError())
-      return cuda::unavailable("loading the GPU kernels failed: " +
-                               llvm::toString(std::move(err)));
+    if (Error err = cuda::takeError())
+      return unavailable("loading the GPU kernels failed: " + err.message());
   }
-  jit->codegenMs_ = msSince(start);
+  jit->stats_.codegenMs = msSince(start);
   if (objectPath && cuda)
     jit->engine_->dumpToObjectFile(objectPath);
-  if (openmp)
-    if (llvm::Error err = jit->setOpenMPThreads(options.threads))
-      return std::move(err);
+  if (openmp) {
+    // An artifact's libomp is its own dependency, loaded with it.
+    void *symbol = jit->artifact_
+                       ? jit->artifact_->lookup("omp_set_num_threads")
+                       : llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
+                             "omp_set_num_threads");
+    if (Error err = setOpenMPThreads(symbol, options.threads))
+      return llvm::createStringError("libomp (" TLM_LIBOMP "): " +
+                                     err.message());
+  }
   return jit;
 }
 
 const ArtifactManifest *Jit::artifactManifest() const {
   return artifact_ ? &artifact_->manifest() : nullptr;
-}
-
-llvm::Error Jit::setOpenMPThreads(int threads) {
-  using SetThreads = void (*)(int);
-  // An artifact's libomp is its own dependency, loaded with it.
-  void *symbol = artifact_
-                     ? artifact_->lookup("omp_set_num_threads")
-                     : llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
-                           "omp_set_num_threads");
-  if (!symbol)
-    return llvm::createStringError("libomp (" TLM_LIBOMP
-                                   ") did not load: cannot run on " +
-                                   std::to_string(threads) + " threads");
-  // Process-wide: every Jit in this process runs on the last count set.
-  reinterpret_cast<SetThreads>(symbol)(threads);
-  return llvm::Error::success();
 }
 
 ArtifactManifest
@@ -403,108 +370,19 @@ Jit::manifestOf(const llvm::orc::JITTargetMachineBuilder &machine,
   m.features = machine.getFeatures().getString();
   m.threads = options.threads;
   m.model = options.artifactModel;
-  for (const auto &[name, sig] : signatures_) {
+  for (const auto &[name, sig] : entries_) {
     ArtifactEntry entry;
     entry.name = name;
     entry.numInputs = sig.numInputs;
-    for (const std::vector<int64_t> &shape : sig.shapes) {
-      std::vector<int64_t> dims;
-      for (int64_t d : shape)
-        dims.push_back(ShapedType::isDynamic(d) ? -1 : d);
-      entry.shapes.push_back(std::move(dims));
-    }
+    entry.shapes = sig.shapes;
     m.entries.push_back(std::move(entry));
   }
   return m;
 }
 
-llvm::Expected<std::unique_ptr<Jit>>
-Jit::loadArtifact(const std::string &path) {
-  auto start = std::chrono::steady_clock::now();
-  // Before the artifact brings in its libomp (it reads the setting at start).
-  boundOpenMPSpin();
-  auto loaded = LoadedArtifact::load(path);
-  if (!loaded)
-    return loaded.takeError();
-  std::unique_ptr<Jit> jit(new Jit());
-  jit->artifact_ = std::move(*loaded);
-  const ArtifactManifest &m = jit->artifact_->manifest();
-  for (const ArtifactEntry &entry : m.entries) {
-    Signature sig;
-    sig.numInputs = entry.numInputs;
-    for (const std::vector<int64_t> &shape : entry.shapes) {
-      std::vector<int64_t> dims;
-      for (int64_t d : shape)
-        dims.push_back(d < 0 ? ShapedType::kDynamic : d);
-      sig.shapes.push_back(std::move(dims));
-    }
-    auto fn = jit->artifact_->lookupPacked(entry.name);
-    if (!fn)
-      return fn.takeError();
-    sig.packed = *fn;
-    jit->signatures_[entry.name] = std::move(sig);
-  }
-  if (m.threads > 1)
-    if (llvm::Error err = jit->setOpenMPThreads(m.threads))
-      return std::move(err);
-  jit->codegenMs_ = msSince(start);
-  return jit;
-}
-
-llvm::Error Jit::call(llvm::StringRef entry, llvm::ArrayRef<TensorRef> args) {
-  auto it = signatures_.find(entry);
-  if (it == signatures_.end())
-    return llvm::createStringError("no entry point named '" + entry.str() +
-                                   "'");
-  const Signature &sig = it->second;
-  if (args.size() != sig.shapes.size())
-    return llvm::createStringError(
-        entry.str() + ": expected " + std::to_string(sig.shapes.size()) +
-        " buffers (" + std::to_string(sig.numInputs) + " inputs, " +
-        std::to_string(sig.shapes.size() - sig.numInputs) +
-        " outputs), found " + std::to_string(args.size()));
-
-  // One memref descriptor per buffer: {allocated, aligned, offset,
-  // sizes[rank], strides[rank]}, all 64-bit, identity (row-major) layout.
-  std::vector<std::vector<int64_t>> descriptors(args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::vector<int64_t> &expected = sig.shapes[i];
-    const std::vector<int64_t> &shape = args[i].shape;
-    bool ok = expected.size() == shape.size();
-    for (size_t d = 0; ok && d < shape.size(); ++d)
-      ok = shape[d] >= 0 &&
-           (ShapedType::isDynamic(expected[d]) || expected[d] == shape[d]);
-    if (!ok)
-      return llvm::createStringError(
-          entry.str() + ": buffer " + std::to_string(i) + " has shape " +
-          shapeStr(shape) + ", expected " + shapeStr(expected));
-    std::vector<int64_t> &desc = descriptors[i];
-    int64_t rank = shape.size();
-    desc.resize(3 + 2 * rank);
-    auto ptr = reinterpret_cast<int64_t>(args[i].data);
-    desc[0] = desc[1] = ptr;
-    desc[2] = 0;
-    int64_t stride = 1;
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      desc[3 + d] = shape[d];
-      desc[3 + rank + d] = stride;
-      stride *= shape[d];
-    }
-  }
-  // The packed wrapper takes a pointer to each scalar argument of the
-  // lowered function: every field of every descriptor, in order.
-  std::vector<void *> packed;
-  for (std::vector<int64_t> &desc : descriptors)
-    for (int64_t &field : desc)
-      packed.push_back(&field);
-  invokePacked(sig.packed, packed.data());
-  // The host code has waited for its kernels; a failed launch or copy was
-  // recorded on the way.
-  if (cuda_)
-    if (llvm::Error err = cuda::takeError())
-      return cuda::unavailable(
-          entry.str() + " on the GPU: " + llvm::toString(std::move(err)));
-  return llvm::Error::success();
+llvm::Error Jit::call(llvm::StringRef entry,
+                      llvm::ArrayRef<TensorRef> args) const {
+  return toLlvm(Program::call(entry, Span(args.data(), args.size())));
 }
 
 } // namespace tlm::runtime

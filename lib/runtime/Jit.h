@@ -13,6 +13,7 @@
 
 #include "lib/runtime/Artifact.h"
 #include "lib/runtime/CpuCodegen.h"
+#include "lib/runtime/Program.h"
 #include "passes/pipelines/CpuSwitches.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -29,12 +30,6 @@
 #include <vector>
 
 namespace tlm::runtime {
-
-/// A dense, row-major, caller-owned buffer and its shape.
-struct TensorRef {
-  void *data;
-  std::vector<int64_t> shape;
-};
 
 /// Registers every dialect, extension and translation a tlm compile needs.
 void registerAll(mlir::DialectRegistry &registry);
@@ -103,7 +98,8 @@ struct JitOptions {
   std::function<mlir::LogicalResult(mlir::PassManager &)> configurePassManager;
 };
 
-class Jit {
+/// A Program compiled in this process.
+class Jit : public Program {
 public:
   /// Lowers `module` (in place) and compiles it. On failure the error holds
   /// the MLIR diagnostics.
@@ -111,38 +107,13 @@ public:
   compile(mlir::OwningOpRef<mlir::ModuleOp> module,
           const JitOptions &options = {});
 
-  /// Loads an artifact written with JitOptions::artifactPath; it runs on
-  /// the threads it was compiled for.
-  static llvm::Expected<std::unique_ptr<Jit>>
-  loadArtifact(const std::string &path);
-  /// The manifest of the artifact this Jit runs, or null.
-  const ArtifactManifest *artifactManifest() const;
+  /// The manifest of the artifact this Jit wrote and runs, or null.
+  const ArtifactManifest *artifactManifest() const override;
 
-  /// Calls `entry` with `args` = inputs followed by outputs. Ranks and static
-  /// sizes are checked against the entry's signature; a mismatch is an
-  /// error naming the argument.
-  llvm::Error call(llvm::StringRef entry, llvm::ArrayRef<TensorRef> args);
-
-  /// Milliseconds spent in the pass pipeline and in LLVM code generation.
-  double pipelineMs() const { return pipelineMs_; }
-  double codegenMs() const { return codegenMs_; }
-  /// The LLVM optimisation level the code was compiled at.
-  unsigned optLevel() const { return optLevel_; }
-  /// The threads LLVM compiled on.
-  unsigned compileThreads() const { return compileThreads_; }
-  /// Whether the code came from the compile cache (then pipelineMs() is
-  /// the key's making and codegenMs() the load).
-  bool cacheHit() const { return cacheHit_; }
+  /// As Program::call, with an llvm::Error (the compiler's tests use it).
+  llvm::Error call(llvm::StringRef entry, llvm::ArrayRef<TensorRef> args) const;
 
 private:
-  struct Signature {
-    /// Shapes (with mlir::ShapedType::kDynamic) of inputs then outputs.
-    std::vector<std::vector<int64_t>> shapes;
-    unsigned numInputs = 0;
-    /// The packed wrapper, resolved (and compiled) up front.
-    void (*packed)(void **) = nullptr;
-  };
-
   Jit() = default;
   /// The GPU pipeline's host module through ExecutionEngine.
   llvm::Error compileGpuHost(mlir::ModuleOp module,
@@ -154,16 +125,8 @@ private:
   std::unique_ptr<mlir::ExecutionEngine> engine_;
   std::unique_ptr<CpuCode> cpu_;
   std::unique_ptr<LoadedArtifact> artifact_;
-  /// Sets libomp's thread count (from the artifact's libomp, if any).
-  llvm::Error setOpenMPThreads(int threads);
   ArtifactManifest manifestOf(const llvm::orc::JITTargetMachineBuilder &machine,
                               const JitOptions &options) const;
-  std::map<std::string, Signature, std::less<>> signatures_;
-  double pipelineMs_ = 0, codegenMs_ = 0;
-  unsigned optLevel_ = 3;
-  unsigned compileThreads_ = 1;
-  bool cuda_ = false;
-  bool cacheHit_ = false;
 };
 
 } // namespace tlm::runtime

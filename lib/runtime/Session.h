@@ -1,6 +1,7 @@
 //===- Session.h - a compiled model, its weights and KV cache ---*- C++ -*-===//
 //
-// Compiles a config's prefill and decode entries once, binds the weights
+// Runs a config's prefill and decode entries (a Program: compiled by the
+// JIT, or an artifact loaded without it), binds the weights
 // (on the CPU never copied: the caller keeps them alive; on the GPU copied
 // to the device once), and owns the KV cache: one position-major
 // (context_length, batch, kv_dim) buffer per layer for keys and one for
@@ -13,18 +14,17 @@
 #include "lib/io/LargeBuffer.h"
 #include "lib/model/Config.h"
 #include "lib/runtime/CudaRuntime.h"
-#include "lib/runtime/Jit.h"
-
-#include "mlir/IR/MLIRContext.h"
+#include "lib/runtime/Program.h"
 
 #include <memory>
 #include <vector>
 
 namespace tlm::runtime {
 
+struct JitOptions;
+
 struct SessionOptions {
   int64_t batch = 1;
-  JitOptions jit;
   /// The CPU KV cache on huge pages (io::LargeBuffer).
   bool hugePages = true;
   /// Run this ahead-of-time artifact (JitOptions::artifactPath wrote it)
@@ -35,21 +35,33 @@ struct SessionOptions {
 
 class Session {
 public:
-  /// `weights` are in model::weightSpecs order, each a dense f32 tensor of
-  /// the spec's shape, and must outlive the session.
-  static llvm::Expected<std::unique_ptr<Session>>
-  create(const model::Config &config, std::vector<const float *> weights,
-         const SessionOptions &options = {});
+  /// Loads the artifact `options.artifact`, which must hold `config`'s
+  /// model, without weights: bind them with setWeights() before step().
+  /// The runtime's way in; it needs no compiler.
+  static Expected<std::unique_ptr<Session>> open(const model::Config &config,
+                                                 const SessionOptions &options);
 
-  /// Compiles without weights: bind them with setWeights() before step().
-  /// Compiling first lets the compiler's transient heap be returned to the
-  /// OS before the weights arrive, so the two never add up in peak memory.
-  static llvm::Expected<std::unique_ptr<Session>>
-  compile(const model::Config &config, const SessionOptions &options = {});
+  /// Compiles `config` with the JIT (or loads `options.artifact`), without
+  /// weights. Compiling first lets the compiler's transient heap be
+  /// returned to the OS before the weights arrive, so the two never add up
+  /// in peak memory. Defined in the compiler (SessionCompile.cpp): only a
+  /// build with LLVM has it.
+  static Expected<std::unique_ptr<Session>>
+  compile(const model::Config &config, const SessionOptions &options,
+          const JitOptions &jit);
+  /// compile() then setWeights(): `weights` are in model::weightSpecs
+  /// order, each a dense f32 tensor of the spec's shape, and must outlive
+  /// the session. Also the compiler's.
+  static Expected<std::unique_ptr<Session>>
+  create(const model::Config &config, std::vector<const float *> weights,
+         const SessionOptions &options, const JitOptions &jit);
+  static Expected<std::unique_ptr<Session>>
+  create(const model::Config &config, std::vector<const float *> weights);
+
   /// Binds `weights` (model::weightSpecs order; on the CPU they must
   /// outlive the session, on the GPU they are copied to the device once,
   /// here).
-  llvm::Error setWeights(std::vector<const float *> weights);
+  Error setWeights(std::vector<const float *> weights);
 
   /// Bytes of the KV cache of `batch` sequences: keys and values, f32, every
   /// layer, the whole context.
@@ -66,12 +78,12 @@ public:
   /// Runs `seq` new tokens per sequence (`ids` is (batch, seq)) at positions
   /// position()..position()+seq-1, appends their keys/values to the cache
   /// and writes logits (batch, seq, vocab).
-  llvm::Error step(const int64_t *ids, int64_t seq, float *logits);
+  Error step(const int64_t *ids, int64_t seq, float *logits);
 
   /// As step(), but writes only the last position's logits (batch, vocab):
   /// what generation needs, for the prompt and for every token after it.
   /// The head (a fifth of small.json's prefill) runs on one row.
-  llvm::Error stepLast(const int64_t *ids, int64_t seq, float *logits);
+  Error stepLast(const int64_t *ids, int64_t seq, float *logits);
 
   /// Forgets the cache: the next step starts at position 0.
   void reset() { position_ = 0; }
@@ -81,10 +93,16 @@ public:
   int64_t position() const { return position_; }
   int64_t batch() const { return batch_; }
   const model::Config &config() const { return config_; }
-  const Jit &jit() const { return *jit_; }
+  /// The code this session runs.
+  const Program &program() const { return *program_; }
 
 private:
   Session(const model::Config &config) : config_(config) {}
+  /// A session of `config` without code: the KV cache allocated, the
+  /// weights' shapes known; `cuda` puts the cache in device memory.
+  static Expected<std::unique_ptr<Session>>
+  allocate(const model::Config &config, const SessionOptions &options,
+           bool cuda);
   model::Config config_;
   int64_t batch_ = 1;
   int64_t position_ = 0;
@@ -107,12 +125,11 @@ private:
   size_t idsBytes_ = 0, logitsBytes_ = 0;
   /// Both steps: the "prefill" entry (every position's logits) or, with
   /// `lastOnly`, the "decode" one (the last position's).
-  llvm::Error run(bool lastOnly, const int64_t *ids, int64_t seq,
-                  float *logits);
-  llvm::Error stepOnDevice(llvm::StringRef entry, const int64_t *ids,
-                           int64_t seq, float *logits, int64_t logitRows,
-                           std::vector<TensorRef> &args);
-  std::unique_ptr<Jit> jit_;
+  Error run(bool lastOnly, const int64_t *ids, int64_t seq, float *logits);
+  Error stepOnDevice(std::string_view entry, const int64_t *ids, int64_t seq,
+                     float *logits, int64_t logitRows,
+                     std::vector<TensorRef> &args);
+  std::unique_ptr<Program> program_;
 };
 
 } // namespace tlm::runtime

@@ -4,6 +4,7 @@
 
 #include "lib/model/ConfigJson.h"
 #include "lib/model/Weights.h"
+#include "lib/runtime/Jit.h"
 #include "lib/runtime/Session.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -21,7 +22,7 @@ model::Config smallConfig() {
   auto c = model::parseConfig(R"({"vocab_size": 48, "context_length": 16,
       "d_model": 32, "num_layers": 2, "num_heads": 2, "d_ff": 64,
       "rope_theta": 10000.0})");
-  EXPECT_TRUE(bool(c)) << llvm::toString(c.takeError());
+  EXPECT_TRUE(bool(c)) << c.takeError().message();
   return *c;
 }
 
@@ -29,10 +30,10 @@ model::Config smallConfig() {
 std::string compileArtifact() {
   llvm::SmallString<128> path;
   EXPECT_FALSE(llvm::sys::fs::createTemporaryFile("tlm-capi", "so", path));
-  runtime::SessionOptions options;
-  options.jit.artifactPath = path.str().str();
-  auto s = runtime::Session::compile(smallConfig(), options);
-  EXPECT_TRUE(bool(s)) << llvm::toString(s.takeError());
+  runtime::JitOptions jit;
+  jit.artifactPath = path.str().str();
+  auto s = runtime::Session::compile(smallConfig(), {}, jit);
+  EXPECT_TRUE(bool(s)) << s.takeError().message();
   return path.str().str();
 }
 

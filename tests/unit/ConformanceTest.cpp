@@ -33,7 +33,6 @@ using tlm::test::Tolerance;
 
 namespace {
 
-
 std::string f64(double v) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.17e", v);
@@ -168,7 +167,7 @@ TEST(Conformance, EveryCasePassesWithinItsTolerance) {
   json cases = json::parse(index, nullptr, /*allow_exceptions=*/false);
   ASSERT_FALSE(cases.is_discarded()) << "cases.json is not JSON";
   auto model = io::SafeTensors::open(dir + "/model_synthetic.safetensors");
-  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  ASSERT_TRUE(bool(model)) << model.takeError().message();
 
   mlir::DialectRegistry registry;
   runtime::registerAll(registry);
@@ -180,7 +179,7 @@ TEST(Conformance, EveryCasePassesWithinItsTolerance) {
     std::string name = c["name"];
     SCOPED_TRACE(name);
     auto file = io::SafeTensors::open(dir + "/" + c["file"].get<std::string>());
-    ASSERT_TRUE(bool(file)) << llvm::toString(file.takeError());
+    ASSERT_TRUE(bool(file)) << file.takeError().message();
     Prepared p = prepare(ctx, c, *file, *model);
     ASSERT_TRUE(p.module) << "cannot build IR for op '"
                           << c["op"].get<std::string>() << "'";

@@ -11,6 +11,7 @@
 #include "lib/runtime/CudaRuntime.h"
 #include "lib/model/Builder.h"
 #include "lib/model/Weights.h"
+#include "lib/runtime/Jit.h"
 #include "lib/runtime/Session.h"
 #include "passes/pipelines/Pipelines.h"
 
@@ -37,9 +38,9 @@ model::Config tinyConfig() {
 }
 
 TEST(CudaRuntime, ProbeNamesTheMissingLibrary) {
-  llvm::Error err = runtime::cuda::probeLibrary("libtlm-no-such-driver.so.1");
+  Error err = runtime::cuda::probeLibrary("libtlm-no-such-driver.so.1");
   ASSERT_TRUE(bool(err));
-  std::string message = llvm::toString(std::move(err));
+  std::string message = err.message();
   EXPECT_NE(message.find("no CUDA driver"), std::string::npos) << message;
   EXPECT_NE(message.find("libtlm-no-such-driver.so.1"), std::string::npos)
       << message;
@@ -47,16 +48,16 @@ TEST(CudaRuntime, ProbeNamesTheMissingLibrary) {
 }
 
 TEST(CudaRuntime, WithoutADriverEveryEntryFailsCleanly) {
-  llvm::Error available = runtime::cuda::available();
+  Error available = runtime::cuda::available();
   if (!available)
     GTEST_SKIP() << "a GPU answers here: "
                  << runtime::cuda::deviceDescription();
-  std::string why = llvm::toString(std::move(available));
+  std::string why = available.message();
   EXPECT_EQ(why.find('\n'), std::string::npos) << why;
 
   auto buffer = runtime::cuda::allocate(1024);
   ASSERT_FALSE(bool(buffer));
-  EXPECT_EQ(llvm::toString(buffer.takeError()), why);
+  EXPECT_EQ(buffer.takeError().message(), why);
 
   // The host code's mgpu* calls return nothing usable and record why; the
   // error is reported once.
@@ -67,17 +68,17 @@ TEST(CudaRuntime, WithoutADriverEveryEntryFailsCleanly) {
   ASSERT_NE(alloc, nullptr);
   using MemAlloc = void *(*)(uint64_t, void *, bool);
   EXPECT_EQ(reinterpret_cast<MemAlloc>(alloc)(256, nullptr, false), nullptr);
-  llvm::Error sticky = runtime::cuda::takeError();
+  Error sticky = runtime::cuda::takeError();
   ASSERT_TRUE(bool(sticky));
-  EXPECT_EQ(llvm::toString(std::move(sticky)), why);
+  EXPECT_EQ(sticky.message(), why);
   EXPECT_FALSE(bool(runtime::cuda::takeError()));
 
   // A GPU session stops before compiling, with the same message.
-  runtime::SessionOptions options;
-  options.jit.target = runtime::Target::Cuda;
-  auto session = runtime::Session::compile(tinyConfig(), options);
+  runtime::JitOptions jit;
+  jit.target = runtime::Target::Cuda;
+  auto session = runtime::Session::compile(tinyConfig(), {}, jit);
   ASSERT_FALSE(bool(session));
-  EXPECT_EQ(llvm::toString(session.takeError()), why);
+  EXPECT_EQ(session.takeError().message(), why);
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> buildModel(mlir::MLIRContext &context,
@@ -123,26 +124,25 @@ TEST(CudaRuntime, GpuModelCompilesAndRunsWhereADriverAnswers) {
   options.target = runtime::Target::Cuda;
   auto jit = runtime::Jit::compile(buildModel(context, c), options);
 
-  if (llvm::Error none = runtime::cuda::available()) {
+  if (Error none = runtime::cuda::available()) {
     // Pipeline, PTX, translation and the mgpu* symbols all went through:
     // only loading the kernels into the (absent) driver failed.
     ASSERT_FALSE(bool(jit));
     std::string message = llvm::toString(jit.takeError());
-    EXPECT_EQ(message, "loading the GPU kernels failed: " +
-                           llvm::toString(std::move(none)));
+    EXPECT_EQ(message, "loading the GPU kernels failed: " + none.message());
     return;
   }
   ASSERT_TRUE(bool(jit)) << llvm::toString(jit.takeError());
 
   // With a GPU: prefill then decode on both targets, same logits.
   auto weights = model::Weights::init(c, 3, model::InitScheme::Module);
-  ASSERT_TRUE(bool(weights)) << llvm::toString(weights.takeError());
+  ASSERT_TRUE(bool(weights)) << weights.takeError().message();
   std::vector<std::vector<float>> logits(2);
   for (int t = 0; t < 2; ++t) {
-    runtime::SessionOptions so;
-    so.jit.target = t ? runtime::Target::Cuda : runtime::Target::Cpu;
-    auto s = runtime::Session::create(c, weights->pointers(), so);
-    ASSERT_TRUE(bool(s)) << llvm::toString(s.takeError());
+    runtime::JitOptions jit;
+    jit.target = t ? runtime::Target::Cuda : runtime::Target::Cpu;
+    auto s = runtime::Session::create(c, weights->pointers(), {}, jit);
+    ASSERT_TRUE(bool(s)) << s.takeError().message();
     std::vector<int64_t> ids = {1, 5, 9, 13, 2};
     std::vector<float> prefill(ids.size() * c.vocabSize), step(c.vocabSize);
     ASSERT_FALSE(bool((*s)->step(ids.data(), ids.size(), prefill.data())));

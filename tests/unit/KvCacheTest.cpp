@@ -11,6 +11,7 @@
 
 #include "lib/model/Init.h"
 #include "lib/runtime/CpuCodegen.h"
+#include "lib/runtime/Jit.h"
 #include "lib/runtime/Metrics.h"
 #include "lib/runtime/Session.h"
 #include "tests/unit/Reference.h"
@@ -190,12 +191,12 @@ TEST_P(KvCache, PrefillThenDecodeMatchesForwardAndReference) {
   jit.verifyEachPass = true;
   runtime::SessionOptions options;
   options.batch = batch;
-  options.jit = jit;
-  auto session = runtime::Session::create(c, ptrs, options);
-  ASSERT_TRUE(bool(session)) << llvm::toString(session.takeError());
+  auto session = runtime::Session::create(c, ptrs, options, jit);
+  ASSERT_TRUE(bool(session)) << session.takeError().message();
   runtime::Session &s = **session;
   std::printf("[kv-cache] %s: pipeline %.0f ms, codegen %.0f ms\n",
-              GetParam().name, s.jit().pipelineMs(), s.jit().codegenMs());
+              GetParam().name, s.program().stats().pipelineMs,
+              s.program().stats().codegenMs);
 
   std::mt19937 rng(3);
   std::vector<int64_t> ids(batch * seq);
@@ -302,16 +303,14 @@ TEST(Session, RejectsOutOfRangeTokensAndContextOverflow) {
   for (const auto &t : w)
     ptrs.push_back(t.data());
   auto session = runtime::Session::create(c, ptrs);
-  ASSERT_TRUE(bool(session)) << llvm::toString(session.takeError());
+  ASSERT_TRUE(bool(session)) << session.takeError().message();
   std::vector<float> logits(c.contextLength * 2 * c.vocabSize);
   std::vector<int64_t> bad = {1, c.vocabSize};
-  llvm::Error err = (*session)->step(bad.data(), 2, logits.data());
-  EXPECT_EQ(llvm::toString(std::move(err)),
-            "token id 37 at position 1 is out of range [0, 37)");
+  Error err = (*session)->step(bad.data(), 2, logits.data());
+  EXPECT_EQ(err.message(), "token id 37 at position 1 is out of range [0, 37)");
   std::vector<int64_t> tooLong(c.contextLength + 1, 0);
   err = (*session)->step(tooLong.data(), tooLong.size(), logits.data());
-  EXPECT_EQ(llvm::toString(std::move(err)),
-            "sequence of 49 tokens exceeds context_length (48)");
+  EXPECT_EQ(err.message(), "sequence of 49 tokens exceeds context_length (48)");
 }
 
 TEST(Init, SeededAndDeterministic) {

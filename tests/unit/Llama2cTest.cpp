@@ -55,17 +55,17 @@ protected:
     ASSERT_EQ(expected.size(), 64u) << "cannot read the reference ids";
     dir = ::testing::TempDir() + "tlm-stories260K-" + std::to_string(getpid());
     auto imported = model::importLlama2c(bin, dir);
-    ASSERT_TRUE(bool(imported)) << llvm::toString(imported.takeError());
+    ASSERT_TRUE(bool(imported)) << imported.takeError().message();
     // The written config must parse back to the same model.
     auto config = model::loadConfig(dir + "/config.json");
-    ASSERT_TRUE(bool(config)) << llvm::toString(config.takeError());
+    ASSERT_TRUE(bool(config)) << config.takeError().message();
     EXPECT_EQ(config->kvHeads(), 4);
     EXPECT_EQ(config->numHeads, 8);
     EXPECT_TRUE(config->tieEmbeddings);
     auto weights = model::Weights::load(*config, dir + "/weights.safetensors");
-    ASSERT_TRUE(bool(weights)) << llvm::toString(weights.takeError());
+    ASSERT_TRUE(bool(weights)) << weights.takeError().message();
     auto session = runtime::Session::create(*config, weights->pointers());
-    ASSERT_TRUE(bool(session)) << llvm::toString(session.takeError());
+    ASSERT_TRUE(bool(session)) << session.takeError().message();
     this->config = *config;
     this->weights.emplace(std::move(*weights));
     this->session = std::move(*session);
@@ -115,7 +115,7 @@ TEST(Llama2cImport, RejectsTruncatedFile) {
   std::ofstream(cut, std::ios::binary) << bytes;
   auto result = model::importLlama2c(cut, cut + ".out");
   ASSERT_FALSE(bool(result));
-  std::string message = llvm::toString(result.takeError());
+  std::string message = result.takeError().message();
   EXPECT_NE(message.find("the file ends at byte 1000 but "
                          "token_embeddings.weight needs bytes 28..131100"),
             std::string::npos)

@@ -39,7 +39,7 @@ std::string errorOf(const std::string &path) {
   std::remove(path.c_str());
   if (st)
     return "";
-  return llvm::toString(st.takeError());
+  return st.takeError().message();
 }
 
 TEST(SafeTensors, WriteThenReadRoundTrips) {
@@ -51,7 +51,7 @@ TEST(SafeTensors, WriteThenReadRoundTrips) {
                                    {"ids", DType::I64, {2}, ids.data()}})));
   auto st = SafeTensors::open(path);
   std::remove(path.c_str());
-  ASSERT_TRUE(bool(st)) << llvm::toString(st.takeError());
+  ASSERT_TRUE(bool(st)) << st.takeError().message();
   const Tensor *t = st->find("a");
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->shape, (std::vector<int64_t>{2, 3}));
@@ -164,7 +164,7 @@ TEST(SafeTensors, TensorsShareOneAlignedBlock) {
                               {"b", DType::F32, {5, 1024, 100}, b.data()}})));
   for (bool huge : {true, false}) {
     auto st = SafeTensors::open(path, SafeTensors::Load::Read, huge);
-    ASSERT_TRUE(bool(st)) << llvm::toString(st.takeError());
+    ASSERT_TRUE(bool(st)) << st.takeError().message();
     const Tensor *ta = st->find("a"), *tb = st->find("b");
     ASSERT_TRUE(ta && tb);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(ta->data) % 64, 0u);

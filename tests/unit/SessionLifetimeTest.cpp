@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/model/Weights.h"
+#include "lib/runtime/Jit.h"
 #include "lib/runtime/Session.h"
 
 #include <fstream>
@@ -54,17 +55,17 @@ TEST(SessionLifetime, FiftyCompilesAndRunsLeakNothing) {
   constexpr double kMaxGrowthMb = 16.0;
   model::Config c = tinyConfig();
   auto weights = model::Weights::init(c, 7, model::InitScheme::Module);
-  ASSERT_TRUE(bool(weights)) << llvm::toString(weights.takeError());
+  ASSERT_TRUE(bool(weights)) << weights.takeError().message();
   std::vector<int64_t> ids(8);
   std::iota(ids.begin(), ids.end(), 3);
 
   std::vector<float> first;
   double afterWarmUp = 0;
   for (int run = 0; run < kRuns; ++run) {
-    runtime::SessionOptions options;
-    options.jit.optLevel = 0;
-    auto session = runtime::Session::create(c, weights->pointers(), options);
-    ASSERT_TRUE(bool(session)) << llvm::toString(session.takeError());
+    runtime::JitOptions jit;
+    jit.optLevel = 0;
+    auto session = runtime::Session::create(c, weights->pointers(), {}, jit);
+    ASSERT_TRUE(bool(session)) << session.takeError().message();
     std::vector<float> logits(ids.size() * c.vocabSize);
     // Prefill then one decode step: both entries are exercised.
     ASSERT_FALSE(bool((*session)->step(ids.data(), 7, logits.data())));

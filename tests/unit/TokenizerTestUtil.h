@@ -42,9 +42,7 @@ inline std::string models() { return dataDir() + "/models"; }
       FAIL() << "test data missing: " << (path) << " (see TLM_DATA_DIR)";      \
   } while (false)
 
-inline std::string llamaPath() {
-  return models() + "/llama2-tokenizer.bin";
-}
+inline std::string llamaPath() { return models() + "/llama2-tokenizer.bin"; }
 inline std::string gpt2Path() { return models() + "/gpt2"; }
 
 /// A fresh directory, removed with everything in it at the end of the test.
@@ -70,14 +68,13 @@ inline std::string loadError(const std::string &path) {
   auto tok = Tokenizer::load(path);
   if (tok)
     return "";
-  return llvm::toString(tok.takeError());
+  return tok.takeError().message();
 }
 
-inline std::string decodeOrDie(const Tokenizer &tok,
-                               llvm::ArrayRef<int64_t> ids) {
+inline std::string decodeOrDie(const Tokenizer &tok, Span<int64_t> ids) {
   auto text = tok.decode(ids);
   if (!text) {
-    ADD_FAILURE() << llvm::toString(text.takeError());
+    ADD_FAILURE() << text.takeError().message();
     return "<decode failed>";
   }
   return *text;
@@ -155,7 +152,7 @@ protected:
     if (loaded)
       shared = std::move(*loaded);
     else
-      loadMessage = llvm::toString(loaded.takeError());
+      loadMessage = loaded.takeError().message();
   }
   static void TearDownTestSuite() { shared.reset(); }
   void SetUp() override {

@@ -46,10 +46,11 @@ llvm::Error runBench(const Options &o) {
   // activation memory for the first time (page faults, ~12 µs per 4 KiB
   // page on this VM kind: ~47 ms of a 97 ms prefill of 128 tokens on a
   // one-layer d_ff 8192 model); a server pays that once, not per request.
-  if (llvm::Error err = s.stepLast(prompt.data(), o.promptLen, logits.data()))
+  if (llvm::Error err =
+          toLlvm(s.stepLast(prompt.data(), o.promptLen, logits.data())))
     return asUserError(std::move(err));
   if (o.promptLen < run->config.contextLength)
-    if (llvm::Error err = s.stepLast(prompt.data(), 1, logits.data()))
+    if (llvm::Error err = toLlvm(s.stepLast(prompt.data(), 1, logits.data())))
       return asUserError(std::move(err));
   s.reset();
   // Activations: the most the warm-up steps added to resident memory (the
@@ -65,13 +66,14 @@ llvm::Error runBench(const Options &o) {
       std::max(0.0, peakRssMb() - rssBeforeSteps - kvRowsMb - mappedWeightsMb);
 
   auto start = Clock::now();
-  if (llvm::Error err = s.stepLast(prompt.data(), o.promptLen, logits.data()))
+  if (llvm::Error err =
+          toLlvm(s.stepLast(prompt.data(), o.promptLen, logits.data())))
     return asUserError(std::move(err));
   double prefillMs = msSince(start);
   std::vector<int64_t> next(batch, 1);
   start = Clock::now();
   for (int i = 0; i < o.gen; ++i)
-    if (llvm::Error err = s.stepLast(next.data(), 1, logits.data()))
+    if (llvm::Error err = toLlvm(s.stepLast(next.data(), 1, logits.data())))
       return asUserError(std::move(err));
   double decodeMs = msSince(start);
   double prefillTokS = batch * o.promptLen / (prefillMs / 1000.0);
@@ -87,9 +89,9 @@ llvm::Error runBench(const Options &o) {
   double boundMb = 1.2 * weightsMb + kvMb + activationsMb + o.startRssMb;
   double peakMb = peakRssMb();
   // A hit's compile_ms is the load of the stored code (docs/jit.md).
-  const char *cache = o.noCache || o.target == "cuda"  ? "off"
-                      : run->session->jit().cacheHit() ? "hit"
-                                                       : "miss";
+  const char *cache = o.noCache || o.target == "cuda"            ? "off"
+                      : run->session->program().stats().cacheHit ? "hit"
+                                                                 : "miss";
 
   llvm::outs() << llvm::format(
       "config        %s\nparams        %lld\ntarget        %s\nthreads       "
@@ -103,11 +105,12 @@ llvm::Error runBench(const Options &o) {
       "process at start %.1f MB)\nRSS bound     %.1f MB (1.2 x weights + KV "
       "cache + activations + process at start)\n",
       o.config.c_str(), (long long)params, o.target.c_str(), threads, cache,
-      run->compileMs, run->session->jit().pipelineMs(),
-      run->session->jit().optLevel(), run->session->jit().codegenMs(),
-      run->session->jit().compileThreads(), prefillMs, (int)batch, o.promptLen,
-      prefillTokS, decodeTokS, o.gen, peakMb, weightsMb, kvMb, activationsMb,
-      o.startRssMb, boundMb);
+      run->compileMs, run->session->program().stats().pipelineMs,
+      run->session->program().stats().optLevel,
+      run->session->program().stats().codegenMs,
+      run->session->program().stats().compileThreads, prefillMs, (int)batch,
+      o.promptLen, prefillTokS, decodeTokS, o.gen, peakMb, weightsMb, kvMb,
+      activationsMb, o.startRssMb, boundMb);
   if (o.json)
     llvm::outs() << llvm::format(
         "{\"compile_ms\": %.3f, \"pipeline_ms\": %.3f, \"codegen_ms\": %.3f, "
@@ -117,11 +120,12 @@ llvm::Error runBench(const Options &o) {
         "\"start_rss_mb\": %.1f, \"rss_bound_mb\": %.1f, \"params\": %lld, "
         "\"threads\": %d, \"compile_threads\": %u, \"target\": \"%s\", "
         "\"cache\": \"%s\"}\n",
-        run->compileMs, run->session->jit().pipelineMs(),
-        run->session->jit().codegenMs(), prefillMs, prefillTokS, decodeTokS,
-        peakMb, weightsMb, kvMb, activationsMb, o.startRssMb, boundMb,
-        (long long)params, threads, run->session->jit().compileThreads(),
-        o.target.c_str(), cache);
+        run->compileMs, run->session->program().stats().pipelineMs,
+        run->session->program().stats().codegenMs, prefillMs, prefillTokS,
+        decodeTokS, peakMb, weightsMb, kvMb, activationsMb, o.startRssMb,
+        boundMb, (long long)params, threads,
+        run->session->program().stats().compileThreads, o.target.c_str(),
+        cache);
   return llvm::Error::success();
 }
 

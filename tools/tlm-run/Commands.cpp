@@ -51,14 +51,14 @@ llvm::Expected<model::Config> loadConfig(const Options &o) {
     auto config = model::parseConfig(manifest->model);
     if (!config)
       return asUserError(config.takeError());
-    return config;
+    return toLlvm(std::move(config));
   }
   if (o.config.empty())
     return userError("--config is required");
   auto config = model::loadConfig(o.config);
   if (!config)
     return asUserError(config.takeError());
-  return config;
+  return toLlvm(std::move(config));
 }
 
 llvm::Error checkThreads(const Options &o) {
@@ -84,7 +84,7 @@ llvm::Error checkRunFlags(const Options &o) {
   if (o.target != "cpu" && o.target != "cuda")
     return userError("--target must be cpu or cuda, found '" + o.target + "'");
   if (o.target == "cuda")
-    if (llvm::Error err = runtime::cuda::available())
+    if (llvm::Error err = toLlvm(runtime::cuda::available()))
       return llvm::make_error<ExitError>(3, "target cuda is not available: " +
                                                 llvm::toString(std::move(err)));
   return llvm::Error::success();
@@ -116,7 +116,7 @@ llvm::Expected<model::Weights> loadWeights(const Options &o,
                                   *huge);
     if (!w)
       return asUserError(w.takeError());
-    return w;
+    return toLlvm(std::move(w));
   }
   if (o.weightsLoad != "read" && o.weightsLoad != "mmap")
     return userError("--weights-load must be read or mmap, found '" +
@@ -128,7 +128,7 @@ llvm::Expected<model::Weights> loadWeights(const Options &o,
                                 *huge);
   if (!w)
     return asUserError(w.takeError());
-  return w;
+  return toLlvm(std::move(w));
 }
 
 llvm::Expected<std::unique_ptr<runtime::Session>>
@@ -145,17 +145,16 @@ makeSession(const Options &o, const model::Config &c, int64_t batch) {
     return userError(shortfall);
   runtime::SessionOptions options;
   options.batch = batch;
-  options.jit = *jit;
   options.hugePages = *huge;
   options.artifact = o.artifact;
-  auto s = runtime::Session::compile(c, options);
+  auto s = toLlvm(runtime::Session::compile(c, options, *jit));
   if (!s && !o.artifact.empty())
     return asUserError(s.takeError());
   if (s && !o.artifact.empty() && o.threadsGiven &&
-      (*s)->jit().artifactManifest()->threads != o.threads)
+      (*s)->program().artifactManifest()->threads != o.threads)
     return userError("--threads " + llvm::Twine(o.threads) + ": " + o.artifact +
                      " was compiled for " +
-                     llvm::Twine((*s)->jit().artifactManifest()->threads) +
+                     llvm::Twine((*s)->program().artifactManifest()->threads) +
                      " threads");
   if (!s) {
     // A GPU setup problem (no libdevice, kernels the driver rejects) makes
@@ -163,7 +162,7 @@ makeSession(const Options &o, const model::Config &c, int64_t batch) {
     std::unique_ptr<ExitError> exit;
     llvm::handleAllErrors(
         s.takeError(),
-        [&](const runtime::cuda::UnavailableError &e) {
+        [&](const UnavailableError &e) {
           exit = std::make_unique<ExitError>(3, "target cuda: " + e.message);
         },
         [&](const llvm::ErrorInfoBase &e) {
@@ -207,7 +206,7 @@ llvm::Expected<Tokens> readTokenFile(const std::string &path) {
   auto m = io::readTokenFile(path);
   if (!m)
     return asUserError(m.takeError());
-  return m;
+  return toLlvm(std::move(m));
 }
 
 /// Rejects ids outside the vocabulary and sequences past the context.
@@ -307,7 +306,7 @@ llvm::Expected<Run> setUp(const Options &o, int64_t batch) {
   if (!weights)
     return weights.takeError();
   Run run{*config, std::move(*weights), std::move(*session), compileMs};
-  if (llvm::Error err = run.session->setWeights(run.weights.pointers()))
+  if (llvm::Error err = toLlvm(run.session->setWeights(run.weights.pointers())))
     return llvm::make_error<ExitError>(3, "target " + o.target + ": " +
                                               llvm::toString(std::move(err)));
   return run;
@@ -316,8 +315,8 @@ llvm::Expected<Run> setUp(const Options &o, int64_t batch) {
 llvm::Error runForward(const Options &o) {
   if (llvm::Error err = checkRunFlags(o))
     return err;
-  if (llvm::Error err = io::refuseOverwritingInput(
-          o.output, {o.config, o.weights, o.tokensFile}, "--output"))
+  if (llvm::Error err = toLlvm(io::refuseOverwritingInput(
+          o.output, {o.config, o.weights, o.tokensFile}, "--output")))
     return asUserError(std::move(err));
   auto config = loadConfig(o);
   if (!config)
@@ -332,8 +331,8 @@ llvm::Error runForward(const Options &o) {
     return run.takeError();
   int64_t vocab = run->config.vocabSize;
   std::vector<float> logits(tokens->batch * tokens->seq * vocab);
-  if (llvm::Error err =
-          run->session->step(tokens->ids.data(), tokens->seq, logits.data()))
+  if (llvm::Error err = toLlvm(
+          run->session->step(tokens->ids.data(), tokens->seq, logits.data())))
     return asUserError(std::move(err));
   if (llvm::Error err = checkFinite(*run, logits.data(), logits.size()))
     return err;
@@ -406,7 +405,7 @@ llvm::Error runGenerate(const Options &o) {
   std::vector<float> logits(vocab);
   auto start = Clock::now();
   if (llvm::Error err =
-          s.stepLast(prompt.ids.data(), prompt.seq, logits.data()))
+          toLlvm(s.stepLast(prompt.ids.data(), prompt.seq, logits.data())))
     return asUserError(std::move(err));
   if (llvm::Error err = checkFinite(*run, logits.data(), vocab))
     return err;
@@ -452,7 +451,7 @@ llvm::Error runGenerate(const Options &o) {
                    << " new tokens\n";
       return llvm::Error::success();
     }
-    if (llvm::Error err = s.stepLast(&next, 1, logits.data()))
+    if (llvm::Error err = toLlvm(s.stepLast(&next, 1, logits.data())))
       return asUserError(std::move(err));
     if (llvm::Error err = checkFinite(*run, logits.data(), vocab)) {
       llvm::outs() << "\n";
@@ -492,7 +491,7 @@ llvm::Error runEval(const Options &o) {
   int64_t vocab = run->config.vocabSize, seq = tokens->seq;
   std::vector<float> logits(tokens->batch * seq * vocab);
   if (llvm::Error err =
-          run->session->step(tokens->ids.data(), seq, logits.data()))
+          toLlvm(run->session->step(tokens->ids.data(), seq, logits.data())))
     return asUserError(std::move(err));
   if (llvm::Error err = checkFinite(*run, logits.data(), logits.size()))
     return err;

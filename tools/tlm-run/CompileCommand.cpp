@@ -27,7 +27,7 @@ llvm::Error runCompile(const Options &o) {
     return userError("compile: --target " + o.target +
                      " artifacts are not supported yet (cpu only)");
   if (llvm::Error err =
-          io::refuseOverwritingInput(o.output, {o.config}, "--output"))
+          toLlvm(io::refuseOverwritingInput(o.output, {o.config}, "--output")))
     return asUserError(std::move(err));
   auto config = loadConfig(o);
   if (!config)
@@ -40,15 +40,14 @@ llvm::Error runCompile(const Options &o) {
   jit->artifactPath = o.output;
   jit->cacheDir.clear();
   runtime::SessionOptions options;
-  options.jit = *jit;
   options.hugePages = false;
-  auto session = runtime::Session::compile(*config, options);
+  auto session = runtime::Session::compile(*config, options, *jit);
   if (!session)
-    return llvm::make_error<ExitError>(
-        2, "compilation failed: " + llvm::toString(session.takeError()));
+    return llvm::make_error<ExitError>(2, "compilation failed: " +
+                                              session.takeError().message());
   uint64_t bytes = 0;
   llvm::sys::fs::file_size(o.output, bytes);
-  const runtime::ArtifactManifest *m = (*session)->jit().artifactManifest();
+  const runtime::ArtifactManifest *m = (*session)->program().artifactManifest();
   llvm::outs() << "wrote " << o.output << " (" << bytes / 1024 << " KiB, "
                << m->entries.size() << " entries, " << m->threads
                << (m->threads == 1 ? " thread, " : " threads, ") << m->cpu

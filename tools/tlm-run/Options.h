@@ -5,6 +5,7 @@
 #include "lib/model/Weights.h"
 #include "lib/runtime/Jit.h"
 #include "lib/runtime/Session.h"
+#include "lib/support/LlvmError.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
@@ -98,9 +99,8 @@ struct Options {
       "huge-pages", cl::init("on"),
       cl::desc("on: the weights (read or initialised) and the KV cache ask "
                "the kernel for huge pages (default); off: ordinary pages")};
-  cl::opt<std::string> disable{
-      "disable", cl::init(""),
-      cl::desc(disableHelp().c_str())};
+  cl::opt<std::string> disable{"disable", cl::init(""),
+                               cl::desc(disableHelp().c_str())};
   cl::opt<std::string> artifact{
       "artifact",
       cl::desc("run this compiled model (tlm-run compile) instead of "
@@ -145,8 +145,8 @@ struct Options {
 /// Resident memory of this process now, MiB.
 double currentRssMb();
 
-/// A failure with the exit code of docs/spec/config.md#command-line: 1 user error, 2
-/// internal compiler failure, 3 target unavailable.
+/// A failure with the exit code of docs/spec/config.md#command-line: 1 user
+/// error, 2 internal compiler failure, 3 target unavailable.
 class ExitError : public llvm::ErrorInfo<ExitError> {
 public:
   static char ID;
@@ -165,6 +165,9 @@ inline llvm::Error userError(const llvm::Twine &message) {
 }
 /// Wraps a library error as a user error (code 1) unless it already has one.
 llvm::Error asUserError(llvm::Error err);
+inline llvm::Error asUserError(Error err) {
+  return asUserError(toLlvm(std::move(err)));
+}
 
 // Shared by the commands (Commands.cpp).
 llvm::Expected<model::Config> loadConfig(const Options &o);

@@ -80,7 +80,7 @@ loadTokenizer(const Options &o) {
   auto t = io::Tokenizer::load(o.tokenizer);
   if (!t)
     return asUserError(t.takeError());
-  return t;
+  return toLlvm(std::move(t));
 }
 
 llvm::Error runTokenize(const Options &o) {
@@ -126,8 +126,8 @@ llvm::Error runDetokenize(const Options &o) {
 llvm::Error runInit(const Options &o) {
   if (o.output.empty())
     return userError("--output is required");
-  if (llvm::Error err = io::refuseOverwritingInput(
-          o.output, {o.config, o.weights}, "--output"))
+  if (llvm::Error err = toLlvm(io::refuseOverwritingInput(
+          o.output, {o.config, o.weights}, "--output")))
     return asUserError(std::move(err));
   auto config = loadConfig(o);
   if (!config)

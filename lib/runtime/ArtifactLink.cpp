@@ -1,0 +1,148 @@
+//===- ArtifactLink.cpp - link compiled code into an artifact -------------===//
+
+#include "lib/runtime/ArtifactLink.h"
+
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace tlm::runtime {
+
+namespace {
+
+llvm::Error artifactError(const std::string &path, const llvm::Twine &why) {
+  return llvm::createStringError("artifact: " + path + ": " + why);
+}
+
+/// `manifest` as an object file defining `tlm_artifact_manifest`.
+llvm::Expected<Bytes>
+manifestObject(const std::string &manifest,
+               llvm::orc::JITTargetMachineBuilder machine) {
+  auto context = std::make_unique<llvm::LLVMContext>();
+  auto module = std::make_unique<llvm::Module>("manifest", *context);
+  auto tm = machine.createTargetMachine();
+  if (!tm)
+    return tm.takeError();
+  module->setDataLayout((*tm)->createDataLayout());
+  module->setTargetTriple((*tm)->getTargetTriple());
+  llvm::Constant *text =
+      llvm::ConstantDataArray::getString(*context, manifest, /*AddNull=*/true);
+  new llvm::GlobalVariable(*module, text->getType(), /*isConstant=*/true,
+                           llvm::GlobalValue::ExternalLinkage, text,
+                           kArtifactManifestSymbol);
+  CpuCodegenOptions options;
+  options.optLevel = 0;
+  llvm::Expected<std::vector<Bytes>> objects = CpuCode::compileObjects(
+      std::move(module), std::move(context), machine, /*entries=*/{},
+      [](llvm::Module &) {}, options);
+  if (!objects)
+    return objects.takeError();
+  if (objects->size() != 1)
+    return llvm::createStringError("the manifest compiled to " +
+                                   std::to_string(objects->size()) +
+                                   " objects");
+  return std::move((*objects)[0]);
+}
+
+llvm::Error writeBytes(const std::string &path, const Bytes &bytes) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return llvm::createStringError("cannot write " + path + ": " +
+                                   ec.message());
+  os.write(bytes.data(), bytes.size());
+  os.close();
+  if (os.has_error()) {
+    std::string why = os.error().message();
+    os.clear_error();
+    return llvm::createStringError("cannot write " + path + ": " + why);
+  }
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Error linkArtifact(llvm::ArrayRef<Bytes> objects,
+                         const ArtifactManifest &manifest,
+                         const llvm::orc::JITTargetMachineBuilder &machine,
+                         llvm::ArrayRef<std::string> libraries,
+                         const std::string &path) {
+  llvm::Expected<Bytes> manifestObj =
+      manifestObject(manifestToJson(manifest), machine);
+  if (!manifestObj)
+    return manifestObj.takeError();
+  llvm::SmallString<128> dir;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("tlm-artifact", dir))
+    return artifactError(path,
+                         "cannot create a temporary folder: " + ec.message());
+  std::vector<std::string> files;
+  auto cleanup = [&] {
+    for (const std::string &f : files)
+      llvm::sys::fs::remove(f);
+    llvm::sys::fs::remove(dir);
+  };
+  for (size_t i = 0; i <= objects.size(); ++i) {
+    files.push_back((dir + "/part-" + llvm::Twine(i) + ".o").str());
+    if (llvm::Error err = writeBytes(
+            files.back(), i < objects.size() ? objects[i] : *manifestObj)) {
+      cleanup();
+      return err;
+    }
+  }
+  // Linked beside the destination and renamed over it: the artifact is
+  // whole or absent.
+  llvm::SmallString<256> temp;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%%%", temp)) {
+    cleanup();
+    return artifactError(path, "cannot write: " + ec.message());
+  }
+  // -Bsymbolic: the code refers to its own functions directly (they are
+  // dso_local in the module), never through a preemptible symbol.
+  std::vector<std::string> args = {TLM_LLD,      "-shared",
+                                   "-Bsymbolic", "--hash-style=gnu",
+                                   "-o",         temp.str().str()};
+  for (const std::string &f : files)
+    args.push_back(f);
+  // Archives are linked in (the members the code calls); shared libraries
+  // become dependencies only when the code calls them.
+  args.push_back("--as-needed");
+  for (const std::string &lib : libraries) {
+    args.push_back(lib);
+    if (llvm::StringRef(lib).ends_with(".a"))
+      continue;
+    args.push_back("-rpath");
+    args.push_back(llvm::sys::path::parent_path(lib).str());
+  }
+  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+  std::string errorText;
+  llvm::SmallString<128> log(dir);
+  llvm::sys::path::append(log, "lld.log");
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),
+                                                log.str()};
+  int rc = llvm::sys::ExecuteAndWait(TLM_LLD, argRefs, std::nullopt, redirects,
+                                     0, 0, &errorText);
+  std::string lldOutput;
+  if (auto buffer = llvm::MemoryBuffer::getFile(log))
+    lldOutput = (*buffer)->getBuffer().trim().str();
+  llvm::sys::fs::remove(log);
+  cleanup();
+  if (rc != 0) {
+    llvm::sys::fs::remove(temp);
+    return artifactError(path, "linking with " TLM_LLD " failed: " +
+                                   (lldOutput.empty() ? errorText : lldOutput));
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
+    llvm::sys::fs::remove(temp);
+    return artifactError(path, "cannot write: " + ec.message());
+  }
+  return llvm::Error::success();
+}
+
+} // namespace tlm::runtime

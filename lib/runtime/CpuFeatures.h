@@ -1,0 +1,36 @@
+//===- CpuFeatures.h - the host's instruction sets, without LLVM -*- C++
+//-*-===//
+//
+// An artifact records the LLVM target features its code was compiled with;
+// before running it, the loader checks the host has each of them. LLVM's
+// own query is not available to the runtime, so this one asks the CPU
+// (cpuid and xgetbv on x86-64) for the instruction-set extensions LLVM may
+// emit, by LLVM's names. A feature outside the table (a tuning flag, an
+// extension the code generator never emits for our code) is not checked.
+// On other architectures nothing is checked beyond the architecture itself.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TLM_RUNTIME_CPUFEATURES_H
+#define TLM_RUNTIME_CPUFEATURES_H
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tlm::runtime {
+
+/// Whether this host has the LLVM target feature `name` (without its
+/// sign), or nullopt when the table does not know it.
+std::optional<bool> hostHasFeature(std::string_view name);
+
+/// The names hostHasFeature() knows.
+std::vector<std::string> checkableFeatures();
+
+/// This process's architecture as the first component of an LLVM triple
+/// ("x86_64", "aarch64", ...).
+std::string hostArchitecture();
+
+} // namespace tlm::runtime
+
+#endif // TLM_RUNTIME_CPUFEATURES_H

@@ -1,0 +1,5 @@
+//===- LlvmError.cpp - tlm::Error across the compiler boundary -----------===//
+
+#include "lib/support/LlvmError.h"
+
+char tlm::UnavailableError::ID = 0;
