@@ -18,7 +18,7 @@
 #include "lib/io/SymbolList.h"
 #include "lib/io/Tokenizer.h"
 
-#include <nlohmann/json.hpp>
+#include "lib/support/Json.h"
 
 #include <array>
 #include <queue>
@@ -126,25 +126,26 @@ Gpt2Tokenizer::load(const std::string &dir) {
     toByte[alphabet[b]] = static_cast<char>(b);
 
   // vocab.json: {"token": id, ...} with ids 0..n-1, each once.
-  nlohmann::json vocab =
-      nlohmann::json::parse(vocabText->begin(), vocabText->end(), nullptr,
-                            /*allow_exceptions=*/false);
-  if (vocab.is_discarded())
-    return fail(vocabPath, "is not valid JSON");
-  if (!vocab.is_object() || vocab.empty())
+  Expected<json::Value> parsed = json::Value::parse(*vocabText);
+  if (!parsed)
+    return fail(vocabPath,
+                "is not valid JSON: " + parsed.takeError().message());
+  const json::Value &vocab = *parsed;
+  if (!vocab.isObject() || vocab.size() == 0)
     return fail(vocabPath, "must be a non-empty JSON object of token -> id");
   auto tok = std::make_unique<Gpt2Tokenizer>();
   size_t n = vocab.size();
   tok->tokens.resize(n);
   std::vector<bool> seen(n, false);
   std::string bytes;
-  for (auto &[spelled, value] : vocab.items()) {
-    if (!value.is_number_integer() || value.get<int64_t>() < 0 ||
-        value.get<int64_t>() >= static_cast<int64_t>(n))
+  for (size_t item = 0; item < n; ++item) {
+    const std::string &spelled = vocab.keys()[item];
+    const json::Value &value = vocab.elements()[item];
+    if (!value.isUnsigned() || value.asUint() >= n)
       return fail(vocabPath, "token \"" + spelled + "\" has id " +
                                  value.dump() + "; ids must be integers 0.." +
                                  std::to_string(n - 1));
-    auto id = value.get<int32_t>();
+    auto id = static_cast<int32_t>(value.asUint());
     if (seen[id])
       return fail(vocabPath, "id " + std::to_string(id) + " is given twice");
     seen[id] = true;

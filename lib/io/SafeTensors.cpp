@@ -2,9 +2,10 @@
 
 #include "lib/io/SafeTensors.h"
 #include "lib/io/FileIO.h"
-#include "lib/io/JsonKeys.h"
 
-#include <nlohmann/json.hpp>
+#include "lib/support/Json.h"
+
+#include <map>
 
 #include <algorithm>
 #include <cstdio>
@@ -127,42 +128,44 @@ Expected<SafeTensors> SafeTensors::open(const std::string &path, Load load,
   std::string header(headerLen, '\0');
   if (!readAt(file.fd, header.data(), headerLen, 8))
     return fail("cannot read the header");
-  nlohmann::json json = nlohmann::json::parse(header, nullptr,
-                                              /*allow_exceptions=*/false);
-  if (json.is_discarded() || !json.is_object())
+  std::string duplicate;
+  Expected<json::Value> parsed = json::Value::parse(header, &duplicate);
+  if (!duplicate.empty())
+    return fail("tensor '" + duplicate + "' is given twice in the header");
+  if (!parsed)
+    return fail("header is not a JSON object (" +
+                parsed.takeError().message() + ")");
+  const json::Value &json = *parsed;
+  if (!json.isObject())
     return fail("header is not a JSON object");
-  io::DuplicateKeyFinder dups;
-  nlohmann::json::sax_parse(header, &dups);
-  if (!dups.duplicate.empty())
-    return fail("tensor '" + dups.duplicate + "' is given twice in the header");
 
   uint64_t dataStart = 8 + headerLen, dataSize = fileSize - dataStart;
   SafeTensors result;
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
   std::vector<std::pair<std::string, std::pair<uint64_t, uint64_t>>> where;
-  for (auto &item : json.items()) {
-    const std::string name = item.key();
-    const nlohmann::json &entry = item.value();
+  for (size_t item = 0; item < json.size(); ++item) {
+    const std::string &name = json.keys()[item];
+    const json::Value &entry = json.elements()[item];
     if (name == "__metadata__")
       continue;
     auto bad = [&](const std::string &what) {
       return fail("tensor '" + name + "': " + what);
     };
-    if (!entry.is_object())
+    if (!entry.isObject())
       return bad("entry is not an object");
-    auto dt = entry.find("dtype");
-    auto sh = entry.find("shape");
-    auto off = entry.find("data_offsets");
-    if (dt == entry.end() || !dt->is_string())
+    const json::Value *dt = entry.find("dtype");
+    const json::Value *sh = entry.find("shape");
+    const json::Value *off = entry.find("data_offsets");
+    if (!dt || !dt->isString())
       return bad("missing string 'dtype'");
-    if (sh == entry.end() || !sh->is_array())
+    if (!sh || !sh->isArray())
       return bad("missing array 'shape'");
-    if (off == entry.end() || !off->is_array() || off->size() != 2 ||
-        !(*off)[0].is_number_unsigned() || !(*off)[1].is_number_unsigned())
+    if (!off || !off->isArray() || off->size() != 2 ||
+        !off->elements()[0].isUnsigned() || !off->elements()[1].isUnsigned())
       return bad("'data_offsets' must be two non-negative integers");
     Tensor t;
     const DTypeName *known = nullptr;
-    std::string dtypeStr = dt->get<std::string>();
+    const std::string &dtypeStr = dt->asString();
     for (const DTypeName &d : kDTypes)
       if (dtypeStr == d.name)
         known = &d;
@@ -172,10 +175,10 @@ Expected<SafeTensors> SafeTensors::open(const std::string &path, Load load,
     // Dims must fit int64; the element count of a non-empty tensor must fit
     // the file, which also keeps numel * element size from overflowing.
     bool empty = false;
-    for (const auto &d : *sh) {
-      if (!d.is_number_unsigned() || d.get<uint64_t>() > (uint64_t(1) << 62))
+    for (const json::Value &d : sh->elements()) {
+      if (!d.isUnsigned() || d.asUint() > (uint64_t(1) << 62))
         return bad("shape entries must be integers in [0, 2^62]");
-      t.shape.push_back(static_cast<int64_t>(d.get<uint64_t>()));
+      t.shape.push_back(static_cast<int64_t>(d.asUint()));
       empty |= t.shape.back() == 0;
     }
     uint64_t numel = empty ? 0 : 1;
@@ -188,7 +191,8 @@ Expected<SafeTensors> SafeTensors::open(const std::string &path, Load load,
                    std::to_string(dataSize) + ")");
       numel *= uint64_t(v);
     }
-    uint64_t begin = (*off)[0].get<uint64_t>(), end = (*off)[1].get<uint64_t>();
+    uint64_t begin = off->elements()[0].asUint(),
+             end = off->elements()[1].asUint();
     if (begin > end || end > dataSize)
       return bad("data_offsets [" + std::to_string(begin) + ", " +
                  std::to_string(end) + ") lie outside the " +
@@ -260,17 +264,27 @@ Expected<SafeTensors> SafeTensors::open(const std::string &path, Load load,
 
 Error tlm::io::writeSafeTensors(const std::string &path,
                                 const std::vector<TensorView> &tensors) {
-  nlohmann::json header = nlohmann::json::object();
+  // The header lists the tensors by name (the data stays in the caller's
+  // order).
   uint64_t offset = 0;
+  std::map<std::string, json::Value> entries;
   for (const TensorView &t : tensors) {
     uint64_t bytes = dtypeSize(t.dtype);
     for (int64_t d : t.shape)
       bytes *= d;
-    header[t.name] = {{"dtype", std::string(dtypeName(t.dtype))},
-                      {"shape", t.shape},
-                      {"data_offsets", {offset, offset + bytes}}};
+    json::Value entry = json::Value::object();
+    entry.set("dtype", std::string(dtypeName(t.dtype)));
+    entry.set("shape", t.shape);
+    json::Value offsets = json::Value::array();
+    offsets.push(offset);
+    offsets.push(offset + bytes);
+    entry.set("data_offsets", std::move(offsets));
+    entries[t.name] = std::move(entry);
     offset += bytes;
   }
+  json::Value header = json::Value::object();
+  for (auto &[name, entry] : entries)
+    header.set(name, std::move(entry));
   std::string text = header.dump();
   text.resize((text.size() + 7) / 8 * 8, ' ');
   Expected<AtomicFile> file = AtomicFile::create(path);

@@ -1,23 +1,22 @@
 //===- ConfigJson.cpp - parse and validate a model config -----------------===//
 //
-// Uses nlohmann's non-throwing API (LLVM builds without exceptions); a
-// syntax error is re-parsed with a SAX handler to learn its position.
+// Parsed with lib/support/Json.h, which reports a syntax error's line and
+// column and refuses a key given twice.
 //
 //===----------------------------------------------------------------------===//
 
 #include "lib/model/ConfigJson.h"
 
 #include "lib/io/FileIO.h"
-#include "lib/io/JsonKeys.h"
 
-#include <nlohmann/json.hpp>
+#include "lib/support/Json.h"
 
 #include <cmath>
+#include <functional>
 #include <fstream>
 #include <set>
 #include <sstream>
 
-using nlohmann::json;
 
 namespace tlm::model {
 
@@ -27,42 +26,7 @@ Error configError(const std::string &message) {
   return makeError("config: " + message);
 }
 
-/// A SAX handler that accepts every event; the finders below override the
-/// ones they watch.
-
-/// Records the first syntax error.
-struct ErrorFinder : io::AcceptAllJson {
-  size_t position = 0;
-  std::string message;
-  bool parse_error(std::size_t pos, const std::string &,
-                   const nlohmann::detail::exception &ex) override {
-    position = pos;
-    message = ex.what();
-    return false;
-  }
-};
-
-Error syntaxError(std::string_view text) {
-  ErrorFinder finder;
-  json::sax_parse(std::string(text), &finder);
-  // nlohmann counts the byte after the offending token; report the line
-  // and column of the last byte read.
-  size_t end = std::min(finder.position, text.size());
-  size_t line = 1, column = 1;
-  for (size_t i = 0; i + 1 < end; ++i) {
-    if (text[i] == '\n')
-      ++line, column = 1;
-    else
-      ++column;
-  }
-  std::string why = finder.message;
-  if (size_t p = why.find("syntax error"); p != std::string::npos)
-    why = why.substr(p);
-  return configError("invalid JSON at line " + std::to_string(line) +
-                     ", column " + std::to_string(column) + ": " + why);
-}
-
-std::string show(const json &v) { return v.dump(); }
+std::string show(const json::Value &v) { return v.dump(); }
 
 /// Sizes above this are rejected up front: every tensor must stay far from
 /// int64 overflow and allocation sizes stay meaningful.
@@ -71,56 +35,53 @@ constexpr int64_t kMaxSize = int64_t(1) << 24;
 } // namespace
 
 Expected<Config> parseConfig(std::string_view text) {
-  json j = json::parse(text.begin(), text.end(), nullptr,
-                       /*allow_exceptions=*/false);
-  if (j.is_discarded())
-    return syntaxError(text);
-  if (!j.is_object())
+  std::string duplicate;
+  Expected<json::Value> parsed = json::Value::parse(text, &duplicate);
+  if (!duplicate.empty())
+    return configError("key '" + duplicate + "' appears more than once");
+  if (!parsed)
+    return configError("invalid JSON at " + parsed.takeError().message());
+  const json::Value &j = *parsed;
+  if (!j.isObject())
     return configError("expected a JSON object, found " +
-                       std::string(j.type_name()));
-  io::DuplicateKeyFinder dups;
-  json::sax_parse(std::string(text), &dups);
-  if (!dups.duplicate.empty())
-    return configError("key '" + dups.duplicate + "' appears more than once");
+                       std::string(j.typeName()));
 
   Config c;
   bool haveKvHeads = false;
   // key -> (required, setter returning an error message or "").
-  using Setter = std::function<std::string(const json &)>;
+  using Setter = std::function<std::string(const json::Value &)>;
   auto positive = [](int64_t &field) -> Setter {
-    return [&field](const json &v) -> std::string {
-      if (!v.is_number_integer())
+    return [&field](const json::Value &v) -> std::string {
+      if (!v.isInteger())
         return "must be an integer";
-      if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(kMaxSize))
+      if (v.isUnsigned() && v.asUint() > uint64_t(kMaxSize))
         return "exceeds the supported maximum " + std::to_string(kMaxSize);
-      if (v.get<int64_t>() < 1)
+      if (!v.isUnsigned() || v.asUint() < 1)
         return "must be >= 1";
-      if (v.get<int64_t>() > kMaxSize)
-        return "exceeds the supported maximum " + std::to_string(kMaxSize);
-      field = v.get<int64_t>();
+      field = static_cast<int64_t>(v.asUint());
       return "";
     };
   };
   auto positiveReal = [](double &field) -> Setter {
-    return [&field](const json &v) -> std::string {
-      if (!v.is_number())
+    return [&field](const json::Value &v) -> std::string {
+      if (!v.isNumber())
         return "must be a number";
-      if (!(v.get<double>() > 0))
+      if (!(v.asDouble() > 0))
         return "must be > 0";
       // The compiled code computes in f32: a value that rounds to 0 or
       // overflows there would silently change the model.
-      float f = static_cast<float>(v.get<double>());
+      float f = static_cast<float>(v.asDouble());
       if (!(f > 0) || !std::isfinite(f) || !std::isnormal(f))
         return "is not a normal f32 number (the model computes in f32)";
-      field = v.get<double>();
+      field = v.asDouble();
       return "";
     };
   };
   auto boolean = [](bool &field) -> Setter {
-    return [&field](const json &v) -> std::string {
-      if (!v.is_boolean())
+    return [&field](const json::Value &v) -> std::string {
+      if (!v.isBool())
         return "must be true or false";
-      field = v.get<bool>();
+      field = v.asBool();
       return "";
     };
   };
@@ -138,27 +99,29 @@ Expected<Config> parseConfig(std::string_view text) {
       {"d_ff", true, positive(c.dFF)},
       {"rope_theta", true, positiveReal(c.ropeTheta)},
       {"num_kv_heads", false,
-       [&](const json &v) {
+       [&](const json::Value &v) {
          haveKvHeads = true;
          return positive(c.numKvHeads)(v);
        }},
       {"rms_norm_eps", false, positiveReal(c.rmsNormEps)},
       {"use_rmsnorm", false, boolean(c.useRMSNorm)},
       {"norm_position", false,
-       [&](const json &v) -> std::string {
-         if (!v.is_string() || (v != "pre" && v != "post"))
+       [&](const json::Value &v) -> std::string {
+         if (!v.isString() ||
+             (v.asString() != "pre" && v.asString() != "post"))
            return "must be \"pre\" or \"post\"";
-         c.postNorm = v == "post";
+         c.postNorm = v.asString() == "post";
          return "";
        }},
       {"use_rope", false, boolean(c.useRope)},
       {"use_swiglu", false, boolean(c.useSwiGLU)},
       {"tie_embeddings", false, boolean(c.tieEmbeddings)},
       {"dtype", false,
-       [](const json &v) -> std::string {
-         if (!v.is_string() || (v != "f32" && v != "bf16" && v != "f16"))
+       [](const json::Value &v) -> std::string {
+         const std::string &s = v.isString() ? v.asString() : "";
+         if (s != "f32" && s != "bf16" && s != "f16")
            return "must be \"f32\", \"bf16\" or \"f16\"";
-         if (v != "f32")
+         if (s != "f32")
            return "is not supported yet (only \"f32\")";
          return "";
        }},
@@ -166,8 +129,8 @@ Expected<Config> parseConfig(std::string_view text) {
   std::set<std::string> known;
   for (const Key &k : keys) {
     known.insert(k.name);
-    auto it = j.find(k.name);
-    if (it == j.end()) {
+    const json::Value *it = j.find(k.name);
+    if (!it) {
       if (k.required)
         return configError(std::string("missing required key '") + k.name +
                            "'");
@@ -177,7 +140,7 @@ Expected<Config> parseConfig(std::string_view text) {
     if (!why.empty())
       return configError(std::string(k.name) + " (" + show(*it) + ") " + why);
   }
-  for (auto &[key, value] : j.items()) {
+  for (const std::string &key : j.keys()) {
     bool comment = !key.empty() && (key[0] == '_' || key.rfind("//", 0) == 0);
     if (!comment && !known.count(key))
       return configError("unknown key '" + key +
@@ -222,8 +185,8 @@ std::string configToJson(const Config &c) {
      << "  \"d_ff\": " << c.dFF
      << ",\n"
      // Shortest digits that read back as the same double.
-     << "  \"rope_theta\": " << json(c.ropeTheta).dump() << ",\n"
-     << "  \"rms_norm_eps\": " << json(c.rmsNormEps).dump() << ",\n"
+     << "  \"rope_theta\": " << json::formatDouble(c.ropeTheta) << ",\n"
+     << "  \"rms_norm_eps\": " << json::formatDouble(c.rmsNormEps) << ",\n"
      << "  \"use_rmsnorm\": " << (c.useRMSNorm ? "true" : "false") << ",\n"
      << "  \"norm_position\": \"" << (c.postNorm ? "post" : "pre") << "\",\n"
      << "  \"use_rope\": " << (c.useRope ? "true" : "false") << ",\n"

@@ -4,7 +4,7 @@
 
 #include "lib/runtime/CpuFeatures.h"
 
-#include <nlohmann/json.hpp>
+#include "lib/support/Json.h"
 
 #include <chrono>
 #include <climits>
@@ -26,61 +26,83 @@ Error artifactError(const std::string &path, const std::string &why) {
 } // namespace
 
 std::string manifestToJson(const ArtifactManifest &m) {
-  nlohmann::json entries = nlohmann::json::array();
-  for (const ArtifactEntry &e : m.entries)
-    entries.push_back(
-        {{"name", e.name}, {"inputs", e.numInputs}, {"shapes", e.shapes}});
-  nlohmann::json j = {{"format", kFormat},      {"version", kVersion},
-                      {"compiler", m.compiler}, {"target", "cpu"},
-                      {"triple", m.triple},     {"cpu", m.cpu},
-                      {"features", m.features}, {"threads", m.threads},
-                      {"model", m.model},       {"entries", entries}};
+  json::Value entries = json::Value::array();
+  for (const ArtifactEntry &e : m.entries) {
+    json::Value entry = json::Value::object();
+    entry.set("name", e.name);
+    entry.set("inputs", e.numInputs);
+    json::Value shapes = json::Value::array();
+    for (const std::vector<int64_t> &shape : e.shapes)
+      shapes.push(shape);
+    entry.set("shapes", std::move(shapes));
+    entries.push(std::move(entry));
+  }
+  json::Value j = json::Value::object();
+  j.set("format", kFormat);
+  j.set("version", kVersion);
+  j.set("compiler", m.compiler);
+  j.set("target", "cpu");
+  j.set("triple", m.triple);
+  j.set("cpu", m.cpu);
+  j.set("features", m.features);
+  j.set("threads", m.threads);
+  j.set("model", m.model);
+  j.set("entries", std::move(entries));
   return j.dump();
 }
 
 namespace {
 
 Expected<ArtifactManifest> fromJson(const std::string &path, const char *text) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr,
-                                           /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object())
+  Expected<json::Value> parsed = json::Value::parse(text);
+  if (!parsed || !parsed->isObject())
     return artifactError(path, "its manifest is not JSON");
-  if (j.value("format", "") != kFormat)
-    return artifactError(path, "is not a tlm artifact");
-  if (j.value("version", 0) != kVersion)
-    return artifactError(
-        path, "has format version " + std::to_string(j.value("version", 0)) +
-                  ", this runtime reads version " + std::to_string(kVersion));
-  ArtifactManifest m;
+  const json::Value &j = *parsed;
   auto str = [&](const char *key, std::string &out) {
-    if (!j.contains(key) || !j[key].is_string())
+    const json::Value *v = j.find(key);
+    if (!v || !v->isString())
       return false;
-    out = j[key].get<std::string>();
+    out = v->asString();
     return true;
   };
+  std::string format;
+  if (!str("format", format) || format != kFormat)
+    return artifactError(path, "is not a tlm artifact");
+  const json::Value *version = j.find("version");
+  if (!version || !version->isInt64() || version->asInt() != kVersion)
+    return artifactError(
+        path, "has format version " +
+                  (version ? version->dump() : std::string("(none)")) +
+                  ", this runtime reads version " + std::to_string(kVersion));
+  ArtifactManifest m;
+  const json::Value *threads = j.find("threads");
+  const json::Value *entries = j.find("entries");
   if (!str("compiler", m.compiler) || !str("triple", m.triple) ||
       !str("cpu", m.cpu) || !str("features", m.features) ||
-      !str("model", m.model) || !j.contains("threads") ||
-      !j["threads"].is_number_integer() || !j.contains("entries") ||
-      !j["entries"].is_array())
+      !str("model", m.model) || !threads || !threads->isUnsigned() ||
+      threads->asUint() < 1 || threads->asUint() > 4096 || !entries ||
+      !entries->isArray())
     return artifactError(path, "its manifest lacks a field");
-  m.threads = j["threads"].get<int>();
-  for (const nlohmann::json &e : j["entries"]) {
-    if (!e.is_object() || !e.contains("name") || !e["name"].is_string() ||
-        !e.contains("inputs") || !e["inputs"].is_number_unsigned() ||
-        !e.contains("shapes") || !e["shapes"].is_array())
+  m.threads = static_cast<int>(threads->asUint());
+  for (const json::Value &e : entries->elements()) {
+    const json::Value *name = e.find("name");
+    const json::Value *inputs = e.find("inputs");
+    const json::Value *shapes = e.find("shapes");
+    if (!e.isObject() || !name || !name->isString() || !inputs ||
+        !inputs->isUnsigned() || !shapes || !shapes->isArray() ||
+        inputs->asUint() > shapes->size())
       return artifactError(path, "its manifest has a malformed entry");
     ArtifactEntry entry;
-    entry.name = e["name"].get<std::string>();
-    entry.numInputs = e["inputs"].get<unsigned>();
-    for (const nlohmann::json &s : e["shapes"]) {
-      if (!s.is_array())
+    entry.name = name->asString();
+    entry.numInputs = static_cast<unsigned>(inputs->asUint());
+    for (const json::Value &s : shapes->elements()) {
+      if (!s.isArray())
         return artifactError(path, "its manifest has a malformed shape");
       std::vector<int64_t> shape;
-      for (const nlohmann::json &d : s) {
-        if (!d.is_number_integer())
+      for (const json::Value &d : s.elements()) {
+        if (!d.isInt64() || d.asInt() < -1)
           return artifactError(path, "its manifest has a malformed shape");
-        shape.push_back(d.get<int64_t>());
+        shape.push_back(d.asInt());
       }
       entry.shapes.push_back(std::move(shape));
     }

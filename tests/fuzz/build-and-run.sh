@@ -9,7 +9,7 @@
 # Environment:
 #   TLM_FUZZ_SECONDS     seconds of fuzzing per target (default 60; 0 = only
 #                        build and replay the crashers)
-#   TLM_FUZZ_TARGETS     targets to run (default "config safetensors tokenizer tokens")
+#   TLM_FUZZ_TARGETS     targets to run (default "config json safetensors tokenizer tokens")
 #   TLM_FUZZ_INVARIANTS  1: the targets also abort on broken parser promises
 #                        (see tests/fuzz/FuzzUtil.h); default off. Then the
 #                        inputs of tests/fuzz/invariants/<target>/ are
@@ -28,7 +28,7 @@ FUZZ_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$FUZZ_DIR/../.." && pwd)
 BUILD=${1:-$ROOT/build-fuzz}
 SECS=${TLM_FUZZ_SECONDS:-60}
-TARGETS=${TLM_FUZZ_TARGETS:-config safetensors tokenizer tokens}
+TARGETS=${TLM_FUZZ_TARGETS:-config json safetensors tokenizer tokens}
 NICE="nice -n ${TLM_FUZZ_NICE:-19}"
 CXX=${CXX:-clang++-22}
 INVARIANTS=0
@@ -36,33 +36,34 @@ case ${TLM_FUZZ_INVARIANTS:-0} in '' | 0) ;; *) INVARIANTS=1 ;; esac
 export TLM_FUZZ_INVARIANTS=$INVARIANTS
 SAVE_DIR=crashers REPLAY_DIRS=crashers
 ((INVARIANTS)) && SAVE_DIR=invariants REPLAY_DIRS="crashers invariants"
-LLVM_DIR=/usr/lib/llvm-22
 
-# Debian's libLLVM is built with assertions and ABI-breaking checks off;
-# NDEBUG keeps the headers from referencing EnableABIBreakingChecks.
+# The parsers are the runtime's: no LLVM library is linked.
 # shellcheck disable=SC2054  # commas inside -fsanitize= and -Wl, are meant
 CXXFLAGS=(-std=c++17 -fno-exceptions -g -O1
           -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-          -DNDEBUG -I"$ROOT" -I"$LLVM_DIR/include")
-# shellcheck disable=SC2054
-LDFLAGS=(-L"$LLVM_DIR/lib" -lLLVM -Wl,-rpath,"$LLVM_DIR/lib")
+          -I"$ROOT")
+LDFLAGS=()
 
 sources_of() {
   case $1 in
-    config) echo lib/model/ConfigJson.cpp lib/io/FileIO.cpp ;;
+    config) echo lib/model/ConfigJson.cpp lib/io/FileIO.cpp \
+                 lib/support/Json.cpp ;;
     safetensors) echo lib/io/SafeTensors.cpp lib/io/LargeBuffer.cpp \
-                      lib/io/FileIO.cpp ;;
+                      lib/io/FileIO.cpp lib/support/Json.cpp ;;
     tokens) echo lib/io/TokenFile.cpp lib/io/SafeTensors.cpp \
-                 lib/io/LargeBuffer.cpp lib/io/FileIO.cpp ;;
+                 lib/io/LargeBuffer.cpp lib/io/FileIO.cpp \
+                 lib/support/Json.cpp ;;
     tokenizer) echo lib/io/Tokenizer.cpp lib/io/LlamaTokenizer.cpp \
                     lib/io/Gpt2Tokenizer.cpp lib/io/Gpt2PreTokenizer.cpp \
-                    lib/io/FileIO.cpp ;;
+                    lib/io/FileIO.cpp lib/support/Json.cpp ;;
+    json) echo lib/support/Json.cpp ;;
     *) echo "unknown target '$1'" >&2; return 1 ;;
   esac
 }
 extra_args_of() {
   case $1 in
     config) echo -max_len=4096 ;;
+    json) echo -max_len=4096 ;;
     safetensors) echo -max_len=65536 ;;
     tokens) echo -max_len=4096 ;;
     tokenizer) echo -max_len=8192 ;;

@@ -9,7 +9,7 @@
 #include "lib/model/ConfigJson.h"
 #include "tests/fuzz/FuzzUtil.h"
 
-#include "llvm/Support/Error.h"
+#include "lib/support/Error.h"
 
 #include <cmath>
 #include <cstddef>
@@ -17,10 +17,10 @@
 #include <string>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  llvm::StringRef text(reinterpret_cast<const char *>(data), size);
-  llvm::Expected<tlm::model::Config> config = tlm::model::parseConfig(text);
+  std::string_view text(reinterpret_cast<const char *>(data), size);
+  tlm::Expected<tlm::model::Config> config = tlm::model::parseConfig(text);
   if (!config) {
-    std::string message = llvm::toString(config.takeError());
+    std::string message = config.takeError().message();
     TLM_FUZZ_CHECK(!message.empty(),
                    "parseConfig failed with an empty message");
     return 0;
@@ -37,8 +37,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   TLM_FUZZ_CHECK(!c.useRope || c.headDim() % 2 == 0,
                  "accepted an odd head dim with RoPE");
   // A valid config must re-validate.
-  if (llvm::Error err = tlm::model::validateConfig(c)) {
-    llvm::consumeError(std::move(err));
+  if (tlm::Error err = tlm::model::validateConfig(c)) {
+    (void)err;
     TLM_FUZZ_CHECK(false, "validateConfig rejects what parseConfig accepted");
   }
   return 0;

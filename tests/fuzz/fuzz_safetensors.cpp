@@ -14,7 +14,7 @@
 #include "lib/io/SafeTensors.h"
 #include "tests/fuzz/FuzzUtil.h"
 
-#include "llvm/Support/Error.h"
+#include "lib/support/Error.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -95,9 +95,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::vector<std::pair<std::string, size_t>> readTensors;
   for (SafeTensors::Load load :
        {SafeTensors::Load::Read, SafeTensors::Load::Map}) {
-    llvm::Expected<SafeTensors> file = SafeTensors::open(input().path(), load);
+    tlm::Expected<SafeTensors> file = SafeTensors::open(input().path(), load);
     if (!file) {
-      llvm::consumeError(file.takeError());
+      (void)file.takeError();
       continue;
     }
     bool mapped = load == SafeTensors::Load::Map;

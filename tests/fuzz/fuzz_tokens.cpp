@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   input().write(data, size);
   auto tokens = tlm::io::readTokenFile(input().path());
   if (!tokens) {
-    llvm::consumeError(tokens.takeError());
+    (void)tokens.takeError();
     return 0;
   }
   if (tokens->batch < 1 || tokens->seq < 1 ||

@@ -1,0 +1,171 @@
+//===- JsonTest.cpp - the runtime's own JSON ------------------------------===//
+//
+// lib/support/Json.h against RFC 8259's grammar and tlm's extra rules, and
+// its doubles against strtod (shortest digits that read back the same).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/support/Json.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+using namespace tlm;
+
+namespace {
+
+json::Value parseOk(std::string_view text) {
+  std::string duplicate;
+  auto v = json::Value::parse(text, &duplicate);
+  EXPECT_TRUE(bool(v)) << text << ": " << v.takeError().message();
+  return v ? std::move(*v) : json::Value();
+}
+
+std::string parseError(std::string_view text) {
+  auto v = json::Value::parse(text);
+  EXPECT_FALSE(bool(v)) << text << " parsed";
+  return v ? std::string() : v.takeError().message();
+}
+
+} // namespace
+
+TEST(Json, ParsesEveryKindAndKeepsKeyOrder) {
+  json::Value v = parseOk(
+      R"( {"b": [1, -2, 3.5, true, false, null], "a": "x\n\u00e9\ud83d\ude00"} )");
+  ASSERT_TRUE(v.isObject());
+  ASSERT_EQ(v.keys(), (std::vector<std::string>{"b", "a"}));
+  const json::Value &b = *v.find("b");
+  ASSERT_EQ(b.size(), 6u);
+  EXPECT_TRUE(b.elements()[0].isUnsigned());
+  EXPECT_EQ(b.elements()[1].asInt(), -2);
+  EXPECT_FALSE(b.elements()[1].isUnsigned());
+  EXPECT_FALSE(b.elements()[2].isInteger());
+  EXPECT_EQ(b.elements()[2].asDouble(), 3.5);
+  EXPECT_TRUE(b.elements()[3].asBool());
+  EXPECT_TRUE(b.elements()[5].isNull());
+  EXPECT_EQ(v.find("a")->asString(), "x\n\xc3\xa9\xf0\x9f\x98\x80");
+  EXPECT_EQ(v.find("missing"), nullptr);
+}
+
+TEST(Json, IntegersKeepAll64Bits) {
+  EXPECT_EQ(parseOk("18446744073709551615").asUint(), UINT64_MAX);
+  EXPECT_FALSE(parseOk("18446744073709551615").isInt64());
+  EXPECT_EQ(parseOk("-9223372036854775808").asInt(), INT64_MIN);
+  EXPECT_TRUE(parseOk("-9223372036854775808").isInt64());
+  // One past either end: a double, no longer an integer.
+  json::Value big = parseOk("18446744073709551616");
+  EXPECT_FALSE(big.isInteger());
+  EXPECT_EQ(big.asDouble(), 18446744073709551616.0);
+  EXPECT_FALSE(parseOk("-9223372036854775809").isInteger());
+  EXPECT_TRUE(parseOk("-0").isUnsigned());
+  EXPECT_FALSE(parseOk("1.0").isInteger());
+  EXPECT_FALSE(parseOk("1e2").isInteger());
+}
+
+TEST(Json, SyntaxErrorsNameLineAndColumn) {
+  EXPECT_EQ(parseError("{\n  \"a\": 1,\n  ,}"),
+            "line 3, column 3: unexpected ','; expected a string key");
+  EXPECT_EQ(parseError(""), "line 1, column 1: unexpected end of input; "
+                            "expected a value");
+  EXPECT_EQ(parseError("[1 2]"),
+            "line 1, column 4: unexpected '2'; expected ',' or ']'");
+  EXPECT_EQ(parseError("1 2"), "line 1, column 3: unexpected '2' after the "
+                               "value");
+  for (const char *bad :
+       {"01", "1.", ".5", "-", "1e", "+1", "tru", "nul", "[1,]", "{\"a\"}",
+        "{\"a\":1,}", "\"\\x\"", "\"\\u12\"", "\"abc", "\"\x01\"", "'a'",
+        "\"\\ud800\"", "\"\\udc00\"", "\"\xc3\"", "\"\xc0\xaf\"",
+        "\"\xed\xa0\x80\"", "\"\xf4\x90\x80\x80\"", "NaN", "Infinity"})
+    parseError(bad);
+}
+
+TEST(Json, DuplicateKeysAreRefusedAndTheOutermostNamed) {
+  std::string duplicate;
+  auto v = json::Value::parse(R"({"a": 1, "b": {"c": 1, "c": 2}})", &duplicate);
+  ASSERT_FALSE(bool(v));
+  EXPECT_NE(v.takeError().message().find("key 'c' appears more than once"),
+            std::string::npos);
+  EXPECT_EQ(duplicate, "");
+  v = json::Value::parse(R"({"a": 1, "a": 2})", &duplicate);
+  ASSERT_FALSE(bool(v));
+  EXPECT_EQ(duplicate, "a");
+}
+
+TEST(Json, NestingIsBounded) {
+  std::string ok(json::Value::kMaxDepth, '['), deep(json::Value::kMaxDepth + 1,
+                                                     '[');
+  ok += std::string(json::Value::kMaxDepth, ']');
+  deep += std::string(json::Value::kMaxDepth + 1, ']');
+  parseOk(ok);
+  EXPECT_NE(parseError(deep).find("nesting deeper than"), std::string::npos);
+  // Far past the bound fails the same way, without exhausting the stack.
+  parseError(std::string(1 << 20, '['));
+}
+
+TEST(Json, DumpReadsBackAndEscapes) {
+  json::Value v = json::Value::object();
+  v.set("s", "q\"b\\n\n\x01");
+  v.set("i", int64_t(-5));
+  v.set("u", UINT64_MAX);
+  v.set("d", 0.1);
+  v.set("shape", std::vector<int64_t>{2, 3});
+  v.set("i", int64_t(7)); // replaces, keeps the position
+  std::string text = v.dump();
+  EXPECT_EQ(text, R"({"s":"q\"b\\n\n\u0001","i":7,"u":18446744073709551615,)"
+                  R"("d":0.1,"shape":[2,3]})");
+  EXPECT_EQ(parseOk(text).dump(), text);
+}
+
+TEST(Json, DoublesUseTheShortestDigitsThatReadBack) {
+  EXPECT_EQ(json::formatDouble(10000.0), "10000.0");
+  EXPECT_EQ(json::formatDouble(1e-5), "1e-05");
+  EXPECT_EQ(json::formatDouble(0.1), "0.1");
+  EXPECT_EQ(json::formatDouble(-2.5), "-2.5");
+  EXPECT_EQ(json::formatDouble(1e300), "1e+300");
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 20000; ++i) {
+    uint64_t bits = rng();
+    double d;
+    std::memcpy(&d, &bits, sizeof(d));
+    if (!std::isfinite(d))
+      continue;
+    std::string s = json::formatDouble(d);
+    ASSERT_EQ(std::strtod(s.c_str(), nullptr), d) << s;
+    json::Value parsed = parseOk(s);
+    ASSERT_EQ(parsed.asDouble(), d) << s;
+  }
+}
+
+TEST(Json, DoublesPrintInFixedNotationNearTheDecimalPoint) {
+  EXPECT_EQ(json::formatDouble(0.0), "0.0");
+  EXPECT_EQ(json::formatDouble(0.0001), "0.0001");
+  EXPECT_EQ(json::formatDouble(123.25), "123.25");
+  EXPECT_EQ(json::formatDouble(1e14), "100000000000000.0");
+  EXPECT_EQ(json::formatDouble(1e15), "1e+15");
+  EXPECT_EQ(json::formatDouble(-1.5e-7), "-1.5e-07");
+}
+
+// nlohmann::json (an independent writer, here only in the tests) prints
+// doubles in the same notation; its Grisu2 digits are sometimes one longer
+// than needed (9.207660000000001e+20 for 9.20766e+20), never shorter.
+TEST(Json, DoublesPrintAsNlohmannJsonDoesOrShorter) {
+  std::mt19937_64 rng(5);
+  int same = 0;
+  for (int i = 0; i < 20000; ++i) {
+    double d = double(int64_t(rng() % 2000001) - 1000000) *
+               std::pow(10.0, int(rng() % 41) - 20);
+    std::string ours = json::formatDouble(d), theirs = nlohmann::json(d).dump();
+    ASSERT_EQ(std::strtod(ours.c_str(), nullptr), d) << ours;
+    ASSERT_LE(ours.size(), theirs.size()) << ours << " vs " << theirs;
+    bool scientific = ours.find('e') != std::string::npos;
+    ASSERT_EQ(scientific, theirs.find('e') != std::string::npos)
+        << ours << " vs " << theirs;
+    same += ours == theirs;
+  }
+  EXPECT_GT(same, 19000);
+}
