@@ -20,7 +20,8 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 config.environment["XDG_CACHE_HOME"] = os.path.join(config.tlm_obj_root,
                                                     "tests", "cache")
 llvm_config.add_tool_substitutions(
-    ["tlm-opt", "tlm-run", "tlm-gemm-bench", "tlm-c-generate", "mlir-translate"],
+    ["tlm-opt", "tlm-run", "tlm-exec", "tlm-gemm-bench", "tlm-c-generate",
+     "mlir-translate"],
     [config.tlm_tools_dir, config.llvm_tools_dir])
 
 config.substitutions.append(("%examples", os.path.join(config.tlm_src_root, "examples")))

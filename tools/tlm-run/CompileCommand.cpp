@@ -19,12 +19,12 @@ namespace tlm::cli {
 
 llvm::Error runCompile(const Options &o) {
   if (o.output.empty())
-    return userError("--output is required (the artifact to write, e.g. "
+    return flagError("--output is required (the artifact to write, e.g. "
                      "model.so)");
   if (llvm::Error err = checkThreads(o))
     return err;
   if (o.target != "cpu")
-    return userError("compile: --target " + o.target +
+    return flagError("compile: --target " + o.target +
                      " artifacts are not supported yet (cpu only)");
   if (llvm::Error err =
           toLlvm(io::refuseOverwritingInput(o.output, {o.config}, "--output")))

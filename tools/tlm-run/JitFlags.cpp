@@ -44,7 +44,7 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
     j.optLevel = model::parameterCount(c) < 1000000 ? 0 : 3;
   } else if (o.optLevel.size() != 1 || o.optLevel[0] < '0' ||
              o.optLevel[0] > '3') {
-    return userError("--opt-level must be 0, 1, 2, 3 or auto, found '" +
+    return flagError("--opt-level must be 0, 1, 2, 3 or auto, found '" +
                      o.optLevel + "'");
   } else {
     j.optLevel = o.optLevel[0] - '0';
@@ -62,12 +62,12 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
   else if (o.llvmLoops == "on" || o.llvmLoops == "off")
     j.llvmLoopTransforms = o.llvmLoops == "on";
   else
-    return userError("--llvm-loops must be on, off or auto, found '" +
+    return flagError("--llvm-loops must be on, off or auto, found '" +
                      o.llvmLoops + "'");
   if (o.lanes == "16" || o.lanes == "8" || o.lanes == "4")
     j.lanes = std::stoi(o.lanes);
   else if (o.lanes != "auto")
-    return userError("--lanes must be 16, 8, 4 or auto, found '" + o.lanes +
+    return flagError("--lanes must be 16, 8, 4 or auto, found '" + o.lanes +
                      "'");
   if (o.gemvColumns == "auto")
     j.gemvColumns = 0; // the Session's choice for the model
@@ -76,7 +76,7 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
            o.gemvColumns == "16")
     j.gemvColumns = std::stoi(o.gemvColumns);
   else
-    return userError("--gemv-columns must be 1, 2, 4, 8, 16 or auto, found '" +
+    return flagError("--gemv-columns must be 1, 2, 4, 8, 16 or auto, found '" +
                      o.gemvColumns + "'");
   // The switches of passes/pipelines/CpuSwitches.def; the error for an
   // unknown name lists them.
@@ -88,20 +88,20 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
     const auto *it = llvm::find_if(
         all, [&](const mlir::tlm::CpuSwitchInfo &s) { return s.name == d; });
     if (it == all.end())
-      return userError("--disable: unknown optimization '" + d +
+      return flagError("--disable: unknown optimization '" + d +
                        "' (known: " + switchNames() + ")");
     j.switches.*(it->field) = false;
   }
   // MLIR's own flags (--mlir-timing, IR printing) observe the pipeline,
   // which a cache hit would not run.
-  bool observed = llvm::any_of(
-      llvm::cl::getRegisteredOptions(), [](const auto &entry) {
+  bool observed =
+      llvm::any_of(llvm::cl::getRegisteredOptions(), [](const auto &entry) {
         return entry.first.starts_with("mlir-") &&
                entry.second->getNumOccurrences() > 0;
       });
   if (!o.noCache && !observed)
-    j.cacheDir = o.cacheDir.empty() ? runtime::defaultCacheDir()
-                                    : o.cacheDir.getValue();
+    j.cacheDir =
+        o.cacheDir.empty() ? runtime::defaultCacheDir() : o.cacheDir.getValue();
   j.configurePassManager = [](mlir::PassManager &pm) {
     if (failed(mlir::applyPassManagerCLOptions(pm)))
       return mlir::failure();

@@ -2,6 +2,8 @@
 #ifndef TLM_TOOLS_TLMRUN_OPTIONS_H
 #define TLM_TOOLS_TLMRUN_OPTIONS_H
 
+#include "tools/common/Commands.h"
+
 #include "lib/model/Weights.h"
 #include "lib/runtime/Jit.h"
 #include "lib/runtime/Session.h"
@@ -124,12 +126,9 @@ struct Options {
   cl::opt<bool> bos{"bos", cl::desc("tokenize: start with BOS")};
   cl::opt<std::string> ids{"ids", cl::desc("detokenize: token ids")};
   cl::list<std::string> positional{cl::Positional, cl::desc("<args>")};
-  // Numbers are read as text and converted by resolveNumbers(), so a bad
-  // value gets one clear `error:` line (llvm::cl would print its own).
-  uint64_t seed = 0;
-  int maxNewTokens = 32, promptLen = 128, gen = 32, batch = 1;
-  double temperature = 0.0, topP = 1.0, atol = 1e-5, rtol = 1e-5;
-  llvm::Error resolveNumbers();
+  // Numbers are read as text and converted by resolve(), so a bad value
+  // gets one clear `error:` line (llvm::cl would print its own).
+  double atol = 1e-5, rtol = 1e-5;
 
   /// --threads N: parsed by main() itself, because libLLVM already registers
   /// a global `threads` option of its own. Default: every core this process
@@ -140,10 +139,15 @@ struct Options {
   int cores = 1;
   /// Resident memory when main() started: the tool's own code and data.
   double startRssMb = 0;
-};
 
-/// Resident memory of this process now, MiB.
-double currentRssMb();
+  /// Copies the parsed flags into flags() and converts the numbers.
+  llvm::Error resolve();
+  /// The model commands' flags (tools/common/Flags.h), after resolve().
+  const Flags &flags() const { return flags_; }
+
+private:
+  Flags flags_;
+};
 
 /// A failure with the exit code of docs/spec/config.md#command-line: 1 user
 /// error, 2 internal compiler failure, 3 target unavailable.
@@ -160,13 +164,21 @@ public:
   std::string message;
 };
 
-inline llvm::Error userError(const llvm::Twine &message) {
+inline llvm::Error flagError(const llvm::Twine &message) {
   return llvm::make_error<ExitError>(1, message.str());
 }
 /// Wraps a library error as a user error (code 1) unless it already has one.
 llvm::Error asUserError(llvm::Error err);
+/// A tools/common error as an ExitError with its code, and back.
+llvm::Error toExitError(Error err);
+Error fromExitError(llvm::Error err);
+template <typename T> llvm::Expected<T> toExitErrorOr(Expected<T> value) {
+  if (!value)
+    return toExitError(value.takeError());
+  return std::move(*value);
+}
 inline llvm::Error asUserError(Error err) {
-  return asUserError(toLlvm(std::move(err)));
+  return toExitError(std::move(err));
 }
 
 // Shared by the commands (Commands.cpp).
@@ -177,22 +189,15 @@ llvm::Error checkThreads(const Options &o);
 /// `auto` values depend on the model's size.
 llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
                                                const model::Config &c);
-/// A session for `c` per the flags: compiled, from the cache, or loaded
-/// from --artifact; errors carry tlm-run's exit codes.
-llvm::Expected<std::unique_ptr<runtime::Session>>
-makeSession(const Options &o, const model::Config &c, int64_t batch);
+/// The sessions of the model commands: compiled per the flags (or from the
+/// compile cache), or loaded from --artifact; errors carry tlm-run's exit
+/// codes.
+SessionMaker jitSessions(const Options &o);
 llvm::Expected<model::Weights> loadWeights(const Options &o,
                                            const model::Config &c);
-/// "1 2 3" or "1,2,3" into ids; errors name `flag`.
-llvm::Expected<std::vector<int64_t>> parseIds(llvm::StringRef flag,
-                                              llvm::StringRef text);
 
-// The subcommands: model runs in Commands.cpp, the rest in
-// UtilityCommands.cpp.
-llvm::Error runForward(const Options &o);
-llvm::Error runGenerate(const Options &o);
-llvm::Error runBench(const Options &o);
-llvm::Error runEval(const Options &o);
+// The subcommands other than forward, generate, eval and bench
+// (tools/common): emit in Commands.cpp, the rest in UtilityCommands.cpp.
 llvm::Error runEmit(const Options &o);
 llvm::Error runCompare(const Options &o);
 llvm::Error runImportLlama2c(const Options &o);

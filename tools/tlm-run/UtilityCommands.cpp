@@ -23,7 +23,7 @@ namespace tlm::cli {
 
 llvm::Error runCompare(const Options &o) {
   if (o.positional.size() != 2)
-    return userError("compare takes two FILE:TENSOR arguments");
+    return flagError("compare takes two FILE:TENSOR arguments");
   std::vector<io::SafeTensors> files;
   std::vector<const io::Tensor *> tensors;
   for (const std::string &arg : o.positional) {
@@ -37,11 +37,11 @@ llvm::Error runCompare(const Options &o) {
     llvm::StringRef name = llvm::StringRef(o.positional[i]).rsplit(':').second;
     const io::Tensor *t = files[i].find(name);
     if (!t || t->dtype != io::DType::F32)
-      return userError("no F32 tensor '" + name + "' in " + o.positional[i]);
+      return flagError("no F32 tensor '" + name + "' in " + o.positional[i]);
     tensors.push_back(t);
   }
   if (tensors[0]->shape != tensors[1]->shape)
-    return userError("shapes differ: " + io::shapeString(tensors[0]->shape) +
+    return flagError("shapes differ: " + io::shapeString(tensors[0]->shape) +
                      " vs " + io::shapeString(tensors[1]->shape));
   double maxErr = 0;
   int64_t bad = 0, n = tensors[0]->numElements();
@@ -57,13 +57,13 @@ llvm::Error runCompare(const Options &o) {
                                maxErr, (long long)n, (long long)bad, o.atol,
                                o.rtol);
   if (bad)
-    return userError(llvm::Twine(bad) + " elements differ");
+    return flagError(llvm::Twine(bad) + " elements differ");
   return llvm::Error::success();
 }
 
 llvm::Error runImportLlama2c(const Options &o) {
   if (o.positional.size() != 2)
-    return userError("import-llama2c takes MODEL.bin OUTDIR");
+    return flagError("import-llama2c takes MODEL.bin OUTDIR");
   auto config = model::importLlama2c(o.positional[0], o.positional[1]);
   if (!config)
     return asUserError(config.takeError());
@@ -76,7 +76,7 @@ llvm::Error runImportLlama2c(const Options &o) {
 static llvm::Expected<std::unique_ptr<io::Tokenizer>>
 loadTokenizer(const Options &o) {
   if (o.tokenizer.empty())
-    return userError("--tokenizer is required");
+    return flagError("--tokenizer is required");
   auto t = io::Tokenizer::load(o.tokenizer);
   if (!t)
     return asUserError(t.takeError());
@@ -88,12 +88,12 @@ llvm::Error runTokenize(const Options &o) {
   if (!tokenizer)
     return tokenizer.takeError();
   if (o.text.getNumOccurrences() == !o.textFile.empty())
-    return userError("give exactly one of --text and --text-file");
+    return flagError("give exactly one of --text and --text-file");
   std::string text = o.text;
   if (!o.textFile.empty()) {
     std::ifstream in(o.textFile, std::ios::binary);
     if (!in)
-      return userError("cannot read '" + o.textFile + "'");
+      return flagError("cannot read '" + o.textFile + "'");
     std::stringstream ss;
     ss << in.rdbuf();
     text = ss.str();
@@ -113,7 +113,7 @@ llvm::Error runDetokenize(const Options &o) {
   if (!llvm::StringRef(o.ids).trim().empty()) {
     auto parsed = parseIds("ids", o.ids);
     if (!parsed)
-      return parsed.takeError();
+      return toExitError(parsed.takeError());
     ids = std::move(*parsed);
   }
   auto text = (*tokenizer)->decode(ids);
@@ -125,7 +125,7 @@ llvm::Error runDetokenize(const Options &o) {
 
 llvm::Error runInit(const Options &o) {
   if (o.output.empty())
-    return userError("--output is required");
+    return flagError("--output is required");
   if (llvm::Error err = toLlvm(io::refuseOverwritingInput(
           o.output, {o.config, o.weights}, "--output")))
     return asUserError(std::move(err));

@@ -29,47 +29,30 @@
 #include <set>
 #include <type_traits>
 
+using namespace tlm;
 using namespace tlm::cli;
 
 char ExitError::ID = 0;
 
-namespace {
-template <typename T>
-llvm::Error readNumber(const cl::opt<std::string> &text, T &out) {
-  llvm::StringRef arg = llvm::StringRef(text.getValue()).trim();
-  bool bad;
-  if constexpr (std::is_floating_point_v<T>)
-    bad = arg.getAsDouble(out);
-  else
-    bad = arg.getAsInteger(10, out);
-  if (!bad)
-    return llvm::Error::success();
-  const char *what = std::is_floating_point_v<T> ? "a number"
-                     : std::is_unsigned_v<T>     ? "a non-negative integer"
-                                                 : "an integer";
-  return userError("--" + text.ArgStr + " expects " + what + ", found '" +
-                   text.getValue() + "'");
-}
-} // namespace
-
-llvm::Error Options::resolveNumbers() {
-  if (llvm::Error err = readNumber(seedText, seed))
-    return err;
-  if (llvm::Error err = readNumber(maxNewTokensText, maxNewTokens))
-    return err;
-  if (llvm::Error err = readNumber(promptLenText, promptLen))
-    return err;
-  if (llvm::Error err = readNumber(genText, gen))
-    return err;
-  if (llvm::Error err = readNumber(batchText, batch))
-    return err;
-  if (llvm::Error err = readNumber(temperatureText, temperature))
-    return err;
-  if (llvm::Error err = readNumber(topPText, topP))
-    return err;
-  if (llvm::Error err = readNumber(atolText, atol))
-    return err;
-  return readNumber(rtolText, rtol);
+llvm::Error Options::resolve() {
+  Flags &f = flags_;
+  f.config = config, f.weights = weights, f.tokens = tokens;
+  f.tokensFile = tokensFile, f.output = output, f.target = target;
+  f.init = init, f.promptTokens = promptTokens, f.prompt = prompt;
+  f.tokenizer = tokenizer, f.weightsLoad = weightsLoad;
+  f.hugePages = hugePages, f.artifact = artifact, f.cacheDir = cacheDir;
+  f.json = json, f.noCache = noCache;
+  f.seedText = seedText, f.maxNewTokensText = maxNewTokensText;
+  f.temperatureText = temperatureText, f.topPText = topPText;
+  f.promptLenText = promptLenText, f.genText = genText;
+  f.batchText = batchText;
+  f.threads = threads, f.threadsGiven = threadsGiven, f.cores = cores;
+  f.startRssMb = startRssMb;
+  if (Error err = f.resolveNumbers())
+    return toExitError(std::move(err));
+  if (Error err = Flags::readDouble("atol", atolText, atol))
+    return toExitError(std::move(err));
+  return toExitError(Flags::readDouble("rtol", rtolText, rtol));
 }
 
 llvm::Error tlm::cli::asUserError(llvm::Error err) {
@@ -92,38 +75,34 @@ struct Command {
   const char *help;
 };
 
+/// forward, generate, eval and bench (tools/common) on tlm-run's sessions.
+template <Error (*Run)(const Flags &, const SessionMaker &)>
+llvm::Error runModelCommand(const Options &o) {
+  return toExitError(Run(o.flags(), jitSessions(o)));
+}
+
+/// A model command's flags: the run-time ones both tools take, and the
+/// compiler's.
+std::set<std::string> withCompileFlags(const std::string &command) {
+  std::set<std::string> flags = runFlags(command);
+  flags.insert({"opt-level", "llvm-loops", "lanes", "gemv-columns", "disable",
+                "cache-dir", "no-cache"});
+  return flags;
+}
+
 const std::map<std::string, Command> &commands() {
   static const std::map<std::string, Command> table = {
       {"forward",
-       {runForward,
-        {"config", "weights", "tokens", "tokens-file", "output", "target",
-         "threads", "seed", "init", "opt-level", "llvm-loops", "lanes",
-         "gemv-columns", "weights-load", "huge-pages", "disable", "cache-dir",
-         "no-cache", "artifact"},
+       {runModelCommand<runForward>, withCompileFlags("forward"),
         "logits for one sequence or a token file"}},
       {"generate",
-       {runGenerate,
-        {"config",       "weights",        "prompt-tokens", "prompt",
-         "tokenizer",    "max-new-tokens", "temperature",   "top-p",
-         "seed",         "target",         "threads",       "init",
-         "opt-level",    "llvm-loops",     "lanes",         "gemv-columns",
-         "weights-load", "huge-pages",     "disable",       "cache-dir",
-         "no-cache",     "artifact"},
+       {runModelCommand<runGenerate>, withCompileFlags("generate"),
         "generate tokens with a KV cache"}},
       {"bench",
-       {runBench,
-        {"config",  "weights",      "prompt-len",   "gen",
-         "batch",   "threads",      "target",       "json",
-         "seed",    "init",         "opt-level",    "llvm-loops",
-         "lanes",   "gemv-columns", "weights-load", "huge-pages",
-         "disable", "cache-dir",    "no-cache",     "artifact"},
+       {runModelCommand<runBench>, withCompileFlags("bench"),
         "compile time, prefill and decode speed, peak memory"}},
       {"eval",
-       {runEval,
-        {"config", "weights", "tokens-file", "json", "threads", "target",
-         "seed", "init", "opt-level", "llvm-loops", "lanes", "gemv-columns",
-         "weights-load", "huge-pages", "disable", "cache-dir", "no-cache",
-         "artifact"},
+       {runModelCommand<runEval>, withCompileFlags("eval"),
         "mean next-token cross-entropy and perplexity of a token file"}},
       {"emit", {runEmit, {"config", "stage"}, "print the IR of a stage"}},
       {"init",
@@ -161,37 +140,6 @@ int usage(llvm::raw_ostream &os) {
   for (const auto &[name, cmd] : commands())
     os << "  " << llvm::left_justify(name, 16) << cmd.help << "\n";
   return 1;
-}
-
-/// The cores this process may run on (its affinity mask, so a `taskset`
-/// or a container's CPU set is honoured).
-int defaultThreads() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-    return CPU_COUNT(&set);
-  return 1;
-}
-
-/// `message` safe to print as one line: control characters (which a config
-/// key or a file name could carry, to forge a line or move the cursor)
-/// escaped as \xNN, and at most about 1000 bytes: a long one keeps its
-/// start and its end (which names the file). An internal failure
-/// (`keepNewlines`) keeps its compiler diagnostics on lines of their own.
-std::string printable(llvm::StringRef message, bool keepNewlines) {
-  constexpr size_t kHead = 700, kTail = 300;
-  std::string out;
-  for (unsigned char c : message) {
-    if ((c < 0x20 && !(keepNewlines && c == '\n')) || c == 0x7f) {
-      char buf[5];
-      snprintf(buf, sizeof(buf), "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (out.size() > kHead + kTail)
-    out = out.substr(0, kHead) + "..." + out.substr(out.size() - kTail);
-  return out;
 }
 
 /// Prints `err` as the one `error:` line and returns its exit code (0 for
@@ -232,7 +180,7 @@ llvm::Error parseFlags(int argc, char **argv, const std::string &name,
     else if (i + 1 < argc)
       value = argv[++i];
     if (value.getAsInteger(10, options.threads))
-      return userError("--threads expects an integer, found '" + value + "'");
+      return flagError("--threads expects an integer, found '" + value + "'");
     options.threadsGiven = true;
   }
   // `tlm-run <command> --help` lists that command's flags only, not every
@@ -255,24 +203,24 @@ llvm::Error parseFlags(int argc, char **argv, const std::string &name,
     msg.consume_front(argv[0]);
     msg.consume_front(llvm::sys::path::filename(argv[0]));
     msg = msg.ltrim(": ");
-    return userError(msg.split('\n').first);
+    return flagError(msg.split('\n').first);
   }
   // Stray words (an unquoted `--tokens 1 2 3`) must not be dropped silently.
   bool takesArgs = name == "compare" || name == "import-llama2c";
   if (!takesArgs && !options.positional.empty())
-    return userError("unexpected argument '" + options.positional[0] +
+    return flagError("unexpected argument '" + options.positional[0] +
                      "' (quote lists of ids: --tokens \"1 2 3\")");
   // Flags of other subcommands are mistakes, not silently ignored.
   if (options.threadsGiven && !command.flags.count("threads"))
-    return userError("--threads is not an option of '" + name + "'");
+    return flagError("--threads is not an option of '" + name + "'");
   for (auto &[flag, opt] : llvm::cl::getRegisteredOptions()) {
     if (opt->getNumOccurrences() == 0 || command.flags.count(flag.str()))
       continue;
     if (flag.starts_with("mlir-"))
       continue; // MLIR's own flags apply to the compile pipeline
-    return userError("--" + flag + " is not an option of '" + name + "'");
+    return flagError("--" + flag + " is not an option of '" + name + "'");
   }
-  return options.resolveNumbers();
+  return options.resolve();
 }
 
 } // namespace
@@ -295,13 +243,13 @@ int main(int argc, char **argv) {
   }
   auto it = commands().find(name);
   if (it == commands().end()) {
-    report(userError("unknown command '" + name + "'"));
+    report(flagError("unknown command '" + name + "'"));
     return usage(llvm::errs());
   }
 
   Options options;
   options.startRssMb = currentRssMb();
-  options.threads = options.cores = defaultThreads();
+  options.threads = options.cores = availableCores();
   mlir::registerPassManagerCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerAsmPrinterCLOptions();

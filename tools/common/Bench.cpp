@@ -1,23 +1,22 @@
-//===- BenchCommand.cpp - tlm-run bench -----------------------------------===//
+//===- Bench.cpp - bench: tlm-run's and tlm-exec's -----------------------===//
 //
 // Compile time, prefill and decode speed and peak memory of one model
 // (docs/performance.md#one-model-tlm-run-bench).
 //
 //===----------------------------------------------------------------------===//
 
-#include "tools/tlm-run/Run.h"
+#include "tools/common/Commands.h"
 
+#include "lib/runtime/Artifact.h"
 #include "lib/runtime/Session.h"
 
-#include "llvm/Support/Format.h"
-#include "llvm/Support/raw_ostream.h"
-
 #include <algorithm>
+#include <cstdio>
 #include <vector>
 
 namespace tlm::cli {
 
-llvm::Error runBench(const Options &o) {
+Error runBench(const Flags &o, const SessionMaker &make) {
   if (o.promptLen < 1 || o.gen < 0 || o.batch < 1)
     return userError("--prompt-len and --batch must be >= 1, --gen >= 0");
   auto config = loadConfig(o);
@@ -25,10 +24,10 @@ llvm::Error runBench(const Options &o) {
     return config.takeError();
   if (int64_t(o.promptLen) + o.gen > config->contextLength)
     return userError("--prompt-len + --gen (" +
-                     llvm::Twine(int64_t(o.promptLen) + o.gen) +
+                     std::to_string(int64_t(o.promptLen) + o.gen) +
                      ") exceeds context_length (" +
-                     llvm::Twine(config->contextLength) + ")");
-  auto run = setUp(o, o.batch);
+                     std::to_string(config->contextLength) + ")");
+  auto run = setUp(o, o.batch, make);
   if (!run)
     return run.takeError();
   runtime::Session &s = *run->session;
@@ -46,12 +45,11 @@ llvm::Error runBench(const Options &o) {
   // activation memory for the first time (page faults, ~12 µs per 4 KiB
   // page on this VM kind: ~47 ms of a 97 ms prefill of 128 tokens on a
   // one-layer d_ff 8192 model); a server pays that once, not per request.
-  if (llvm::Error err =
-          toLlvm(s.stepLast(prompt.data(), o.promptLen, logits.data())))
-    return asUserError(std::move(err));
+  if (Error err = s.stepLast(prompt.data(), o.promptLen, logits.data()))
+    return err;
   if (o.promptLen < run->config.contextLength)
-    if (llvm::Error err = toLlvm(s.stepLast(prompt.data(), 1, logits.data())))
-      return asUserError(std::move(err));
+    if (Error err = s.stepLast(prompt.data(), 1, logits.data()))
+      return err;
   s.reset();
   // Activations: the most the warm-up steps added to resident memory (the
   // logits, the compiled code's temporaries), less the KV cache pages they
@@ -66,20 +64,22 @@ llvm::Error runBench(const Options &o) {
       std::max(0.0, peakRssMb() - rssBeforeSteps - kvRowsMb - mappedWeightsMb);
 
   auto start = Clock::now();
-  if (llvm::Error err =
-          toLlvm(s.stepLast(prompt.data(), o.promptLen, logits.data())))
-    return asUserError(std::move(err));
+  if (Error err = s.stepLast(prompt.data(), o.promptLen, logits.data()))
+    return err;
   double prefillMs = msSince(start);
   std::vector<int64_t> next(batch, 1);
   start = Clock::now();
   for (int i = 0; i < o.gen; ++i)
-    if (llvm::Error err = toLlvm(s.stepLast(next.data(), 1, logits.data())))
-      return asUserError(std::move(err));
+    if (Error err = s.stepLast(next.data(), 1, logits.data()))
+      return err;
   double decodeMs = msSince(start);
   double prefillTokS = batch * o.promptLen / (prefillMs / 1000.0);
   double decodeTokS = o.gen ? batch * o.gen / (decodeMs / 1000.0) : 0.0;
   int64_t params = model::parameterCount(run->config);
-  int threads = o.threads;
+  // An artifact runs on the threads it was compiled for.
+  const runtime::ArtifactManifest *artifact =
+      run->session->program().artifactManifest();
+  int threads = artifact ? artifact->threads : o.threads;
   // The memory budget (docs/memory.md): one copy of the weights with 20%
   // to spare, the whole KV cache, the activations, and what the process
   // held before it read its first input (tlm-run's and libLLVM/libMLIR's
@@ -88,31 +88,40 @@ llvm::Error runBench(const Options &o) {
   double kvMb = runtime::Session::kvCacheBytes(run->config, batch) / 1048576.0;
   double boundMb = 1.2 * weightsMb + kvMb + activationsMb + o.startRssMb;
   double peakMb = peakRssMb();
+  const runtime::CompileStats &stats = run->session->program().stats();
   // A hit's compile_ms is the load of the stored code (docs/jit.md).
-  const char *cache = o.noCache || o.target == "cuda"            ? "off"
-                      : run->session->program().stats().cacheHit ? "hit"
-                                                                 : "miss";
+  // An artifact is not compiled here: no cache is involved.
+  const char *cache = o.noCache || o.target == "cuda" || !o.artifact.empty()
+                          ? "off"
+                      : stats.cacheHit ? "hit"
+                                       : "miss";
 
-  llvm::outs() << llvm::format(
+  char compiled[160];
+  if (artifact)
+    std::snprintf(compiled, sizeof(compiled),
+                  "%.1f ms (the artifact loaded; compiled ahead of time)",
+                  run->compileMs);
+  else
+    std::snprintf(compiled, sizeof(compiled),
+                  "%.1f ms (MLIR passes %.1f ms, LLVM O%u %.1f ms on %u "
+                  "threads)",
+                  run->compileMs, stats.pipelineMs, stats.optLevel,
+                  stats.codegenMs, stats.compileThreads);
+  std::printf(
       "config        %s\nparams        %lld\ntarget        %s\nthreads       "
-      "%d\ncache         %s\n"
-      "compile       %.1f ms (MLIR passes %.1f ms, LLVM O%u %.1f ms on %u "
-      "threads)\n"
+      "%d\ncache         %s\ncompile       %s\n"
       "prefill       %.1f ms for %d x %d "
       "tokens "
       "(%.1f tok/s)\ndecode        %.2f tok/s over %d steps\npeak RSS      "
       "%.1f MB (weights %.1f MB, KV cache %.1f MB, activations %.1f MB, "
       "process at start %.1f MB)\nRSS bound     %.1f MB (1.2 x weights + KV "
       "cache + activations + process at start)\n",
-      o.config.c_str(), (long long)params, o.target.c_str(), threads, cache,
-      run->compileMs, run->session->program().stats().pipelineMs,
-      run->session->program().stats().optLevel,
-      run->session->program().stats().codegenMs,
-      run->session->program().stats().compileThreads, prefillMs, (int)batch,
+      (o.config.empty() ? o.artifact : o.config).c_str(), (long long)params,
+      o.target.c_str(), threads, cache, compiled, prefillMs, (int)batch,
       o.promptLen, prefillTokS, decodeTokS, o.gen, peakMb, weightsMb, kvMb,
       activationsMb, o.startRssMb, boundMb);
   if (o.json)
-    llvm::outs() << llvm::format(
+    std::printf(
         "{\"compile_ms\": %.3f, \"pipeline_ms\": %.3f, \"codegen_ms\": %.3f, "
         "\"prefill_ms\": %.3f, \"prefill_tok_s\": %.3f, "
         "\"decode_tok_s\": %.3f, \"peak_rss_mb\": %.1f, \"weights_mb\": %.1f, "
@@ -120,13 +129,11 @@ llvm::Error runBench(const Options &o) {
         "\"start_rss_mb\": %.1f, \"rss_bound_mb\": %.1f, \"params\": %lld, "
         "\"threads\": %d, \"compile_threads\": %u, \"target\": \"%s\", "
         "\"cache\": \"%s\"}\n",
-        run->compileMs, run->session->program().stats().pipelineMs,
-        run->session->program().stats().codegenMs, prefillMs, prefillTokS,
-        decodeTokS, peakMb, weightsMb, kvMb, activationsMb, o.startRssMb,
-        boundMb, (long long)params, threads,
-        run->session->program().stats().compileThreads, o.target.c_str(),
-        cache);
-  return llvm::Error::success();
+        run->compileMs, stats.pipelineMs, stats.codegenMs, prefillMs,
+        prefillTokS, decodeTokS, peakMb, weightsMb, kvMb, activationsMb,
+        o.startRssMb, boundMb, (long long)params, threads, stats.compileThreads,
+        o.target.c_str(), cache);
+  return Error::success();
 }
 
 } // namespace tlm::cli

@@ -1,0 +1,97 @@
+//===- Commands.h - forward, generate, eval and bench -----------*- C++ -*-===//
+//
+// The model-running commands of tlm-run and tlm-exec, on the runtime alone
+// (no LLVM): where the session comes from is the tool's SessionMaker (the
+// JIT or the compile cache in tlm-run, an artifact in either). Every
+// failure is a tlm::Error with its exit code (Error::exitCode()).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TLM_TOOLS_COMMON_COMMANDS_H
+#define TLM_TOOLS_COMMON_COMMANDS_H
+
+#include "tools/common/Flags.h"
+
+#include "lib/model/Config.h"
+#include "lib/model/Weights.h"
+#include "lib/runtime/Session.h"
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace tlm::cli {
+
+inline Error userError(std::string message) {
+  return Error::withExitCode(1, std::move(message));
+}
+
+using Clock = std::chrono::steady_clock;
+inline double msSince(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+/// The process's peak resident memory so far, MiB.
+double peakRssMb();
+
+/// A session of `batch` sequences for `config`, per the tool's flags.
+using SessionMaker = std::function<Expected<std::unique_ptr<runtime::Session>>(
+    const Flags &, const model::Config &, int64_t batch)>;
+
+/// The session of --artifact: loaded, checked against the config and
+/// against --threads when given.
+Expected<std::unique_ptr<runtime::Session>>
+artifactSession(const Flags &f, const model::Config &c, int64_t batch);
+
+/// --config, or the config an --artifact records when --config is absent.
+Expected<model::Config> loadConfig(const Flags &f);
+/// --threads within [1, the documented maximum].
+Error checkThreads(const Flags &f);
+/// --huge-pages as a bool.
+Expected<bool> hugePages(const Flags &f);
+/// --weights, or seeded initialisation (--seed, --init).
+Expected<model::Weights> loadWeights(const Flags &f, const model::Config &c);
+/// "1 2 3" or "1,2,3" into ids; errors name `flag`.
+Expected<std::vector<int64_t>> parseIds(std::string_view flag,
+                                        std::string_view text);
+
+/// Everything a model-running command needs, set up in order.
+struct Run {
+  model::Config config;
+  model::Weights weights;
+  std::unique_ptr<runtime::Session> session;
+  double compileMs = 0;
+};
+
+/// The config, a session for `batch` sequences, then the weights bound to
+/// it.
+Expected<Run> setUp(const Flags &f, int64_t batch, const SessionMaker &make);
+
+/// An error when `logits` (`count` floats, rows of the vocabulary) hold NaN
+/// or Inf: the weights' fault (it names the first weight that is not
+/// finite) or an overflow.
+Error checkFinite(const Run &run, const float *logits, int64_t count);
+
+Error runForward(const Flags &f, const SessionMaker &make);
+Error runGenerate(const Flags &f, const SessionMaker &make);
+Error runEval(const Flags &f, const SessionMaker &make);
+Error runBench(const Flags &f, const SessionMaker &make);
+
+/// `message` safe to print as one line: control characters (which a config
+/// key or a file name could carry, to forge a line or move the cursor)
+/// escaped as \xNN, and at most about 1000 bytes: a long one keeps its
+/// start and its end (which names the file). An internal failure
+/// (`keepNewlines`) keeps its compiler diagnostics on lines of their own.
+std::string printable(std::string_view message, bool keepNewlines);
+
+/// Prints `err` as the one `error:` line on stderr and returns its exit
+/// code (0 for success).
+int report(const Error &err);
+
+/// Whether stdout's reader went away (a closed pipe): output ends quietly.
+bool stdoutLost();
+
+} // namespace tlm::cli
+
+#endif // TLM_TOOLS_COMMON_COMMANDS_H

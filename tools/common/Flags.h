@@ -1,0 +1,63 @@
+//===- Flags.h - the flags of the model-running commands --------*- C++ -*-===//
+//
+// forward, generate, eval and bench run in two tools: tlm-run (which
+// compiles) and tlm-exec (which loads an artifact and has no compiler).
+// Both fill these plain values from their command lines, so the commands
+// (Commands.h) are one implementation with one set of flags, defaults and
+// messages.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TLM_TOOLS_COMMON_FLAGS_H
+#define TLM_TOOLS_COMMON_FLAGS_H
+
+#include "lib/support/Error.h"
+
+#include <cstdint>
+#include <set>
+#include <string>
+
+namespace tlm::cli {
+
+struct Flags {
+  std::string config, weights, tokens, tokensFile, output, target = "cpu",
+                                                           init = "module";
+  std::string promptTokens, prompt, tokenizer;
+  std::string weightsLoad = "read", hugePages = "on";
+  std::string artifact, cacheDir;
+  bool json = false, noCache = false;
+  /// Numbers as given; resolveNumbers() reads them into the fields below,
+  /// so a malformed one gets one `error:` line naming its flag.
+  std::string seedText = "0", maxNewTokensText = "32", temperatureText = "0.0",
+              topPText = "1.0", promptLenText = "128", genText = "32",
+              batchText = "1";
+  uint64_t seed = 0;
+  int maxNewTokens = 32, promptLen = 128, gen = 32, batch = 1;
+  double temperature = 0.0, topP = 1.0;
+  Error resolveNumbers();
+  /// `text` as a number for --`flag` (an error names it).
+  static Error readDouble(const char *flag, const std::string &text,
+                          double &out);
+
+  /// --threads; default: every core this process may run on.
+  int threads = 1;
+  bool threadsGiven = false;
+  /// The cores this process may run on (its CPU affinity).
+  int cores = 1;
+  /// Resident memory when the tool started: its own code and data.
+  double startRssMb = 0;
+};
+
+/// The flags `command` (forward, generate, eval, bench) takes in both tools;
+/// tlm-run adds its compile flags. Empty for other commands.
+const std::set<std::string> &runFlags(const std::string &command);
+
+/// The cores this process may run on (its affinity mask, so a `taskset`
+/// or a container's CPU set is honoured).
+int availableCores();
+
+/// Resident memory of this process now, MiB.
+double currentRssMb();
+
+} // namespace tlm::cli
+
+#endif // TLM_TOOLS_COMMON_FLAGS_H
