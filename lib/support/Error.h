@@ -30,7 +30,15 @@ class [[nodiscard]] Error {
 public:
   static Error success() { return Error(); }
   explicit Error(std::string message, ErrorKind kind = ErrorKind::Failure)
-      : failure_(std::make_unique<Failure>(Failure{std::move(message), kind})) {
+      : failure_(
+            std::make_unique<Failure>(Failure{std::move(message), kind, 0})) {}
+  /// A failure a tool ends with `exitCode` (docs/spec/config.md#command-line:
+  /// 1 user error, 2 internal failure, 3 target unavailable, 128 + a
+  /// signal).
+  static Error withExitCode(int exitCode, std::string message) {
+    Error err(std::move(message));
+    err.failure_->exitCode = exitCode;
+    return err;
   }
   Error(Error &&) noexcept = default;
   Error &operator=(Error &&) noexcept = default;
@@ -44,12 +52,22 @@ public:
   ErrorKind kind() const {
     return failure_ ? failure_->kind : ErrorKind::Failure;
   }
+  /// The exit code a tool reports this failure with: the one given, else 3
+  /// for an unavailable target and 1 for anything else; 0 for success.
+  int exitCode() const {
+    if (!failure_)
+      return 0;
+    if (failure_->exitCode)
+      return failure_->exitCode;
+    return failure_->kind == ErrorKind::Unavailable ? 3 : 1;
+  }
 
 private:
   Error() = default;
   struct Failure {
     std::string message;
     ErrorKind kind;
+    int exitCode;
   };
   std::unique_ptr<Failure> failure_;
 };
