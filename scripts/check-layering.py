@@ -6,6 +6,11 @@ upstream headers); a line naming a folder outside that list is reported as
 `file:line: folder includes other-folder`, and the script exits 1. It also
 reports any cycle between folders.
 
+The runtime (RUNTIME: what -DTLM_RUNTIME_ONLY=ON builds) may include only
+the runtime's own headers and the C++ standard library and POSIX: a line
+naming LLVM, MLIR, nlohmann or a compiler-side header of ours is reported
+as `file:line: the runtime includes header`.
+
   scripts/check-layering.py [ROOT]
 """
 import os
@@ -29,6 +34,46 @@ ALLOWED = {
     "lib/capi": ["include/tlm", "lib/io", "lib/model", "lib/runtime"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+ANY_INCLUDE = re.compile(r'^\s*#\s*include\s+["<]([^">]+)[">]')
+
+# The runtime: these folders, less the compiler's files among them.
+RUNTIME = ["include/tlm", "lib/support", "lib/io", "lib/model", "lib/runtime",
+           "lib/capi", "tools/common", "tools/tlm-exec"]
+COMPILER_FILES = re.compile(
+    r"^(lib/support/LlvmError|lib/model/Builder|lib/runtime/(ArtifactLink|"
+    r"CompileCache|CpuCodegen|HostTarget|Jit|SessionCompile))\.(h|cpp)$")
+FOREIGN = ("llvm/", "llvm-c/", "mlir/", "mlir-c/", "nlohmann/")
+PROJECT = ("dialect/", "passes/", "lib/", "include/", "tools/")
+
+
+def in_runtime(rel):
+    return (any(rel.startswith(f + "/") for f in RUNTIME)
+            and not COMPILER_FILES.match(rel))
+
+
+def runtime_errors(root):
+    """Includes of the runtime's files that leave the runtime."""
+    errors = []
+    for folder in RUNTIME:
+        for dirpath, _, files in os.walk(os.path.join(root, folder)):
+            for name in sorted(files):
+                path = os.path.join(dirpath, name)
+                rel = os.path.relpath(path, root)
+                if not name.endswith((".h", ".cpp", ".c")) or not in_runtime(rel):
+                    continue
+                with open(path, encoding="utf-8") as f:
+                    for number, line in enumerate(f, 1):
+                        m = ANY_INCLUDE.match(line)
+                        if not m:
+                            continue
+                        header = m.group(1)
+                        ours = header.startswith(PROJECT)
+                        if header.startswith(FOREIGN) or (
+                                ours and not in_runtime(header)):
+                            errors.append(f"{rel}:{number}: the runtime "
+                                          f"includes {header}")
+    return errors
+
 
 
 def folder_of(path):
@@ -79,6 +124,7 @@ def main():
     for a, b in sorted(edges):
         if reaches(b, a, set()):
             errors.append(f"cycle: {a} -> {b} -> ... -> {a}")
+    errors += runtime_errors(root)
     for e in errors:
         print(e)
     print(f"{len(edges)} folder edges, {len(errors)} violations")

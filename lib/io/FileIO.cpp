@@ -199,7 +199,8 @@ Error AtomicFile::commit() {
 }
 
 Error refuseOverwritingInput(const std::string &output,
-                             Span<std::string> inputs, std::string_view what) {
+                             const std::vector<std::string> &inputs,
+                             std::string_view what) {
   if (output.empty())
     return Error::success();
   for (const std::string &input : inputs) {

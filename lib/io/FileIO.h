@@ -18,6 +18,7 @@
 #include "lib/support/Strings.h"
 
 #include <string>
+#include <vector>
 
 namespace tlm::io {
 
@@ -55,7 +56,8 @@ private:
 /// An error when `output` names the same file as one of `inputs` (missing
 /// files and empty names are fine); `what` names the output's flag.
 Error refuseOverwritingInput(const std::string &output,
-                             Span<std::string> inputs, std::string_view what);
+                             const std::vector<std::string> &inputs,
+                             std::string_view what);
 
 } // namespace tlm::io
 

@@ -149,7 +149,7 @@ Expected<Config> parseConfig(std::string_view text) {
   if (!haveKvHeads)
     c.numKvHeads = c.numHeads;
   if (Error err = validateConfig(c))
-    return std::move(err);
+    return err;
   return c;
 }
 

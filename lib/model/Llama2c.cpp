@@ -110,21 +110,21 @@ Expected<Config> importLlama2c(const std::string &modelPath,
   for (const std::string &output : {configPath, weightsPath})
     if (Error err = io::refuseOverwritingInput(output, {modelPath},
                                                "import-llama2c: output"))
-      return std::move(err);
+      return err;
   std::error_code ec;
   std::filesystem::create_directories(outDir, ec);
   if (ec)
     return fail("cannot create " + outDir + ": " + ec.message());
   // The weights first: a config.json in the folder means both are whole.
   if (Error err = io::writeSafeTensors(weightsPath, views))
-    return std::move(err);
+    return err;
   Expected<io::AtomicFile> config = io::AtomicFile::create(configPath);
   if (!config)
     return config.takeError();
   if (Error err = config->write(configToJson(c)))
-    return std::move(err);
+    return err;
   if (Error err = config->commit())
-    return std::move(err);
+    return err;
   return c;
 }
 

@@ -153,7 +153,7 @@ Expected<std::unique_ptr<LoadedArtifact>>
 LoadedArtifact::load(const std::string &path) {
   auto start = std::chrono::steady_clock::now();
   // Before the artifact brings in its libomp (it reads the setting at start).
-  boundOpenMPSpin();
+  prepareOpenMP();
   auto opened = openAndRead(path, RTLD_NOW);
   if (!opened)
     return opened.takeError();

@@ -220,7 +220,7 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
   llvm::ArrayRef<std::string> libs =
       llvm::ArrayRef(runnerUtils).take_front(openmp ? 2 : 1);
   if (openmp)
-    boundOpenMPSpin();
+    prepareOpenMP();
   // TLM_JIT_OBJECT=path writes the generated machine code there, to read
   // with objdump (the JIT's functions have no symbols for perf).
   const char *objectPath = std::getenv("TLM_JIT_OBJECT");

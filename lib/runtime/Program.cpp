@@ -4,6 +4,8 @@
 #include "lib/runtime/CudaRuntime.h"
 
 #include <cstdlib>
+#include <dlfcn.h>
+#include <unistd.h>
 
 namespace tlm::runtime {
 
@@ -88,9 +90,20 @@ Error Program::call(std::string_view entry, Span<TensorRef> args) const {
   return Error::success();
 }
 
-void boundOpenMPSpin() {
+void prepareOpenMP() {
+  // Once libomp runs, the file is its own registration: leave it.
+  for (const char *name : {"libomp.so.5", "libomp.so"})
+    if (void *loaded = ::dlopen(name, RTLD_LAZY | RTLD_NOLOAD)) {
+      ::dlclose(loaded);
+      return;
+    }
   if (!std::getenv("OMP_WAIT_POLICY"))
     ::setenv("KMP_BLOCKTIME", "1", /*overwrite=*/0);
+  std::string name = "__KMP_REGISTERED_LIB_" + std::to_string(::getpid()) +
+                     "_" + std::to_string(::getuid());
+  // libomp falls back to /tmp where /dev/shm is missing.
+  ::unlink(("/dev/shm/" + name).c_str());
+  ::unlink(("/tmp/" + name).c_str());
 }
 
 Error setOpenMPThreads(void *symbol, int threads) {

@@ -72,12 +72,20 @@ protected:
   bool onDevice_ = false;
 };
 
-/// Workers that spin forever collapse when the host is busy, and workers
-/// that sleep at once pay a wake-up per loop nest (10x slower decode on
-/// tiny models, measured): spin at most 1 ms after a loop, then sleep. Must
-/// be set before libomp starts; the user's settings win.
-void boundOpenMPSpin();
-
+/// Readies the process for libomp, before it loads:
+/// - Workers that spin forever collapse when the host is busy, and workers
+///   that sleep at once pay a wake-up per loop nest (10x slower decode on
+///   tiny models, measured): they spin at most 1 ms after a loop, then
+///   sleep (KMP_BLOCKTIME; the user's OMP_WAIT_POLICY or KMP_BLOCKTIME win).
+/// - libomp registers each process in a file named after its pid
+///   (/dev/shm/__KMP_REGISTERED_LIB_<pid>_<uid>) and removes it at exit; a
+///   process that died first (killed, or ended by _Exit) leaves its file,
+///   and a later process given the same pid reads it while starting: a
+///   SIGBUS or SIGSEGV inside libomp (5 of 3000 starts of a bare
+///   dlopen-and-omp_set_num_threads program on the development machine, 0 of
+///   3000 with the file removed). No living process can hold this
+///   process's pid, so such a file is stale: it is removed here.
+void prepareOpenMP();
 /// Sets libomp's thread count through its `omp_set_num_threads` (`symbol`,
 /// null when libomp did not load). Process-wide: every program in this
 /// process runs on the last count set.

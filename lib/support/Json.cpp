@@ -262,8 +262,7 @@ private:
 
   bool unexpected(const char *expected) {
     if (atEnd())
-      return fail(std::string("unexpected end of input; expected ") +
-                  expected);
+      return fail(std::string("unexpected end of input; expected ") + expected);
     return fail("unexpected '" + describe() + "'; expected " + expected);
   }
 
@@ -569,8 +568,7 @@ private:
   }
 };
 
-Expected<Value> Value::parse(std::string_view text,
-                             std::string *duplicateKey) {
+Expected<Value> Value::parse(std::string_view text, std::string *duplicateKey) {
   return Parser(text, duplicateKey).parseDocument();
 }
 

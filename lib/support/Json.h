@@ -1,4 +1,5 @@
-//===- Json.h - JSON values, parsed and printed, without a library -*- C++ -*-===//
+//===- Json.h - JSON values, parsed and printed, without a library -*- C++
+//-*-===//
 //
 // The runtime reads and writes four JSON formats (configs, safetensors
 // headers, artifact manifests, GPT-2's vocab.json) and must build with the

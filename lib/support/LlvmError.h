@@ -49,8 +49,8 @@ template <typename T> llvm::Expected<T> toLlvm(Expected<T> value) {
 inline Error fromLlvm(llvm::Error err) {
   if (!err)
     return Error::success();
-  ErrorKind kind = err.isA<UnavailableError>() ? ErrorKind::Unavailable
-                                               : ErrorKind::Failure;
+  ErrorKind kind =
+      err.isA<UnavailableError>() ? ErrorKind::Unavailable : ErrorKind::Failure;
   return Error(llvm::toString(std::move(err)), kind);
 }
 

@@ -10,7 +10,6 @@
 
 #include <array>
 #include <cstddef>
-#include <initializer_list>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -36,8 +35,8 @@ inline bool consumeFront(std::string_view &s, std::string_view prefix) {
 
 /// `s` up to the first `separator` and the rest after it (all of `s` and
 /// an empty rest when there is none), as llvm::StringRef::split.
-inline std::pair<std::string_view, std::string_view>
-split(std::string_view s, char separator) {
+inline std::pair<std::string_view, std::string_view> split(std::string_view s,
+                                                           char separator) {
   size_t at = s.find(separator);
   if (at == std::string_view::npos)
     return {s, {}};
@@ -53,9 +52,6 @@ public:
   template <size_t N>
   Span(const std::array<T, N> &a) : data_(a.data()), size_(N) {}
   template <size_t N> Span(const T (&a)[N]) : data_(a), size_(N) {}
-  /// For arguments only: the list lives until the call returns.
-  Span(std::initializer_list<T> list)
-      : data_(list.begin()), size_(list.size()) {}
 
   const T *data() const { return data_; }
   size_t size() const { return size_; }

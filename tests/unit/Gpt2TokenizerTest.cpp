@@ -57,7 +57,7 @@ TEST_F(Gpt2TokenizerTest, RoundTripsUtf8Corpus) {
 
 TEST_F(Gpt2TokenizerTest, InvalidIdsAreErrors) {
   for (int64_t id : {int64_t(50257), int64_t(-2)}) {
-    auto text = tok->decode({15496, id});
+    auto text = tok->decode(std::vector<int64_t>{15496, id});
     ASSERT_FALSE(bool(text));
     EXPECT_NE(text.takeError().message().find("outside the vocabulary"),
               std::string::npos);

@@ -79,6 +79,10 @@ inline std::string decodeOrDie(const Tokenizer &tok, Span<int64_t> ids) {
   }
   return *text;
 }
+inline std::string decodeOrDie(const Tokenizer &tok,
+                               std::initializer_list<int64_t> ids) {
+  return decodeOrDie(tok, Span<int64_t>(ids.begin(), ids.size()));
+}
 
 inline bool isUtf8(const std::string &s) {
   auto *p = reinterpret_cast<const llvm::UTF8 *>(s.data());

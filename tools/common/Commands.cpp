@@ -55,7 +55,6 @@ int report(const Error &err) {
   return code;
 }
 
-bool stdoutLost() { return std::fflush(stdout) != 0 || std::ferror(stdout); }
 
 Expected<model::Config> loadConfig(const Flags &f) {
   if (f.config.empty() && !f.artifact.empty()) {
@@ -173,13 +172,13 @@ Expected<std::vector<int64_t>> parseIds(std::string_view flag,
   for (char c : text) {
     if (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r') {
       if (Error err = flush())
-        return std::move(err);
+        return err;
     } else {
       word += c;
     }
   }
   if (Error err = flush())
-    return std::move(err);
+    return err;
   if (ids.empty())
     return userError("--" + std::string(flag) + " holds no token ids");
   return ids;
@@ -269,7 +268,7 @@ Error checkFinite(const Run &run, const float *logits, int64_t count) {
 
 Expected<Run> setUp(const Flags &f, int64_t batch, const SessionMaker &make) {
   if (Error err = checkRunFlags(f))
-    return std::move(err);
+    return err;
   auto config = loadConfig(f);
   if (!config)
     return config.takeError();

@@ -89,8 +89,6 @@ std::string printable(std::string_view message, bool keepNewlines);
 /// code (0 for success).
 int report(const Error &err);
 
-/// Whether stdout's reader went away (a closed pipe): output ends quietly.
-bool stdoutLost();
 
 } // namespace tlm::cli
 

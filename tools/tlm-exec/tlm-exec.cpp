@@ -165,9 +165,7 @@ int main(int argc, char **argv) {
   // The artifact's own session, and the config it records unless --config
   // names one (which must then be the same model).
   SessionMaker artifact = artifactSession;
-  int code = report(it->second.first(flags, artifact));
-  // Output lost to a reader that went away ends quietly.
-  if (stdoutLost())
-    std::_Exit(code);
-  return code;
+  // Output lost to a reader that went away ends quietly (stdio's flush at
+  // exit fails without a word).
+  return report(it->second.first(flags, artifact));
 }
