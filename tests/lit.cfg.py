@@ -24,6 +24,11 @@ llvm_config.add_tool_substitutions(
      "mlir-translate"],
     [config.tlm_tools_dir, config.llvm_tools_dir])
 
+# Tests of x86 instruction sets (compile --cpu).
+import platform
+if platform.machine() == "x86_64":
+    config.available_features.add("x86_64")
+
 config.substitutions.append(("%examples", os.path.join(config.tlm_src_root, "examples")))
 config.substitutions.append(("%tools", os.path.join(config.tlm_src_root, "tools")))
 import subprocess

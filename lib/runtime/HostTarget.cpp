@@ -6,6 +6,7 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <algorithm>
 #include <unistd.h>
 
 namespace tlm::runtime {
@@ -36,6 +37,16 @@ mlir::tlm::CpuTarget vectorShape() {
 }
 
 } // namespace
+
+mlir::tlm::CpuTarget cpuTargetFor(const std::vector<std::string> &features) {
+  mlir::tlm::CpuTarget t = hostCpuTarget();
+  auto has = [&](const char *f) {
+    return std::find(features.begin(), features.end(), f) != features.end();
+  };
+  t.lanes = has("avx512f") ? 16 : has("avx") ? 8 : 4;
+  t.vectorRegisters = has("avx512f") ? 32 : 16;
+  return t;
+}
 
 mlir::tlm::CpuTarget hostCpuTarget() {
   mlir::tlm::CpuTarget t = vectorShape();

@@ -9,6 +9,9 @@
 
 #include "passes/cpu/Strategy.h"
 
+#include <string>
+#include <vector>
+
 namespace tlm::runtime {
 
 /// This host's CPU: from its features, AVX-512 16 x 32 (lanes x registers),
@@ -16,6 +19,11 @@ namespace tlm::runtime {
 /// else 4 x 16; the last-level cache from the C library (32 MiB where it
 /// does not say).
 mlir::tlm::CpuTarget hostCpuTarget();
+
+/// The blocking for an x86 CPU with `features` (LLVM's names, without
+/// signs) as above, and this host's last-level cache (the other machine's
+/// is not known here).
+mlir::tlm::CpuTarget cpuTargetFor(const std::vector<std::string> &features);
 
 } // namespace tlm::runtime
 

@@ -24,9 +24,12 @@
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassManager.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
 #include "llvm/Transforms/IPO/AlwaysInliner.h"
 
 #include <chrono>
@@ -83,6 +86,48 @@ std::string cpuCacheKey(ModuleOp module, PassManager &pm,
   module.print(os);
   return key;
 }
+void initNativeTarget() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+/// Points `machine` at the LLVM CPU `cpu` with the instruction sets it
+/// implies (listed in `features`, and as the machine's features, so an
+/// artifact's manifest records and its loader checks them) instead of the
+/// host's.
+llvm::Error forCpu(llvm::orc::JITTargetMachineBuilder &machine,
+                   const std::string &cpu, std::vector<std::string> &features) {
+  // Asked of a generic subtarget first: a target machine for an unknown
+  // CPU would print LLVM's own warning before the error.
+  std::string why;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(machine.getTargetTriple(), why);
+  if (!target)
+    return llvm::createStringError(why);
+  std::unique_ptr<llvm::MCSubtargetInfo> generic(
+      target->createMCSubtargetInfo(machine.getTargetTriple(), "", ""));
+  if (!generic || !generic->isCPUStringValid(cpu))
+    return llvm::createStringError(
+        "--cpu: '" + cpu + "' is not a CPU LLVM knows for " +
+        machine.getTargetTriple().str() +
+        " (e.g. x86-64-v2, x86-64-v3, x86-64-v4, znver3, sapphirerapids)");
+  machine.setCPU(cpu);
+  machine.getFeatures() = llvm::SubtargetFeatures();
+  auto tm = machine.createTargetMachine();
+  if (!tm)
+    return tm.takeError();
+  const llvm::MCSubtargetInfo *sti = (*tm)->getMCSubtargetInfo();
+  for (const llvm::SubtargetFeatureKV &kv : sti->getAllProcessorFeatures())
+    if (sti->checkFeatures(std::string("+") + kv.Key)) {
+      features.push_back(kv.Key);
+      machine.getFeatures().AddFeature(kv.Key);
+    }
+  return llvm::Error::success();
+}
+
 } // namespace
 
 llvm::Error Jit::compileGpuHost(ModuleOp module,
@@ -113,6 +158,15 @@ llvm::Error Jit::compileGpuHost(ModuleOp module,
   return llvm::Error::success();
 }
 
+llvm::Error checkCpuName(const std::string &cpu) {
+  initNativeTarget();
+  auto machine = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!machine)
+    return machine.takeError();
+  std::vector<std::string> features;
+  return forCpu(*machine, cpu, features);
+}
+
 unsigned defaultCompileThreads() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
@@ -126,11 +180,7 @@ void registerAll(DialectRegistry &registry) {
 
 llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
                                                   const JitOptions &options) {
-  static std::once_flag initTarget;
-  std::call_once(initTarget, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
+  initNativeTarget();
 
   std::unique_ptr<Jit> jit(new Jit());
   jit->stats_.optLevel = options.optLevel;
@@ -168,6 +218,19 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
   }
   bool cuda = options.target == Target::Cuda;
   jit->onDevice_ = cuda;
+
+  // Code for the host CPU (AVX-512 where present), or for --cpu.
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb)
+    return jtmb.takeError();
+  std::vector<std::string> cpuFeatures;
+  if (!options.cpu.empty()) {
+    if (cuda || options.artifactPath.empty())
+      return llvm::createStringError(
+          "--cpu applies to CPU artifacts (tlm-run compile) only");
+    if (llvm::Error err = forCpu(*jtmb, options.cpu, cpuFeatures))
+      return std::move(err);
+  }
   if (cuda) {
     // The kernels call libdevice (RoPE's f64 sin/cos, exp), which the
     // pipeline links from the CUDA toolkit; without it the driver would
@@ -182,8 +245,9 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
     pipelineOptions.parallel = options.threads > 1;
     pipelineOptions.threads = options.threads;
     pipelineOptions.setSwitches(options.switches);
-    mlir::tlm::CpuTarget target =
-        mlir::tlm::withLanes(hostCpuTarget(), options.lanes);
+    mlir::tlm::CpuTarget target = mlir::tlm::withLanes(
+        options.cpu.empty() ? hostCpuTarget() : cpuTargetFor(cpuFeatures),
+        options.lanes);
     pipelineOptions.lanes = target.lanes;
     pipelineOptions.vectorRegisters = target.vectorRegisters;
     pipelineOptions.gemvColumns = mlir::tlm::gemvColumns(
@@ -203,10 +267,6 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
     return llvm::createStringError("invalid pass manager options:\n" +
                                    diagnostics);
 
-  // Code for the host CPU (AVX-512 where present) at the requested level.
-  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!jtmb)
-    return jtmb.takeError();
   llvm::CodeGenOptLevel level =
       options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
       : options.optLevel == 0 ? llvm::CodeGenOptLevel::None
@@ -306,6 +366,12 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
       if (llvm::Error err = linkArtifact(objects, manifest, *jtmb, artifactLibs,
                                          options.artifactPath))
         return std::move(err);
+      if (!options.cpu.empty()) {
+        // Code for another CPU: written, not run here.
+        jit->written_ = std::move(manifest);
+        jit->stats_.codegenMs = msSince(start);
+        return jit;
+      }
       auto loaded = toLlvm(LoadedArtifact::load(options.artifactPath));
       if (!loaded)
         return loaded.takeError();
@@ -357,6 +423,8 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
 }
 
 const ArtifactManifest *Jit::artifactManifest() const {
+  if (written_)
+    return &*written_;
   return artifact_ ? &artifact_->manifest() : nullptr;
 }
 

@@ -26,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,10 @@ namespace tlm::runtime {
 void registerAll(mlir::DialectRegistry &registry);
 
 enum class Target { Cpu, Cuda };
+
+/// An error naming `cpu` unless LLVM knows it for the host's architecture
+/// (JitOptions::cpu).
+llvm::Error checkCpuName(const std::string &cpu);
 
 /// The host's cores (at least 1).
 unsigned defaultCompileThreads();
@@ -60,6 +65,11 @@ struct JitOptions {
   /// Loops of this many LLVM instructions get functions of their own
   /// before the split (CpuCodegenOptions::outlineLoopSize; tests lower it).
   uint64_t outlineLoopSize = 1500;
+  /// An LLVM CPU name to compile for instead of the host (its instruction
+  /// sets, and the strategy's blocking for its vector width); artifacts
+  /// only (JitOptions::artifactPath): the code is written, not loaded, as
+  /// the host may lack those instruction sets.
+  std::string cpu;
   /// f32 lanes of the vectors the CPU code is blocked for (16, 8 or 4);
   /// 0: the host's widest (HostTarget.h). Another width than the host's
   /// still runs, which lets the tests cover every width on any machine.
@@ -125,6 +135,8 @@ private:
   std::unique_ptr<mlir::ExecutionEngine> engine_;
   std::unique_ptr<CpuCode> cpu_;
   std::unique_ptr<LoadedArtifact> artifact_;
+  /// The manifest of an artifact written for another CPU (not loaded).
+  std::optional<ArtifactManifest> written_;
   ArtifactManifest manifestOf(const llvm::orc::JITTargetMachineBuilder &machine,
                               const JitOptions &options) const;
 };

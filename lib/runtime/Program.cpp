@@ -42,6 +42,9 @@ Error Program::call(std::string_view entry, Span<TensorRef> args) const {
   if (it == entries_.end())
     return makeError("no entry point named '" + name + "'");
   const Entry &sig = it->second;
+  if (!sig.packed)
+    return makeError(name + ": the code is not loaded (an artifact written "
+                            "for another CPU)");
   if (args.size() != sig.shapes.size())
     return makeError(name + ": expected " + std::to_string(sig.shapes.size()) +
                      " buffers (" + std::to_string(sig.numInputs) +

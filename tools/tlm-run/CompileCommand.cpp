@@ -29,6 +29,9 @@ llvm::Error runCompile(const Options &o) {
   if (llvm::Error err =
           toLlvm(io::refuseOverwritingInput(o.output, {o.config}, "--output")))
     return asUserError(std::move(err));
+  if (!o.cpu.empty())
+    if (llvm::Error err = runtime::checkCpuName(o.cpu))
+      return asUserError(std::move(err));
   auto config = loadConfig(o);
   if (!config)
     return config.takeError();

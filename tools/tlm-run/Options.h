@@ -82,6 +82,12 @@ struct Options {
                "vectorizers on the JIT's code (off: a cleanup pipeline "
                "only): on, off, or auto (off: tlm's passes have vectorized "
                "and unrolled the loops already)")};
+  cl::opt<std::string> cpu{
+      "cpu", cl::init(""),
+      cl::desc("compile: code for this LLVM CPU (x86-64-v3, znver3, "
+               "sapphirerapids, ...) and its instruction sets instead of "
+               "the host's; the artifact then runs where that CPU's "
+               "features are")};
   cl::opt<std::string> lanes{
       "lanes", cl::init("auto"),
       cl::desc("f32 lanes the CPU code's vectors and register blocks are "

@@ -118,7 +118,7 @@ const std::map<std::string, Command> &commands() {
       {"compile",
        {runCompile,
         {"config", "output", "target", "threads", "opt-level", "llvm-loops",
-         "lanes", "gemv-columns", "disable"},
+         "lanes", "gemv-columns", "disable", "cpu"},
         "write a compiled model: --config C --output model.so"}},
       {"switches",
        {runSwitches, {}, "list the optimizations --disable switches off"}},
