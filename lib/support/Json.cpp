@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <unordered_set>
 
 namespace tlm::json {
 
@@ -299,22 +300,46 @@ private:
     }
   }
 
-  bool parseObject(Value &out, int depth) {
-    out = Value::object();
-    ++pos_; // '{'
+  /// The elements of an array or the members of an object, after its
+  /// opening bracket: `element()` for each, separated by commas, up to
+  /// `close`.
+  template <typename Element>
+  bool parseList(char close, const char *expected, Element element) {
+    ++pos_; // the opening bracket
     skipSpace();
-    if (peek() == '}') {
+    if (peek() == close) {
       ++pos_;
       return true;
     }
     for (;;) {
+      if (!element())
+        return false;
+      skipSpace();
+      if (peek() == ',') {
+        ++pos_;
+        skipSpace();
+        continue;
+      }
+      if (peek() == close) {
+        ++pos_;
+        return true;
+      }
+      return unexpected(expected);
+    }
+  }
+
+  bool parseObject(Value &out, int depth) {
+    out = Value::object();
+    // Keys seen, hashed: GPT-2's vocab.json has 50257 of them.
+    std::unordered_set<std::string> seen;
+    return parseList('}', "',' or '}'", [&] {
       if (peek() != '"')
         return unexpected("a string key");
       size_t keyPos = pos_;
       std::string key;
       if (!parseString(key))
         return false;
-      if (out.find(key)) {
+      if (!seen.insert(key).second) {
         if (depth == 0 && duplicateKey_)
           *duplicateKey_ = key;
         pos_ = keyPos;
@@ -330,45 +355,19 @@ private:
         return false;
       out.keys_.push_back(std::move(key));
       out.values_.push_back(std::move(v));
-      skipSpace();
-      if (peek() == ',') {
-        ++pos_;
-        skipSpace();
-        continue;
-      }
-      if (peek() == '}') {
-        ++pos_;
-        return true;
-      }
-      return unexpected("',' or '}'");
-    }
+      return true;
+    });
   }
 
   bool parseArray(Value &out, int depth) {
     out = Value::array();
-    ++pos_; // '['
-    skipSpace();
-    if (peek() == ']') {
-      ++pos_;
-      return true;
-    }
-    for (;;) {
+    return parseList(']', "',' or ']'", [&] {
       Value v;
       if (!parseValue(v, depth + 1))
         return false;
       out.values_.push_back(std::move(v));
-      skipSpace();
-      if (peek() == ',') {
-        ++pos_;
-        skipSpace();
-        continue;
-      }
-      if (peek() == ']') {
-        ++pos_;
-        return true;
-      }
-      return unexpected("',' or ']'");
-    }
+      return true;
+    });
   }
 
   static void appendUtf8(std::string &out, uint32_t cp) {

@@ -195,3 +195,20 @@ TEST(Json, DoublesPrintAsNlohmannJsonDoesOrShorter) {
   EXPECT_GT(same, 19000);
 }
 #endif
+
+TEST(Json, LargeObjectsKeepEveryKey) {
+  // GPT-2's vocab.json is one object of 50257 keys.
+  std::string text = "{";
+  for (int i = 0; i < 100000; ++i)
+    text +=
+        (i ? ",\"k" : "\"k") + std::to_string(i) + "\":" + std::to_string(i);
+  text += "}";
+  json::Value v = parseOk(text);
+  ASSERT_EQ(v.size(), 100000u);
+  EXPECT_EQ(v.keys()[99999], "k99999");
+  EXPECT_EQ(v.elements()[54321].asUint(), 54321u);
+  std::string duplicate;
+  EXPECT_FALSE(bool(json::Value::parse(
+      text.substr(0, text.size() - 1) + ",\"k7\":0}", &duplicate)));
+  EXPECT_EQ(duplicate, "k7");
+}
