@@ -55,7 +55,6 @@ int report(const Error &err) {
   return code;
 }
 
-
 Expected<model::Config> loadConfig(const Flags &f) {
   if (f.config.empty() && !f.artifact.empty()) {
     // An artifact records the config it was compiled for.
@@ -386,7 +385,9 @@ Error runGenerate(const Flags &f, const SessionMaker &make) {
   if (Error err = checkFinite(*run, logits.data(), vocab))
     return err;
   int64_t next = sampler.sample(logits.data(), vocab);
+  // Tokens printed so far, which is also the decode steps run.
   int generated = 0;
+  bool atEos = false;
   auto decodeStart = Clock::now();
   // With a tokenizer the text streams as it is produced; otherwise the ids.
   std::optional<io::StreamDecoder> stream;
@@ -408,8 +409,10 @@ Error runGenerate(const Flags &f, const SessionMaker &make) {
     if (std::ferror(stdout))
       return Error::success();
     if (stream) {
-      if (next == tokenizer->eos())
+      if (next == tokenizer->eos()) {
+        atEos = true;
         break;
+      }
       auto text = stream->feed(next);
       if (!text)
         return text.takeError();
@@ -444,8 +447,16 @@ Error runGenerate(const Flags &f, const SessionMaker &make) {
   std::printf("\n");
   std::fflush(stdout);
   double decodeMs = msSince(decodeStart), totalMs = msSince(start);
+  // The EOS token ends the text unprinted; --max-new-tokens ends it after
+  // the last token printed, which was not fed back.
+  int printed = atEos ? generated : std::min(generated + 1, f.maxNewTokens);
+  if (atEos)
+    std::fprintf(stderr,
+                 "note: stopped at the end-of-sequence token after %d new "
+                 "tokens\n",
+                 printed);
   std::fprintf(stderr, "generated %d tokens in %.1f ms (%.1f tok/s decode)\n",
-               generated + (f.maxNewTokens > 0), totalMs,
+               printed, totalMs,
                generated > 0 ? generated / (decodeMs / 1000.0) : 0.0);
   return Error::success();
 }
