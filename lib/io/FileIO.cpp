@@ -29,9 +29,11 @@ std::atomic<char *> pending[kMaxPending];
 struct sigaction previous[NSIG];
 
 extern "C" void removePendingAndReraise(int signal) {
+  int saved = errno;
   for (std::atomic<char *> &slot : pending)
     if (char *path = slot.exchange(nullptr))
       ::unlink(path);
+  errno = saved;
   // The handler before ours (LLVM's in tlm-run, or the default) decides
   // what the signal does next.
   sigaction(signal, &previous[signal], nullptr);
@@ -44,30 +46,40 @@ void installHandlersOnce() {
     struct sigaction sa = {};
     sa.sa_handler = removePendingAndReraise;
     sigemptyset(&sa.sa_mask);
-    for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT})
+    for (int signal : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
       sigaction(signal, &sa, &previous[signal]);
+      // An ignored signal (nohup, a background job) stays ignored: it
+      // ends nothing, so no file needs removing.
+      if (previous[signal].sa_handler == SIG_IGN)
+        sigaction(signal, &previous[signal], nullptr);
+    }
   });
 }
 
-void removeOnSignal(const std::string &path) {
+/// Registers `path`; the returned copy (null when every slot is taken: the
+/// file is then removed on every path but a signal) is what
+/// dontRemoveOnSignal() takes back.
+char *removeOnSignal(const std::string &path) {
   installHandlersOnce();
   char *copy = ::strdup(path.c_str());
   for (std::atomic<char *> &slot : pending) {
     char *expected = nullptr;
     if (slot.compare_exchange_strong(expected, copy))
-      return;
+      return copy;
   }
-  // More outputs open at once than slots: this one is still removed on
-  // every path but a signal.
   std::free(copy);
+  return nullptr;
 }
 
-void dontRemoveOnSignal(const std::string &path) {
+/// Takes `registered` (removeOnSignal's copy) back, unless a signal's
+/// handler took it first. Slots are compared by pointer, never read.
+void dontRemoveOnSignal(char *registered) {
+  if (!registered)
+    return;
   for (std::atomic<char *> &slot : pending) {
-    char *current = slot.load();
-    if (current && path == current &&
-        slot.compare_exchange_strong(current, nullptr)) {
-      std::free(current);
+    char *expected = registered;
+    if (slot.compare_exchange_strong(expected, nullptr)) {
+      std::free(registered);
       return;
     }
   }
@@ -134,25 +146,32 @@ Expected<std::string> readRegularFile(const std::string &path,
 }
 
 Expected<AtomicFile> AtomicFile::create(const std::string &path) {
-  std::string temp = path + ".tmp-XXXXXX";
-  int fd = ::mkostemp(temp.data(), O_CLOEXEC);
+  // A name of our own rather than mkostemp's, which makes the file 0600:
+  // created with 0666, it gets the umask's mode like any new file.
+  static std::atomic<unsigned> counter{0};
+  std::string temp;
+  int fd = -1;
+  for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
+    temp = path + ".tmp-" + std::to_string(::getpid()) + "-" +
+           std::to_string(counter++);
+    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST)
+      break;
+  }
   if (fd < 0)
     return fileError(path,
                      std::string("cannot write: ") + std::strerror(errno));
-  // mkostemp makes it 0600; an output is as readable as any new file.
-  mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
   // A signal while writing takes the temporary file with it.
-  removeOnSignal(temp);
-  return AtomicFile(path, temp, fd);
+  char *registered = removeOnSignal(temp);
+  return AtomicFile(path, temp, fd, registered);
 }
 
 AtomicFile::AtomicFile(AtomicFile &&other)
     : path_(std::move(other.path_)), temp_(std::move(other.temp_)),
-      fd_(other.fd_) {
+      fd_(other.fd_), registered_(other.registered_) {
   other.fd_ = -1;
   other.temp_.clear();
+  other.registered_ = nullptr;
 }
 
 AtomicFile::~AtomicFile() {
@@ -160,7 +179,7 @@ AtomicFile::~AtomicFile() {
     ::close(fd_);
   if (!temp_.empty()) {
     ::unlink(temp_.c_str());
-    dontRemoveOnSignal(temp_);
+    dontRemoveOnSignal(registered_);
   }
 }
 
@@ -193,7 +212,8 @@ Error AtomicFile::commit() {
   if (::rename(temp_.c_str(), path_.c_str()) != 0)
     return fileError(path_,
                      std::string("cannot write: ") + std::strerror(errno));
-  dontRemoveOnSignal(temp_);
+  dontRemoveOnSignal(registered_);
+  registered_ = nullptr;
   temp_.clear();
   return Error::success();
 }

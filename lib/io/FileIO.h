@@ -47,10 +47,13 @@ public:
   Error commit();
 
 private:
-  AtomicFile(std::string path, std::string temp, int fd)
-      : path_(std::move(path)), temp_(std::move(temp)), fd_(fd) {}
+  AtomicFile(std::string path, std::string temp, int fd, char *registered)
+      : path_(std::move(path)), temp_(std::move(temp)), fd_(fd),
+        registered_(registered) {}
   std::string path_, temp_;
   int fd_ = -1;
+  /// The signal handler's copy of temp_ (FileIO.cpp), or null.
+  char *registered_ = nullptr;
 };
 
 /// An error when `output` names the same file as one of `inputs` (missing

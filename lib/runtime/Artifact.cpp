@@ -111,10 +111,12 @@ Expected<ArtifactManifest> fromJson(const std::string &path, const char *text) {
   return m;
 }
 
-/// dlopen's handle of `path` and its manifest, read without running any of
-/// the artifact's code.
+/// dlopen's handle of `path` and its manifest. dlopen runs the constructors
+/// of the artifact's libraries: libomp, once loaded, stays (it is
+/// NODELETE), so it is readied first even when only the manifest is read.
 Expected<std::pair<void *, ArtifactManifest>>
 openAndRead(const std::string &path, int mode) {
+  prepareOpenMP();
   struct stat st;
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
     return artifactError(path, "is not a regular file");
@@ -152,8 +154,6 @@ Expected<ArtifactManifest> readArtifactManifest(const std::string &path) {
 Expected<std::unique_ptr<LoadedArtifact>>
 LoadedArtifact::load(const std::string &path) {
   auto start = std::chrono::steady_clock::now();
-  // Before the artifact brings in its libomp (it reads the setting at start).
-  prepareOpenMP();
   auto opened = openAndRead(path, RTLD_NOW);
   if (!opened)
     return opened.takeError();

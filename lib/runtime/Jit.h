@@ -117,7 +117,8 @@ public:
   compile(mlir::OwningOpRef<mlir::ModuleOp> module,
           const JitOptions &options = {});
 
-  /// The manifest of the artifact this Jit wrote and runs, or null.
+  /// The manifest of the artifact this Jit wrote (and runs, unless it was
+  /// written for another CPU), or null.
   const ArtifactManifest *artifactManifest() const override;
 
   /// As Program::call, with an llvm::Error (the compiler's tests use it).

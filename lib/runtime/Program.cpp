@@ -94,8 +94,9 @@ Error Program::call(std::string_view entry, Span<TensorRef> args) const {
 }
 
 void prepareOpenMP() {
-  // Once libomp runs, the file is its own registration: leave it.
-  for (const char *name : {"libomp.so.5", "libomp.so"})
+  // Once an OpenMP runtime is loaded (LLVM's, or Intel's, which registers
+  // under the same name), the file is its registration: leave it.
+  for (const char *name : {"libomp.so.5", "libomp.so", "libiomp5.so"})
     if (void *loaded = ::dlopen(name, RTLD_LAZY | RTLD_NOLOAD)) {
       ::dlclose(loaded);
       return;

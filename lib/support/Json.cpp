@@ -2,12 +2,35 @@
 
 #include "lib/support/Json.h"
 
+#include <clocale>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <locale.h>
 #include <unordered_set>
 
 namespace tlm::json {
+
+namespace {
+
+/// Numbers read and print in the C locale whatever the process's: an
+/// application embedding the C API may have set LC_NUMERIC (de_DE's decimal
+/// comma would make "0.5" read as 0 and 1.5e-05 print as "1,5e-05"). On
+/// this thread only, for the duration of the scope.
+class CLocale {
+public:
+  CLocale() : previous_(locale_ ? ::uselocale(locale_) : nullptr) {}
+  ~CLocale() {
+    if (previous_)
+      ::uselocale(previous_);
+  }
+
+private:
+  static inline locale_t locale_ = ::newlocale(LC_ALL_MASK, "C", nullptr);
+  locale_t previous_;
+};
+
+} // namespace
 
 Value::Value(int64_t v)
     : kind_(Kind::Number), integer_(true), negative_(v < 0),
@@ -66,6 +89,7 @@ void Value::set(std::string key, Value v) {
 std::string formatDouble(double d) {
   if (!std::isfinite(d))
     return "null"; // JSON has no NaN or infinity.
+  CLocale c;
   // The fewest significant digits that read back as `d`...
   char buf[40];
   for (int precision = 1; precision <= 17; ++precision) {
@@ -541,7 +565,10 @@ private:
     }
     std::string literal(text_.substr(start, pos_ - start));
     out = Value(Value::Kind::Number);
-    out.double_ = std::strtod(literal.c_str(), nullptr);
+    {
+      CLocale c;
+      out.double_ = std::strtod(literal.c_str(), nullptr);
+    }
     if (!integer)
       return true;
     // Exactly, when it fits 64 bits; otherwise it stays a double.

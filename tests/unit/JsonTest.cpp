@@ -15,10 +15,12 @@
 #define TLM_HAVE_NLOHMANN 1
 #endif
 
+#include <clocale>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <unistd.h>
 
 using namespace tlm;
 
@@ -211,4 +213,31 @@ TEST(Json, LargeObjectsKeepEveryKey) {
   EXPECT_FALSE(bool(json::Value::parse(
       text.substr(0, text.size() - 1) + ",\"k7\":0}", &duplicate)));
   EXPECT_EQ(duplicate, "k7");
+}
+
+TEST(Json, NumbersIgnoreTheProcessLocale) {
+  // A host application's LC_NUMERIC with a decimal comma: an installed
+  // one, or de_DE made from the system's locale sources.
+  auto setComma = [] {
+    for (const char *name : {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8"})
+      if (std::setlocale(LC_NUMERIC, name))
+        return true;
+    return false;
+  };
+  if (!setComma()) {
+    std::string dir = "/tmp/tlm-json-locale-" + std::to_string(::getpid());
+    std::string make = "mkdir -p " + dir + " && localedef -i de_DE -f UTF-8 " +
+                       dir + "/de_DE.UTF-8 > /dev/null 2>&1";
+    if (std::system(make.c_str()) == 0)
+      ::setenv("LOCPATH", dir.c_str(), 1);
+    if (!setComma())
+      GTEST_SKIP() << "no locale with a decimal comma, nor localedef";
+  }
+  ASSERT_EQ(std::strtod("0.5", nullptr), 0.0) << "the locale reads '.'";
+  EXPECT_EQ(parseOk("0.5").asDouble(), 0.5);
+  EXPECT_EQ(json::formatDouble(1.5e-5), "1.5e-05");
+  std::setlocale(LC_NUMERIC, "C");
+  if (const char *made = std::getenv("LOCPATH");
+      made && std::string(made).rfind("/tmp/tlm-json-locale-", 0) == 0)
+    std::system(("rm -rf " + std::string(made)).c_str());
 }

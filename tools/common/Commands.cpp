@@ -1,4 +1,4 @@
-//===- Commands.cpp - forward, generate and eval --------------------------===//
+//===- Commands.cpp - forward, generate and eval (bench: Bench.cpp) -------===//
 
 #include "tools/common/Commands.h"
 
@@ -143,6 +143,8 @@ artifactSession(const Flags &f, const model::Config &c, int64_t batch) {
   auto s = runtime::Session::open(c, options);
   if (!s)
     return s.takeError();
+  if (f.target == "cuda" && !(*s)->program().onDevice())
+    return userError("--target cuda: " + f.artifact + " is a CPU artifact");
   int threads = (*s)->program().artifactManifest()->threads;
   if (f.threadsGiven && threads != f.threads)
     return userError("--threads " + std::to_string(f.threads) + ": " +

@@ -26,7 +26,8 @@ std::string trim(const std::string &s) {
 template <typename T>
 Error readNumber(const char *flag, const std::string &given, T &out) {
   std::string text = trim(given);
-  bool ok = !text.empty();
+  // A sign only where it means something (as llvm::cl took them).
+  bool ok = !text.empty() && (std::is_floating_point_v<T> || text[0] != '+');
   if (ok) {
     errno = 0;
     char *end = nullptr;

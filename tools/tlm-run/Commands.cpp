@@ -79,9 +79,14 @@ compileSession(const Options &o, const model::Config &c, int64_t batch) {
 } // namespace
 
 SessionMaker jitSessions(const Options &o) {
-  return [&o](const Flags &f, const model::Config &c, int64_t batch) {
-    return f.artifact.empty() ? compileSession(o, c, batch)
-                              : artifactSession(f, c, batch);
+  return [&o](const Flags &f, const model::Config &c,
+              int64_t batch) -> Expected<std::unique_ptr<runtime::Session>> {
+    if (f.artifact.empty())
+      return compileSession(o, c, batch);
+    // The compile flags are checked even though an artifact needs none.
+    if (auto jit = jitOptions(o, c); !jit)
+      return fromExitError(jit.takeError());
+    return artifactSession(f, c, batch);
   };
 }
 

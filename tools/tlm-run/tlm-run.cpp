@@ -25,9 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <sched.h>
 #include <set>
-#include <type_traits>
 
 using namespace tlm;
 using namespace tlm::cli;
