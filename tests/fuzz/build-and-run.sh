@@ -47,16 +47,16 @@ LDFLAGS=()
 sources_of() {
   case $1 in
     config) echo lib/model/ConfigJson.cpp lib/io/FileIO.cpp \
-                 lib/support/Json.cpp ;;
+                 lib/support/Json.cpp lib/support/JsonParse.cpp ;;
     safetensors) echo lib/io/SafeTensors.cpp lib/io/LargeBuffer.cpp \
-                      lib/io/FileIO.cpp lib/support/Json.cpp ;;
+                      lib/io/FileIO.cpp lib/support/Json.cpp lib/support/JsonParse.cpp ;;
     tokens) echo lib/io/TokenFile.cpp lib/io/SafeTensors.cpp \
                  lib/io/LargeBuffer.cpp lib/io/FileIO.cpp \
-                 lib/support/Json.cpp ;;
+                 lib/support/Json.cpp lib/support/JsonParse.cpp ;;
     tokenizer) echo lib/io/Tokenizer.cpp lib/io/LlamaTokenizer.cpp \
                     lib/io/Gpt2Tokenizer.cpp lib/io/Gpt2PreTokenizer.cpp \
-                    lib/io/FileIO.cpp lib/support/Json.cpp ;;
-    json) echo lib/support/Json.cpp ;;
+                    lib/io/FileIO.cpp lib/support/Json.cpp lib/support/JsonParse.cpp ;;
+    json) echo lib/support/Json.cpp lib/support/JsonParse.cpp ;;
     *) echo "unknown target '$1'" >&2; return 1 ;;
   esac
 }
