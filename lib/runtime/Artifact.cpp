@@ -3,6 +3,7 @@
 #include "lib/runtime/Artifact.h"
 
 #include "lib/runtime/CpuFeatures.h"
+#include "lib/runtime/CudaRuntime.h"
 
 #include "lib/support/Json.h"
 
@@ -10,6 +11,7 @@
 #include <climits>
 #include <cstdlib>
 #include <dlfcn.h>
+#include <map>
 #include <sys/stat.h>
 
 namespace tlm::runtime {
@@ -41,13 +43,20 @@ std::string manifestToJson(const ArtifactManifest &m) {
   j.set("format", kFormat);
   j.set("version", kVersion);
   j.set("compiler", m.compiler);
-  j.set("target", "cpu");
+  j.set("target", m.target);
   j.set("triple", m.triple);
   j.set("cpu", m.cpu);
   j.set("features", m.features);
   j.set("threads", m.threads);
   j.set("model", m.model);
   j.set("entries", std::move(entries));
+  if (m.target == "cuda") {
+    j.set("chip", m.chip);
+    json::Value imports = json::Value::array();
+    for (const std::string &name : m.imports)
+      imports.push(name);
+    j.set("imports", std::move(imports));
+  }
   return j.dump();
 }
 
@@ -84,6 +93,18 @@ Expected<ArtifactManifest> fromJson(const std::string &path, const char *text) {
       !entries->isArray())
     return artifactError(path, "its manifest lacks a field");
   m.threads = static_cast<int>(threads->asUint());
+  if (!str("target", m.target) || (m.target != "cpu" && m.target != "cuda"))
+    return artifactError(path, "its manifest names no target (cpu or cuda)");
+  if (m.target == "cuda") {
+    const json::Value *imports = j.find("imports");
+    if (!str("chip", m.chip) || !imports || !imports->isArray())
+      return artifactError(path, "its manifest lacks a field");
+    for (const json::Value &name : imports->elements()) {
+      if (!name.isString())
+        return artifactError(path, "its manifest has a malformed import");
+      m.imports.push_back(name.asString());
+    }
+  }
   for (const json::Value &e : entries->elements()) {
     const json::Value *name = e.find("name");
     const json::Value *inputs = e.find("inputs");
@@ -189,6 +210,9 @@ LoadedArtifact::load(const std::string &path) {
     sig.packed = *fn;
     artifact->entries_[entry.name] = std::move(sig);
   }
+  if (m.target == "cuda")
+    if (Error err = artifact->loadKernels())
+      return err;
   if (m.threads > 1)
     if (Error err = setOpenMPThreads(artifact->lookup("omp_set_num_threads"),
                                      m.threads))
@@ -199,11 +223,78 @@ LoadedArtifact::load(const std::string &path) {
   return artifact;
 }
 
+namespace {
+
+/// 90 for "sm_90" (or "sm_90a"), or -1.
+int chipNumber(const std::string &chip) {
+  std::string_view rest = chip;
+  if (!consumeFront(rest, "sm_") || rest.empty())
+    return -1;
+  int n = 0;
+  size_t i = 0;
+  for (; i < rest.size() && i < 4 && rest[i] >= '0' && rest[i] <= '9'; ++i)
+    n = n * 10 + (rest[i] - '0');
+  return i == 0 ? -1 : n;
+}
+
+} // namespace
+
+Error LoadedArtifact::loadKernels() {
+  const ArtifactManifest &m = manifest_;
+  int chip = chipNumber(m.chip);
+  if (chip < 0)
+    return artifactError(path_, "its manifest names no GPU chip (found '" +
+                                    m.chip + "')");
+  if (Error err = cuda::available())
+    return cuda::unavailable("artifact: " + path_ +
+                             ": its kernels need a GPU: " + err.message());
+  // A cubin runs on its own architecture; on a newer one the driver
+  // compiles the PTX beside it; on an older one neither runs.
+  int device = cuda::computeCapability();
+  if (device < chip)
+    return cuda::unavailable("artifact: " + path_ + ": was compiled for " +
+                             m.chip + ", GPU 0 is " +
+                             cuda::deviceDescription());
+  std::map<std::string, void *, std::less<>> ours;
+  for (auto [name, fn] : cuda::mgpuSymbols())
+    ours[name] = fn;
+  for (const std::string &name : m.imports) {
+    auto it = ours.find(name);
+    if (it == ours.end())
+      return artifactError(path_, "calls the runtime function " + name +
+                                      ", which this runtime lacks (compiled "
+                                      "by " +
+                                      m.compiler + ")");
+    void **slot = static_cast<void **>(
+        ::dlsym(handle_, (kCudaImportPrefix + name).c_str()));
+    if (!slot)
+      return artifactError(path_, "has no slot for " + name);
+    *slot = it->second;
+  }
+  auto load = reinterpret_cast<void (*)()>(::dlsym(handle_, kCudaLoadSymbol));
+  if (!load || !::dlsym(handle_, kCudaUnloadSymbol))
+    return artifactError(path_, "has no kernel loader");
+  // An error from before (another program's) is not this load's.
+  (void)cuda::takeError();
+  load();
+  kernelsLoaded_ = true;
+  if (Error err = cuda::takeError())
+    return cuda::unavailable(
+        "artifact: " + path_ +
+        ": loading its GPU kernels failed: " + err.message());
+  onDevice_ = true;
+  return Error::success();
+}
+
 void *LoadedArtifact::lookup(const char *symbol) const {
   return ::dlsym(handle_, symbol);
 }
 
 LoadedArtifact::~LoadedArtifact() {
+  if (kernelsLoaded_)
+    if (auto unload =
+            reinterpret_cast<void (*)()>(::dlsym(handle_, kCudaUnloadSymbol)))
+      unload();
   if (handle_)
     ::dlclose(handle_);
 }

@@ -1,12 +1,19 @@
 //===- Artifact.h - compiled models as shared libraries --------*- C++ -*-===//
 //
-// An ahead-of-time artifact is the JIT's CPU objects linked into a shared
+// An ahead-of-time artifact is the compiler's objects linked into a shared
 // library, plus a manifest: a JSON string the library exports as
 // `tlm_artifact_manifest`, recording the format version, the compiler, the
-// target (triple, CPU, features), the thread count it was compiled for, the
-// model's config and every entry's buffer shapes. Loading one checks the
-// manifest against the host and the caller's model before any call.
-// docs/artifacts.md.
+// target (triple, CPU, features; for cuda the GPU architecture), the thread
+// count it was compiled for, the model's config and every entry's buffer
+// shapes. Loading one checks the manifest against the host and the caller's
+// model before any call. docs/artifacts.md.
+//
+// A cuda artifact's host code calls the mgpu* functions of CudaRuntime.h
+// through pointer slots it exports (kCudaImportPrefix + name), which the
+// loader fills with this runtime's functions; its kernels (a fatbin per
+// kernel module: a cubin for the chip and PTX for the driver to compile on
+// newer GPUs) are handed to the driver by kCudaLoadSymbol, which the loader
+// calls once the slots are filled, rather than by constructors at dlopen.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TLM_RUNTIME_ARTIFACT_H
@@ -29,7 +36,13 @@ struct ArtifactEntry {
 };
 
 struct ArtifactManifest {
+  /// "cpu", or "cuda" for host code with GPU kernels.
+  std::string target = "cpu";
   std::string compiler, triple, cpu, features;
+  /// cuda: the GPU architecture of its cubins (e.g. "sm_90") and the mgpu*
+  /// functions its host code calls.
+  std::string chip;
+  std::vector<std::string> imports;
   int threads = 1;
   /// The model's config as JSON text (model::configToJson).
   std::string model;
@@ -38,6 +51,13 @@ struct ArtifactManifest {
 
 /// The symbol an artifact's manifest is exported as.
 inline constexpr const char *kArtifactManifestSymbol = "tlm_artifact_manifest";
+
+/// A cuda artifact's slot for the mgpu* function `name` is the pointer
+/// variable kCudaImportPrefix + name; kCudaLoadSymbol and kCudaUnloadSymbol
+/// are `void()` functions that load and unload its kernel modules.
+inline constexpr const char *kCudaImportPrefix = "tlm_cuda_import_";
+inline constexpr const char *kCudaLoadSymbol = "tlm_cuda_load";
+inline constexpr const char *kCudaUnloadSymbol = "tlm_cuda_unload";
 
 /// `manifest` as the JSON text an artifact embeds.
 std::string manifestToJson(const ArtifactManifest &manifest);
@@ -51,7 +71,8 @@ class LoadedArtifact : public Program {
 public:
   /// Loads `path` after checking its format and that this host can run its
   /// code (same architecture, every CPU feature it was compiled for that
-  /// CpuFeatures.h can check).
+  /// CpuFeatures.h can check; for cuda, a GPU of at least its chip), and
+  /// for cuda hands its kernels to the driver.
   static Expected<std::unique_ptr<LoadedArtifact>>
   load(const std::string &path);
   ~LoadedArtifact() override;
@@ -66,7 +87,10 @@ public:
 
 private:
   LoadedArtifact() = default;
+  /// Fills the mgpu* slots and loads the kernels (cuda artifacts).
+  Error loadKernels();
   void *handle_ = nullptr;
+  bool kernelsLoaded_ = false;
   std::string path_;
   ArtifactManifest manifest_;
 };

@@ -4,6 +4,7 @@
 
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -11,9 +12,15 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <tuple>
+
 namespace tlm::runtime {
 
 namespace {
+
+/// The linker's version script: what an artifact exports.
+constexpr const char *kExports = "{ global: _mlir_*; tlm_*; local: *; };\n";
 
 llvm::Error artifactError(const std::string &path, const llvm::Twine &why) {
   return llvm::createStringError("artifact: " + path + ": " + why);
@@ -65,7 +72,79 @@ llvm::Error writeBytes(const std::string &path, const Bytes &bytes) {
   return llvm::Error::success();
 }
 
+/// The functions of the appending list `name` (llvm.global_ctors or
+/// llvm.global_dtors) in the order they would run, the list removed.
+std::vector<llvm::Function *>
+takeStructors(llvm::Module &module, llvm::StringRef name, bool reverse) {
+  llvm::GlobalVariable *list = module.getGlobalVariable(name);
+  if (!list)
+    return {};
+  // (priority, position, function): equal priorities keep their order.
+  std::vector<std::tuple<uint64_t, size_t, llvm::Function *>> entries;
+  if (auto *array = llvm::dyn_cast<llvm::ConstantArray>(list->getInitializer()))
+    for (llvm::Use &element : array->operands()) {
+      auto *entry = llvm::cast<llvm::ConstantStruct>(element);
+      uint64_t priority =
+          llvm::cast<llvm::ConstantInt>(entry->getOperand(0))->getZExtValue();
+      auto *fn = llvm::cast<llvm::Function>(entry->getOperand(1));
+      entries.emplace_back(priority, entries.size(), fn);
+    }
+  list->eraseFromParent();
+  // Lower priorities construct first and destruct last.
+  std::sort(entries.begin(), entries.end());
+  if (reverse)
+    std::reverse(entries.begin(), entries.end());
+  std::vector<llvm::Function *> fns;
+  for (auto &entry : entries)
+    fns.push_back(std::get<2>(entry));
+  return fns;
+}
+
+/// A `void()` function `name` calling `fns` in order.
+void defineCaller(llvm::Module &module, llvm::StringRef name,
+                  llvm::ArrayRef<llvm::Function *> fns) {
+  llvm::LLVMContext &ctx = module.getContext();
+  auto *fn = llvm::Function::Create(
+      llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), false),
+      llvm::GlobalValue::ExternalLinkage, name, module);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", fn));
+  for (llvm::Function *callee : fns)
+    b.CreateCall(callee);
+  b.CreateRetVoid();
+}
+
 } // namespace
+
+std::vector<std::string> detachCudaRuntime(llvm::Module &module) {
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::PointerType *ptr = llvm::PointerType::get(ctx, 0);
+  std::vector<std::string> imports;
+  for (llvm::Function &fn : module) {
+    if (!fn.isDeclaration() || !fn.getName().starts_with("mgpu"))
+      continue;
+    auto *slot = new llvm::GlobalVariable(
+        module, ptr, /*isConstant=*/false, llvm::GlobalValue::ExternalLinkage,
+        llvm::ConstantPointerNull::get(ptr), kCudaImportPrefix + fn.getName());
+    fn.setLinkage(llvm::GlobalValue::InternalLinkage);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", &fn));
+    llvm::SmallVector<llvm::Value *> args;
+    for (llvm::Argument &arg : fn.args())
+      args.push_back(&arg);
+    llvm::CallInst *call =
+        b.CreateCall(fn.getFunctionType(), b.CreateLoad(ptr, slot), args);
+    call->setTailCall();
+    if (fn.getReturnType()->isVoidTy())
+      b.CreateRetVoid();
+    else
+      b.CreateRet(call);
+    imports.push_back(fn.getName().str());
+  }
+  defineCaller(module, kCudaLoadSymbol,
+               takeStructors(module, "llvm.global_ctors", /*reverse=*/false));
+  defineCaller(module, kCudaUnloadSymbol,
+               takeStructors(module, "llvm.global_dtors", /*reverse=*/true));
+  return imports;
+}
 
 llvm::Error linkArtifact(llvm::ArrayRef<Bytes> objects,
                          const ArtifactManifest &manifest,
@@ -87,6 +166,15 @@ llvm::Error linkArtifact(llvm::ArrayRef<Bytes> objects,
       llvm::sys::fs::remove(f);
     llvm::sys::fs::remove(dir);
   };
+  // Only the entries and tlm's own symbols are exported: the parts' other
+  // functions were made external only to link with one another.
+  files.push_back((dir + "/exports.map").str());
+  if (llvm::Error err =
+          writeBytes(files.back(), Bytes(llvm::StringRef(kExports).begin(),
+                                         llvm::StringRef(kExports).end()))) {
+    cleanup();
+    return err;
+  }
   for (size_t i = 0; i <= objects.size(); ++i) {
     files.push_back((dir + "/part-" + llvm::Twine(i) + ".o").str());
     if (llvm::Error err = writeBytes(
@@ -108,8 +196,9 @@ llvm::Error linkArtifact(llvm::ArrayRef<Bytes> objects,
   std::vector<std::string> args = {TLM_LLD,      "-shared",
                                    "-Bsymbolic", "--hash-style=gnu",
                                    "-o",         temp.str().str()};
-  for (const std::string &f : files)
-    args.push_back(f);
+  args.push_back("--version-script=" + files[0]);
+  for (size_t i = 1; i < files.size(); ++i)
+    args.push_back(files[i]);
   // Archives are linked in (the members the code calls); shared libraries
   // become dependencies only when the code calls them.
   args.push_back("--as-needed");

@@ -15,6 +15,14 @@
 
 namespace tlm::runtime {
 
+/// Readies the GPU pipeline's host code for a cuda artifact (Artifact.h):
+/// each mgpu* function it declares becomes an internal function calling
+/// through the exported slot kCudaImportPrefix + name, and the constructors
+/// and destructors that load and unload its kernel modules are called from
+/// kCudaLoadSymbol and kCudaUnloadSymbol instead of at dlopen and exit.
+/// Returns the names of the mgpu* functions, for the manifest.
+std::vector<std::string> detachCudaRuntime(llvm::Module &module);
+
 /// Links `objects` into the shared library `path` (written whole or not at
 /// all) with `manifest` embedded; `libraries` are what the code calls into:
 /// archives (linked in) and shared libraries (recorded as dependencies).

@@ -28,7 +28,9 @@ using CUstream = void *;
 using CUevent = void *;
 constexpr CUresult kSuccess = 0;
 constexpr int kAttrComputeMajor = 75, kAttrComputeMinor = 76;
-constexpr int kJitOptimizationLevel = 7; // CU_JIT_OPTIMIZATION_LEVEL
+constexpr int kJitErrorLogBuffer = 5;     // CU_JIT_ERROR_LOG_BUFFER
+constexpr int kJitErrorLogBufferSize = 6; // ..._LOG_BUFFER_SIZE_BYTES
+constexpr int kJitOptimizationLevel = 7;  // CU_JIT_OPTIMIZATION_LEVEL
 constexpr unsigned kMemAttachGlobal = 1;
 constexpr unsigned kStreamNonBlocking = 1;
 
@@ -42,7 +44,6 @@ struct Driver {
   CUresult (*deviceGetAttribute)(int *, int, CUdevice);
   CUresult (*primaryCtxRetain)(CUcontext *, CUdevice);
   CUresult (*ctxSetCurrent)(CUcontext);
-  CUresult (*moduleLoadData)(CUmodule *, const void *);
   CUresult (*moduleLoadDataEx)(CUmodule *, const void *, unsigned, int *,
                                void **);
   CUresult (*moduleUnload)(CUmodule);
@@ -93,7 +94,6 @@ std::string load(const std::string &library, Driver &d) {
   get(d.deviceGetAttribute, "cuDeviceGetAttribute");
   get(d.primaryCtxRetain, "cuDevicePrimaryCtxRetain");
   get(d.ctxSetCurrent, "cuCtxSetCurrent");
-  get(d.moduleLoadData, "cuModuleLoadData");
   get(d.moduleLoadDataEx, "cuModuleLoadDataEx");
   get(d.moduleUnload, "cuModuleUnload");
   get(d.moduleGetFunction, "cuModuleGetFunction");
@@ -187,14 +187,37 @@ const Driver *current() {
   return &s.driver;
 }
 
-/// Records the first failure of an mgpu* call.
-void check(CUresult r, const char *what) {
+/// Records the first failure of an mgpu* call, with the driver's JIT log
+/// when there is one.
+void check(CUresult r, const char *what, const char *log = nullptr) {
   if (r == kSuccess)
     return;
   State &s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  if (s.sticky.empty())
-    s.sticky = std::string(what) + ": " + describe(s.driver, r);
+  if (!s.sticky.empty())
+    return;
+  s.sticky = std::string(what) + ": " + describe(s.driver, r);
+  if (log && *log)
+    s.sticky += " (the driver's log: " + std::string(log) + ")";
+}
+
+/// Loads a module image (cubin, fatbin or PTX) with the driver's error log
+/// kept for the message, and `optLevel` for PTX it compiles (-1: its
+/// default).
+void *loadModule(const void *image, int optLevel, const char *what) {
+  CUmodule module = nullptr;
+  const Driver *d = current();
+  if (!d)
+    return nullptr;
+  char log[4096] = {0};
+  int options[3] = {kJitErrorLogBuffer, kJitErrorLogBufferSize,
+                    kJitOptimizationLevel};
+  void *values[3] = {log, reinterpret_cast<void *>(sizeof(log) - 1),
+                     reinterpret_cast<void *>(static_cast<intptr_t>(optLevel))};
+  check(d->moduleLoadDataEx(&module, image, optLevel < 0 ? 2 : 3, options,
+                            values),
+        what, log);
+  return module;
 }
 
 CUdeviceptr dptr(const void *p) { return reinterpret_cast<CUdeviceptr>(p); }
@@ -227,6 +250,16 @@ std::string deviceDescription() {
   s.driver.deviceGetAttribute(&minor, kAttrComputeMinor, s.device);
   return std::string(name) + " (sm_" + std::to_string(major) +
          std::to_string(minor) + ")";
+}
+
+int computeCapability() {
+  State &s = initialised();
+  if (!s.error.empty())
+    return 0;
+  int major = 0, minor = 0;
+  s.driver.deviceGetAttribute(&major, kAttrComputeMajor, s.device);
+  s.driver.deviceGetAttribute(&minor, kAttrComputeMinor, s.device);
+  return major * 10 + minor;
 }
 
 Expected<void *> allocate(size_t bytes) {
@@ -282,22 +315,11 @@ namespace {
 extern "C" {
 
 void *mgpuModuleLoad(void *data, size_t /*size*/) {
-  CUmodule module = nullptr;
-  if (const Driver *d = current())
-    check(d->moduleLoadData(&module, data), "loading a GPU module");
-  return module;
+  return loadModule(data, /*optLevel=*/-1, "loading a GPU module");
 }
 
 void *mgpuModuleLoadJIT(void *ptx, int optLevel) {
-  CUmodule module = nullptr;
-  const Driver *d = current();
-  if (!d)
-    return nullptr;
-  int options[] = {kJitOptimizationLevel};
-  void *values[] = {reinterpret_cast<void *>(static_cast<intptr_t>(optLevel))};
-  check(d->moduleLoadDataEx(&module, ptx, 1, options, values),
-        "compiling a PTX module");
-  return module;
+  return loadModule(ptx, optLevel, "compiling a PTX module");
 }
 
 void mgpuModuleUnload(void *module) {

@@ -45,6 +45,10 @@ Error available();
 /// available() must have succeeded.
 std::string deviceDescription();
 
+/// Device 0's compute capability as major * 10 + minor (90 for sm_90), or 0
+/// when available() failed.
+int computeCapability();
+
 /// Device memory, synchronous. available() must have succeeded.
 Expected<void *> allocate(size_t bytes);
 void release(void *device);

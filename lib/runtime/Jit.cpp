@@ -158,6 +158,51 @@ llvm::Error Jit::compileGpuHost(ModuleOp module,
   return llvm::Error::success();
 }
 
+llvm::Error
+Jit::writeCudaArtifact(ModuleOp module,
+                       const llvm::orc::JITTargetMachineBuilder &machine,
+                       const JitOptions &options) {
+  auto tm = llvm::orc::JITTargetMachineBuilder(machine).createTargetMachine();
+  if (!tm)
+    return tm.takeError();
+  auto llvmContext = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, *llvmContext);
+  if (!llvmModule)
+    return llvm::createStringError("translation to LLVM IR failed");
+  llvmModule->setDataLayout((*tm)->createDataLayout());
+  llvmModule->setTargetTriple((*tm)->getTargetTriple());
+  std::vector<std::string> entries, imports;
+  for (auto &entry : entries_)
+    entries.push_back(entry.first);
+  CpuCodegenOptions codegen;
+  codegen.optLevel = options.optLevel;
+  // The host code is launches and allocations: one part is quick enough.
+  codegen.threads = 1;
+  auto objects = CpuCode::compileObjects(
+      std::move(llvmModule), std::move(llvmContext), machine, entries,
+      [&](llvm::Module &m) {
+        compileWrappersQuickly(m);
+        imports = detachCudaRuntime(m);
+      },
+      codegen);
+  if (!objects)
+    return llvm::createStringError("compiling the host code failed: " +
+                                   llvm::toString(objects.takeError()));
+  ArtifactManifest manifest = manifestOf(machine, options);
+  manifest.target = "cuda";
+  manifest.chip = mlir::tlm::GpuPipelineOptions().chip;
+  manifest.imports = std::move(imports);
+  manifest.threads = 1;
+  if (llvm::Error err = linkArtifact(*objects, manifest, machine,
+                                     {TLM_ABI_LIBRARY}, options.artifactPath))
+    return err;
+  // Run where a GPU is; written, not loaded, here.
+  written_ = std::move(manifest);
+  onDevice_ = true;
+  return llvm::Error::success();
+}
+
 llvm::Error checkCpuName(const std::string &cpu) {
   initNativeTarget();
   auto machine = llvm::orc::JITTargetMachineBuilder::detectHost();
@@ -239,7 +284,16 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
       return unavailable(
           "the GPU pipeline needs CUDA's libdevice (nvvm/libdevice/"
           "libdevice.10.bc): set CUDA_HOME to a CUDA toolkit folder");
-    mlir::tlm::buildGpuPipeline(pm);
+    mlir::tlm::GpuPipelineOptions gpuOptions;
+    if (!options.artifactPath.empty()) {
+      // Shipped code: a cubin for the chip, so the driver need not compile
+      // the kernels at every start, and PTX for newer GPUs. The host code
+      // only launches them: any CPU of the architecture runs it.
+      gpuOptions.format = "fatbin";
+      jtmb->setCPU("generic");
+      jtmb->getFeatures() = llvm::SubtargetFeatures();
+    }
+    mlir::tlm::buildGpuPipeline(pm, gpuOptions);
   } else {
     mlir::tlm::CpuPipelineOptions pipelineOptions;
     pipelineOptions.parallel = options.threads > 1;
@@ -292,7 +346,7 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
   if (objectPath)
     codegen.objectPath = objectPath;
   // An artifact is a shared library: position-independent code.
-  bool artifact = !cuda && !options.artifactPath.empty();
+  bool artifact = !options.artifactPath.empty();
   if (artifact)
     jtmb->setRelocationModel(llvm::Reloc::PIC_);
 
@@ -327,6 +381,12 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
   auto tm = jtmb->createTargetMachine();
   if (!tm)
     return tm.takeError();
+  if (cuda && artifact) {
+    if (llvm::Error err = jit->writeCudaArtifact(*module, *jtmb, options))
+      return std::move(err);
+    jit->stats_.codegenMs = msSince(start);
+    return jit;
+  }
   if (cuda) {
     if (llvm::Error err = jit->compileGpuHost(*module, std::move(*tm), level,
                                               options.optLevel, objectPath))

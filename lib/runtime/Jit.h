@@ -131,6 +131,12 @@ private:
                              std::unique_ptr<llvm::TargetMachine> tm,
                              llvm::CodeGenOptLevel level, unsigned optLevel,
                              bool dumpObject);
+  /// A cuda artifact of the GPU pipeline's output at
+  /// options.artifactPath (written, not loaded).
+  llvm::Error
+  writeCudaArtifact(mlir::ModuleOp module,
+                    const llvm::orc::JITTargetMachineBuilder &machine,
+                    const JitOptions &options);
   /// The GPU path's host code (ExecutionEngine runs its module
   /// constructors, which load the kernels), or the CPU code.
   std::unique_ptr<mlir::ExecutionEngine> engine_;

@@ -49,6 +49,11 @@ public:
   static Expected<std::unique_ptr<Session>>
   compile(const model::Config &config, const SessionOptions &options,
           const JitOptions &jit);
+  /// The model's entries compiled per `jit`, without a session (for
+  /// writing an artifact, which needs no KV cache, nor a GPU for a cuda
+  /// one). The compiler's.
+  static Expected<std::unique_ptr<Program>>
+  compileProgram(const model::Config &config, const JitOptions &jit);
   /// compile() then setWeights(): `weights` are in model::weightSpecs
   /// order, each a dense f32 tensor of the spec's shape, and must outlive
   /// the session. Also the compiler's.

@@ -35,15 +35,9 @@ Session::create(const model::Config &config,
   return create(config, std::move(weights), SessionOptions(), JitOptions());
 }
 
-Expected<std::unique_ptr<Session>>
-Session::compile(const model::Config &config, const SessionOptions &options,
-                 const JitOptions &jit) {
-  if (!options.artifact.empty())
-    return open(config, options);
-  // The cache first: a model that cannot fit is refused before compiling.
-  auto s = allocate(config, options, jit.target == Target::Cuda);
-  if (!s)
-    return s.takeError();
+Expected<std::unique_ptr<Program>>
+Session::compileProgram(const model::Config &config, const JitOptions &jit) {
+  Expected<std::unique_ptr<Program>> program = makeError("not compiled");
   {
     // Only the compiler needs the context: the machine code does not refer
     // to its uniqued types and attributes.
@@ -58,13 +52,30 @@ Session::compile(const model::Config &config, const SessionOptions &options,
     jitOptions.weightBytes = model::parameterCount(config) * sizeof(float);
     jitOptions.artifactModel = model::configToJson(config);
     auto compiled = fromLlvm(Jit::compile(std::move(module), jitOptions));
-    if (!compiled)
-      return compiled.takeError();
-    (*s)->program_ = std::move(*compiled);
+    if (compiled)
+      program = std::unique_ptr<Program>(std::move(*compiled));
+    else
+      program = compiled.takeError();
   }
   // The compiler's heap is free now; hand it back to the OS (glibc keeps
   // it otherwise, and it would count on top of the weights).
   malloc_trim(0);
+  return program;
+}
+
+Expected<std::unique_ptr<Session>>
+Session::compile(const model::Config &config, const SessionOptions &options,
+                 const JitOptions &jit) {
+  if (!options.artifact.empty())
+    return open(config, options);
+  // The cache first: a model that cannot fit is refused before compiling.
+  auto s = allocate(config, options, jit.target == Target::Cuda);
+  if (!s)
+    return s.takeError();
+  auto program = compileProgram(config, jit);
+  if (!program)
+    return program.takeError();
+  (*s)->program_ = std::move(*program);
   return s;
 }
 

@@ -5,9 +5,9 @@
 # answers byte for byte: every example's logits (the same safetensors
 # file), its greedy generation, and the C API's tokens.
 #
-#   tests/runtime/run-fixtures.sh BIN_DIR FIXTURES_DIR
+#   tests/runtime/run-fixtures.sh BIN_DIR FIXTURES_DIR FAKE_CUDA_DIR
 set -uo pipefail
-bin=$1 fixtures=$2
+bin=$1 fixtures=$2 fake=$3
 tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
 failed=0
 fail() { echo "FAIL: $*"; failed=1; }
@@ -38,6 +38,21 @@ cmp -s "$tmp/c1.txt" "$fixtures/c-seeded.txt" || fail "C example, seeded weights
   --max-new-tokens 8 7 8 > "$tmp/c2.txt"
 cmp -s "$tmp/c2.txt" "$fixtures/c-weights.txt" || fail "C example, weights file"
 ((failed)) || echo "ok: the C example's tokens, from seeded weights and from a file"
+
+# cuda artifacts, on the stand-in driver: what reaches it (modules,
+# launches, allocations) must be what reached it from the full build.
+if [[ -d "$fixtures/cuda" ]]; then
+  for so in "$fixtures"/cuda/*.so; do
+    n=$(basename "$so" .so)
+    LD_LIBRARY_PATH=$fake TLM_FAKE_CUDA_LOG="$tmp/$n.driver.log" \
+      "$bin/tlm-exec" forward "$so" --tokens "$(cat "$fixtures/tiny.tokens")" \
+      --output /dev/null || fail "cuda $n: tlm-exec forward failed"
+    cmp -s "$tmp/$n.driver.log" "$fixtures/cuda/$n.driver.log" ||
+      fail "cuda $n: the driver saw other calls than from the full build"
+    echo "ok: cuda $n ($(cat "$tmp/$n.driver.log"))"
+    artifacts+=("$so")
+  done
+fi
 
 # Nothing here may need a compiler library.
 if ldd "$bin/tlm-exec" "$bin/tlm-c-generate" "${artifacts[@]}" |

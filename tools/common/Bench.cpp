@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string_view>
 #include <vector>
 
 namespace tlm::cli {
@@ -80,6 +81,8 @@ Error runBench(const Flags &o, const SessionMaker &make) {
   const runtime::ArtifactManifest *artifact =
       run->session->program().artifactManifest();
   int threads = artifact ? artifact->threads : o.threads;
+  // Where the code runs: a cuda artifact's, whatever --target said.
+  const char *target = run->session->program().onDevice() ? "cuda" : "cpu";
   // The memory budget (docs/memory.md): one copy of the weights with 20%
   // to spare, the whole KV cache, the activations, and what the process
   // held before it read its first input (tlm-run's and libLLVM/libMLIR's
@@ -91,10 +94,11 @@ Error runBench(const Flags &o, const SessionMaker &make) {
   const runtime::CompileStats &stats = run->session->program().stats();
   // A hit's compile_ms is the load of the stored code (docs/jit.md).
   // An artifact is not compiled here: no cache is involved.
-  const char *cache = o.noCache || o.target == "cuda" || !o.artifact.empty()
-                          ? "off"
-                      : stats.cacheHit ? "hit"
-                                       : "miss";
+  const char *cache =
+      o.noCache || std::string_view(target) == "cuda" || !o.artifact.empty()
+          ? "off"
+      : stats.cacheHit ? "hit"
+                       : "miss";
 
   char compiled[160];
   if (artifact)
@@ -117,9 +121,9 @@ Error runBench(const Flags &o, const SessionMaker &make) {
       "process at start %.1f MB)\nRSS bound     %.1f MB (1.2 x weights + KV "
       "cache + activations + process at start)\n",
       (o.config.empty() ? o.artifact : o.config).c_str(), (long long)params,
-      o.target.c_str(), threads, cache, compiled, prefillMs, (int)batch,
-      o.promptLen, prefillTokS, decodeTokS, o.gen, peakMb, weightsMb, kvMb,
-      activationsMb, o.startRssMb, boundMb);
+      target, threads, cache, compiled, prefillMs, (int)batch, o.promptLen,
+      prefillTokS, decodeTokS, o.gen, peakMb, weightsMb, kvMb, activationsMb,
+      o.startRssMb, boundMb);
   if (o.json)
     std::printf(
         "{\"compile_ms\": %.3f, \"pipeline_ms\": %.3f, \"codegen_ms\": %.3f, "
@@ -132,7 +136,7 @@ Error runBench(const Flags &o, const SessionMaker &make) {
         run->compileMs, stats.pipelineMs, stats.codegenMs, prefillMs,
         prefillTokS, decodeTokS, peakMb, weightsMb, kvMb, activationsMb,
         o.startRssMb, boundMb, (long long)params, threads, stats.compileThreads,
-        o.target.c_str(), cache);
+        target, cache);
   return Error::success();
 }
 

@@ -1,5 +1,4 @@
-//===- CompileCommand.cpp - tlm-run compile
-//--------------------------------===//
+//===- CompileCommand.cpp - tlm-run compile -------------------------------===//
 //
 // Writes an ahead-of-time artifact: the same pipelines and code generation
 // as the JIT, the objects linked into a shared library that the model
@@ -23,9 +22,8 @@ llvm::Error runCompile(const Options &o) {
                      "model.so)");
   if (llvm::Error err = checkThreads(o))
     return err;
-  if (o.target != "cpu")
-    return flagError("compile: --target " + o.target +
-                     " artifacts are not supported yet (cpu only)");
+  if (o.target != "cpu" && o.target != "cuda")
+    return flagError("--target must be cpu or cuda, found '" + o.target + "'");
   if (llvm::Error err =
           toLlvm(io::refuseOverwritingInput(o.output, {o.config}, "--output")))
     return asUserError(std::move(err));
@@ -42,19 +40,26 @@ llvm::Error runCompile(const Options &o) {
     return jit.takeError();
   jit->artifactPath = o.output;
   jit->cacheDir.clear();
-  runtime::SessionOptions options;
-  options.hugePages = false;
-  auto session = runtime::Session::compile(*config, options, *jit);
-  if (!session)
-    return llvm::make_error<ExitError>(2, "compilation failed: " +
-                                              session.takeError().message());
+  auto program = runtime::Session::compileProgram(*config, *jit);
+  if (!program) {
+    Error err = program.takeError();
+    if (err.kind() == ErrorKind::Unavailable)
+      return llvm::make_error<ExitError>(3, "target " + o.target + ": " +
+                                                err.message());
+    return llvm::make_error<ExitError>(2,
+                                       "compilation failed: " + err.message());
+  }
   uint64_t bytes = 0;
   llvm::sys::fs::file_size(o.output, bytes);
-  const runtime::ArtifactManifest *m = (*session)->program().artifactManifest();
+  const runtime::ArtifactManifest *m = (*program)->artifactManifest();
   llvm::outs() << "wrote " << o.output << " (" << bytes / 1024 << " KiB, "
-               << m->entries.size() << " entries, " << m->threads
-               << (m->threads == 1 ? " thread, " : " threads, ") << m->cpu
-               << ")\n";
+               << m->entries.size() << " entries, ";
+  if (m->target == "cuda")
+    llvm::outs() << "cuda " << m->chip << " cubin + PTX, host " << m->cpu;
+  else
+    llvm::outs() << m->threads << (m->threads == 1 ? " thread, " : " threads, ")
+                 << m->cpu;
+  llvm::outs() << ")\n";
   return llvm::Error::success();
 }
 

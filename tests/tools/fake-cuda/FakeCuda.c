@@ -1,0 +1,218 @@
+/*===- FakeCuda.c - a stand-in libcuda.so.1 for tests without a GPU -------===
+ *
+ * Implements the driver entry points lib/runtime/CudaRuntime.cpp resolves,
+ * with host memory for device memory and kernels that are not run, so that a
+ * cuda artifact can be loaded and called on a machine without a GPU: the
+ * test then checks what reached the driver (every kernel module handed over
+ * as a fatbin and unloaded again, launches made, allocations freed), never
+ * the numbers, which no kernel computed.
+ *
+ * Environment:
+ *   TLM_FAKE_CUDA_LOG=path   at exit, append one line of counts to path;
+ *   TLM_FAKE_CUDA_CC=NN      the compute capability reported (default 90);
+ *   TLM_FAKE_CUDA_FAIL_LOAD  module loads fail with CUDA_ERROR_INVALID_PTX
+ *                            and a line in the JIT error log.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+
+enum { kSuccess = 0, kInvalidValue = 1, kInvalidPtx = 218 };
+enum { kJitErrorLogBuffer = 5, kJitErrorLogBufferSize = 6 };
+
+static long modulesLoaded, fatbins, modulesUnloaded, launches, allocs, frees;
+
+static void report(void) {
+  const char *path = getenv("TLM_FAKE_CUDA_LOG");
+  if (!path)
+    return;
+  FILE *f = fopen(path, "a");
+  if (!f)
+    return;
+  fprintf(f,
+          "modules loaded %ld (fatbins %ld) unloaded %ld; launches %ld; "
+          "allocations %ld freed %ld\n",
+          modulesLoaded, fatbins, modulesUnloaded, launches, allocs, frees);
+  fclose(f);
+}
+
+CUresult cuInit(unsigned flags) {
+  (void)flags;
+  atexit(report);
+  return kSuccess;
+}
+
+CUresult cuGetErrorString(CUresult r, const char **text) {
+  *text = r == kInvalidPtx ? "a PTX JIT compilation failed (fake driver)"
+                           : "an error of the fake driver";
+  return kSuccess;
+}
+
+CUresult cuDeviceGetCount(int *count) {
+  *count = 1;
+  return kSuccess;
+}
+
+CUresult cuDeviceGet(int *device, int ordinal) {
+  *device = ordinal;
+  return ordinal == 0 ? kSuccess : kInvalidValue;
+}
+
+CUresult cuDeviceGetName(char *name, int size, int device) {
+  (void)device;
+  snprintf(name, (size_t)size, "tlm fake GPU");
+  return kSuccess;
+}
+
+CUresult cuDeviceGetAttribute(int *value, int attribute, int device) {
+  (void)device;
+  const char *cc = getenv("TLM_FAKE_CUDA_CC");
+  int capability = cc ? atoi(cc) : 90;
+  /* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR (75) and _MINOR (76). */
+  *value = attribute == 75   ? capability / 10
+           : attribute == 76 ? capability % 10
+                             : 0;
+  return kSuccess;
+}
+
+CUresult cuDevicePrimaryCtxRetain(void **context, int device) {
+  (void)device;
+  static int ctx;
+  *context = &ctx;
+  return kSuccess;
+}
+
+CUresult cuCtxSetCurrent(void *context) {
+  (void)context;
+  return kSuccess;
+}
+
+/* A fatbin starts with the magic 0xBA55ED50. */
+static int isFatbin(const void *image) {
+  uint32_t magic;
+  memcpy(&magic, image, sizeof magic);
+  return magic == 0xBA55ED50u;
+}
+
+CUresult cuModuleLoadDataEx(void **module, const void *image, unsigned n,
+                            int *options, void **values) {
+  if (getenv("TLM_FAKE_CUDA_FAIL_LOAD")) {
+    for (unsigned i = 0; i < n; ++i)
+      if (options[i] == kJitErrorLogBuffer)
+        for (unsigned j = 0; j < n; ++j)
+          if (options[j] == kJitErrorLogBufferSize)
+            snprintf((char *)values[i], (size_t)(uintptr_t)values[j],
+                     "ptxas fatal: the fake driver refuses every module");
+    return kInvalidPtx;
+  }
+  ++modulesLoaded;
+  fatbins += isFatbin(image);
+  *module = malloc(1);
+  return kSuccess;
+}
+
+CUresult cuModuleLoadData(void **module, const void *image) {
+  return cuModuleLoadDataEx(module, image, 0, NULL, NULL);
+}
+
+CUresult cuModuleUnload(void *module) {
+  ++modulesUnloaded;
+  free(module);
+  return kSuccess;
+}
+
+CUresult cuModuleGetFunction(void **fn, void *module, const char *name) {
+  (void)name;
+  *fn = module;
+  return kSuccess;
+}
+
+CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
+                        unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                        void *stream, void **params, void **extra) {
+  (void)fn, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz;
+  (void)smem, (void)stream, (void)params, (void)extra;
+  ++launches;
+  return kSuccess;
+}
+
+static int object;
+CUresult cuStreamCreate(void **stream, unsigned flags) {
+  (void)flags;
+  *stream = &object;
+  return kSuccess;
+}
+CUresult cuStreamSynchronize(void *stream) { return (void)stream, kSuccess; }
+CUresult cuStreamDestroy_v2(void *stream) { return (void)stream, kSuccess; }
+CUresult cuStreamWaitEvent(void *stream, void *event, unsigned flags) {
+  return (void)stream, (void)event, (void)flags, kSuccess;
+}
+CUresult cuEventCreate(void **event, unsigned flags) {
+  (void)flags;
+  *event = &object;
+  return kSuccess;
+}
+CUresult cuEventDestroy_v2(void *event) { return (void)event, kSuccess; }
+CUresult cuEventRecord(void *event, void *stream) {
+  return (void)event, (void)stream, kSuccess;
+}
+CUresult cuEventSynchronize(void *event) { return (void)event, kSuccess; }
+
+/* Zeroed, so that what is copied back is finite. */
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
+  void *memory = calloc(1, bytes);
+  if (!memory)
+    return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+  ++allocs;
+  *p = (CUdeviceptr)(uintptr_t)memory;
+  return kSuccess;
+}
+CUresult cuMemAllocManaged(CUdeviceptr *p, size_t bytes, unsigned flags) {
+  (void)flags;
+  return cuMemAlloc_v2(p, bytes);
+}
+CUresult cuMemFree_v2(CUdeviceptr p) {
+  ++frees;
+  free((void *)(uintptr_t)p);
+  return kSuccess;
+}
+CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                       void *stream) {
+  (void)stream;
+  memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
+  return kSuccess;
+}
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) {
+  memcpy((void *)(uintptr_t)dst, src, bytes);
+  return kSuccess;
+}
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
+  memcpy(dst, (const void *)(uintptr_t)src, bytes);
+  return kSuccess;
+}
+CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned value, size_t count,
+                          void *stream) {
+  (void)stream;
+  uint32_t *p = (uint32_t *)(uintptr_t)dst;
+  for (size_t i = 0; i < count; ++i)
+    p[i] = value;
+  return kSuccess;
+}
+CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short value, size_t count,
+                          void *stream) {
+  (void)stream;
+  uint16_t *p = (uint16_t *)(uintptr_t)dst;
+  for (size_t i = 0; i < count; ++i)
+    p[i] = value;
+  return kSuccess;
+}
+CUresult cuMemHostRegister_v2(void *p, size_t bytes, unsigned flags) {
+  return (void)p, (void)bytes, (void)flags, kSuccess;
+}
+CUresult cuMemHostUnregister(void *p) { return (void)p, kSuccess; }
