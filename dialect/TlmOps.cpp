@@ -43,6 +43,19 @@ LogicalResult sameElementType(Operation *op, StringRef aName, Value a,
                            << " to match " << aName << ", found " << eb;
 }
 
+/// Checks the element type of a weight (or embedding table) `w` against the
+/// activations' `act`: the same, or bf16 / f16 stored for f32 activations
+/// (widened where the weight is read).
+LogicalResult weightElementType(Operation *op, StringRef name, Value w,
+                                Type act) {
+  Type ew = ty(w).getElementType();
+  if (ew == act || (act.isF32() && (ew.isBF16() || ew.isF16())))
+    return success();
+  return op->emitOpError() << "expected " << name << " element type " << act
+                           << (act.isF32() ? ", bf16 or f16" : "")
+                           << " (the activations' " << act << "), found " << ew;
+}
+
 /// Checks dim `i` of `t` (called `name`) is compatible with `expected`.
 LogicalResult expectDim(Operation *op, StringRef name, RankedTensorType t,
                         unsigned i, int64_t expected, StringRef what) {
@@ -85,8 +98,8 @@ LogicalResult LinearOp::verify() {
                    out = ty(getResult());
   if (in.getRank() < 1)
     return emitOpError("expected input of rank >= 1, found a 0-d tensor");
-  if (failed(
-          sameElementType(*this, "input", getInput(), "weight", getWeight())) ||
+  if (failed(weightElementType(*this, "weight", getWeight(),
+                               in.getElementType())) ||
       failed(
           sameElementType(*this, "input", getInput(), "result", getResult())))
     return failure();
@@ -112,8 +125,8 @@ LogicalResult EmbeddingOp::verify() {
   RankedTensorType ids = ty(getIds()), table = ty(getTable()),
                    out = ty(getResult());
   if (failed(expectRank(*this, "table", table, 2)) ||
-      failed(
-          sameElementType(*this, "table", getTable(), "result", getResult())) ||
+      failed(weightElementType(*this, "table", getTable(),
+                               out.getElementType())) ||
       failed(expectRank(*this, "result", out, ids.getRank() + 1)))
     return failure();
   for (int64_t i = 0; i < ids.getRank(); ++i)
@@ -156,7 +169,7 @@ static LogicalResult verifyFFN(Operation *op, Value input, Value w1, Value w2,
     return op->emitOpError("expected input of rank >= 1, found a 0-d tensor");
   for (auto [name, w] :
        {std::pair<StringRef, Value>{"w1", w1}, {"w2", w2}, {"w3", w3}})
-    if (w && failed(sameElementType(op, "input", input, name, w)))
+    if (w && failed(weightElementType(op, name, w, in.getElementType())))
       return failure();
   int64_t dModel = in.getDimSize(in.getRank() - 1);
   if (failed(expectRank(op, "w1", ty(w1), 2)))

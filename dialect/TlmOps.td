@@ -20,10 +20,13 @@ def Tlm_LinearOp : Tlm_Op<"linear", [Pure]> {
   let description = [{
     Multiplies the last dimension of `input` (`d_in`) by the transpose of
     `weight`, stored PyTorch-style as `(d_out, d_in)`. Leading dimensions are
-    batch-like and may be dynamic.
+    batch-like and may be dynamic. With f32 activations the weight may be
+    stored as bf16 or f16: it is widened to f32 where it is read, and the
+    products accumulate in f32.
 
     ```mlir
     %y = tlm.linear %x, %w : tensor<?x?x64xf32>, tensor<128x64xf32> -> tensor<?x?x128xf32>
+    %z = tlm.linear %x, %h : tensor<?x?x64xf32>, tensor<128x64xbf16> -> tensor<?x?x128xf32>
     ```
   }];
   let arguments = (ins Tlm_FloatTensor:$input, Tlm_FloatTensor:$weight);
@@ -40,7 +43,8 @@ def Tlm_EmbeddingOp : Tlm_Op<"embedding", [Pure]> {
     Gathers rows of `table` `(vocab_size, d_model)` at the integer `ids`.
     The result has the shape of `ids` followed by `d_model`. Ids outside
     `[0, vocab_size)` are undefined behaviour at this level: the driver
-    rejects them before running.
+    rejects them before running. A bf16 or f16 table with an f32 result is
+    widened row by row.
 
     ```mlir
     %e = tlm.embedding %ids, %table : tensor<?x?xi64>, tensor<10000x64xf32> -> tensor<?x?x64xf32>
@@ -78,7 +82,8 @@ def Tlm_SwiGLUOp : Tlm_Op<"swiglu", [Pure, AllTypesMatch<["input", "result"]>]> 
   let description = [{
     The gated feed-forward network of the model. `w1` and `w3` are
     `(d_ff, d_model)`, `w2` is `(d_model, d_ff)`; `d_model` is the last
-    dimension of `input`.
+    dimension of `input`. Weights may be bf16 or f16 for f32 activations,
+    as in `tlm.linear`.
 
     ```mlir
     %y = tlm.swiglu %x, %w1, %w2, %w3 : (tensor<?x?x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>, tensor<128x64xf32>) -> tensor<?x?x64xf32>

@@ -19,7 +19,7 @@ extern "C" {
 
 /* The version of this header; tlm_version() is the library's. They differ
  * when a program was compiled against another header than it runs with. */
-#define TLM_API_VERSION 1
+#define TLM_API_VERSION 2
 int tlm_version(void);
 
 typedef enum tlm_status {
@@ -46,10 +46,13 @@ int64_t tlm_model_vocab_size(const tlm_model *model);
 int64_t tlm_model_context_length(const tlm_model *model);
 /* The threads the artifact runs on. */
 int tlm_model_threads(const tlm_model *model);
-/* The weight tensors it takes, in order: name and element count (f32). */
+/* The weight tensors it takes, in order: name, element count and dtype as
+ * safetensors spells it ("F32", or for the matrices of a bf16 / f16 model
+ * "BF16" / "F16"; version 2). */
 size_t tlm_model_num_weights(const tlm_model *model);
 const char *tlm_model_weight_name(const tlm_model *model, size_t i);
 size_t tlm_model_weight_elements(const tlm_model *model, size_t i);
+const char *tlm_model_weight_dtype(const tlm_model *model, size_t i);
 
 /* Weights for a model: read from a safetensors file, drawn from a seed (as
  * `tlm-run --seed`), or the caller's own tensors, used in place without a
@@ -60,8 +63,10 @@ tlm_status tlm_weights_from_file(const tlm_model *model, const char *path,
                                  tlm_weights **weights);
 tlm_status tlm_weights_from_seed(const tlm_model *model, uint64_t seed,
                                  tlm_weights **weights);
+/* Each tensor's data is in its tlm_model_weight_dtype (version 2: the
+ * pointers were `const float *` in version 1). */
 tlm_status tlm_weights_from_memory(const tlm_model *model,
-                                   const float *const *tensors, size_t count,
+                                   const void *const *tensors, size_t count,
                                    tlm_weights **weights);
 void tlm_weights_free(tlm_weights *weights);
 

@@ -31,7 +31,7 @@ struct tlm_model {
 struct tlm_weights {
   const tlm_model *model;
   std::optional<model::Weights> owned;
-  std::vector<const float *> pointers;
+  std::vector<const void *> pointers;
 };
 
 struct tlm_session {
@@ -127,6 +127,13 @@ size_t tlm_model_weight_elements(const tlm_model *model, size_t i) {
   return model && i < model->specs.size() ? model->specs[i].numElements() : 0;
 }
 
+const char *tlm_model_weight_dtype(const tlm_model *model, size_t i) {
+  // dtypeName's views are of string literals: NUL-terminated.
+  return model && i < model->specs.size()
+             ? io::dtypeName(model->specs[i].dtype).data()
+             : nullptr;
+}
+
 static tlm_status makeWeights(const tlm_model *model,
                               Expected<model::Weights> loaded,
                               tlm_weights **weights) {
@@ -162,7 +169,7 @@ tlm_status tlm_weights_from_seed(const tlm_model *model, uint64_t seed,
 }
 
 tlm_status tlm_weights_from_memory(const tlm_model *model,
-                                   const float *const *tensors, size_t count,
+                                   const void *const *tensors, size_t count,
                                    tlm_weights **weights) {
   if (!model || !tensors || !weights)
     return fail(TLM_ERROR_ARGUMENT, "tlm_weights_from_memory: null argument");

@@ -265,8 +265,12 @@ static Value emitModel(OpBuilder &b, Location loc, const Config &c, Value ids,
 static SmallVector<Type> weightTypes(OpBuilder &b,
                                      const std::vector<WeightSpec> &specs) {
   SmallVector<Type> types;
-  for (const WeightSpec &s : specs)
-    types.push_back(tensorOf(b, s.shape));
+  for (const WeightSpec &s : specs) {
+    Type elem = s.dtype == io::DType::BF16  ? b.getBF16Type()
+                : s.dtype == io::DType::F16 ? b.getF16Type()
+                                            : b.getF32Type();
+    types.push_back(RankedTensorType::get(s.shape, elem));
+  }
   return types;
 }
 

@@ -12,11 +12,10 @@
 #include "lib/support/Json.h"
 
 #include <cmath>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
-
 
 namespace tlm::model {
 
@@ -107,8 +106,7 @@ Expected<Config> parseConfig(std::string_view text) {
       {"use_rmsnorm", false, boolean(c.useRMSNorm)},
       {"norm_position", false,
        [&](const json::Value &v) -> std::string {
-         if (!v.isString() ||
-             (v.asString() != "pre" && v.asString() != "post"))
+         if (!v.isString() || (v.asString() != "pre" && v.asString() != "post"))
            return "must be \"pre\" or \"post\"";
          c.postNorm = v.asString() == "post";
          return "";
@@ -117,12 +115,12 @@ Expected<Config> parseConfig(std::string_view text) {
       {"use_swiglu", false, boolean(c.useSwiGLU)},
       {"tie_embeddings", false, boolean(c.tieEmbeddings)},
       {"dtype", false,
-       [](const json::Value &v) -> std::string {
-         const std::string &s = v.isString() ? v.asString() : "";
-         if (s != "f32" && s != "bf16" && s != "f16")
+       [&](const json::Value &v) -> std::string {
+         std::optional<WeightDtype> d =
+             v.isString() ? parseWeightDtype(v.asString()) : std::nullopt;
+         if (!d)
            return "must be \"f32\", \"bf16\" or \"f16\"";
-         if (s != "f32")
-           return "is not supported yet (only \"f32\")";
+         c.dtype = *d;
          return "";
        }},
   };
@@ -191,8 +189,12 @@ std::string configToJson(const Config &c) {
      << "  \"norm_position\": \"" << (c.postNorm ? "post" : "pre") << "\",\n"
      << "  \"use_rope\": " << (c.useRope ? "true" : "false") << ",\n"
      << "  \"use_swiglu\": " << (c.useSwiGLU ? "true" : "false") << ",\n"
-     << "  \"tie_embeddings\": " << (c.tieEmbeddings ? "true" : "false")
-     << "\n}\n";
+     << "  \"tie_embeddings\": " << (c.tieEmbeddings ? "true" : "false");
+  // Only when it is not the default: an f32 model's text (an artifact's
+  // manifest, the compile cache's key) is what it was before dtypes.
+  if (c.dtype != WeightDtype::F32)
+    os << ",\n  \"dtype\": \"" << dtypeName(c.dtype) << "\"";
+  os << "\n}\n";
   return os.str();
 }
 

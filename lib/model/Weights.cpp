@@ -2,6 +2,8 @@
 
 #include "lib/model/Weights.h"
 
+#include "lib/support/Float16.h"
+
 #include <map>
 
 namespace tlm::model {
@@ -39,14 +41,19 @@ Expected<Weights> Weights::load(const Config &config, const std::string &path,
                        "' (expected shape " + io::shapeString(spec.shape) +
                        ") in " + path);
     const io::Tensor &t = *it->second.second;
-    if (t.dtype != io::DType::F32)
+    if (t.dtype != spec.dtype)
       return makeError("weights: tensor '" + it->second.first + "' has dtype " +
-                       std::string(io::dtypeName(t.dtype)) + ", expected F32");
+                       std::string(io::dtypeName(t.dtype)) + ", expected " +
+                       std::string(io::dtypeName(spec.dtype)) +
+                       (spec.shape.size() == 1
+                            ? " (norm gains are F32 whatever the dtype)"
+                            : " (the matrices are " +
+                                  std::string(dtypeName(config.dtype)) + ")"));
     if (t.shape != spec.shape)
       return makeError("weights: tensor '" + it->second.first + "' has shape " +
                        io::shapeString(t.shape) + ", expected " +
                        io::shapeString(spec.shape));
-    w.pointers_.push_back(t.f32());
+    w.pointers_.push_back(t.data);
     w.bytes_ += t.bytes;
     byName.erase(it);
   }
@@ -57,8 +64,114 @@ Expected<Weights> Weights::load(const Config &config, const std::string &path,
   return w;
 }
 
+Expected<WeightDtype> Weights::fileDtype(const std::string &path) {
+  auto file = io::SafeTensors::open(path, io::SafeTensors::Load::Map);
+  if (!file)
+    return makeError("weights: " + file.takeError().message());
+  for (const auto &[name, tensor] : file->tensors()) {
+    if (canonicalName(name) != "token_embeddings.weight")
+      continue;
+    switch (tensor.dtype) {
+    case io::DType::F32:
+      return WeightDtype::F32;
+    case io::DType::BF16:
+      return WeightDtype::BF16;
+    case io::DType::F16:
+      return WeightDtype::F16;
+    default:
+      return makeError("weights: tensor '" + name + "' has dtype " +
+                       std::string(io::dtypeName(tensor.dtype)) +
+                       ", expected F32, BF16 or F16");
+    }
+  }
+  // Weights::load names the missing tensor with its shape.
+  return WeightDtype::F32;
+}
+
+namespace {
+
+/// `n` values of `from` as `to` (F32, BF16 or F16).
+void convertValues(const void *from, io::DType fromType, void *to,
+                   io::DType toType, size_t n) {
+  auto read = [&](size_t i) -> float {
+    switch (fromType) {
+    case io::DType::BF16:
+      return bf16ToF32(static_cast<const uint16_t *>(from)[i]);
+    case io::DType::F16:
+      return f16ToF32(static_cast<const uint16_t *>(from)[i]);
+    default:
+      return static_cast<const float *>(from)[i];
+    }
+  };
+  for (size_t i = 0; i < n; ++i) {
+    float v = read(i);
+    switch (toType) {
+    case io::DType::BF16:
+      static_cast<uint16_t *>(to)[i] = f32ToBF16(v);
+      break;
+    case io::DType::F16:
+      static_cast<uint16_t *>(to)[i] = f32ToF16(v);
+      break;
+    default:
+      static_cast<float *>(to)[i] = v;
+    }
+  }
+}
+
+/// One block holding every spec's tensor at a 64-byte boundary, and the
+/// pointers into it.
+bool allocateFor(const std::vector<WeightSpec> &specs, bool hugePages,
+                 io::LargeBuffer &owned, std::vector<void *> &out,
+                 size_t &bytes) {
+  std::vector<size_t> offsets;
+  size_t total = 0;
+  bytes = 0;
+  for (const WeightSpec &s : specs) {
+    offsets.push_back(total);
+    total += (s.bytes() + 63) / 64 * 64;
+    bytes += s.bytes();
+  }
+  owned = io::LargeBuffer::allocate(total, hugePages);
+  if (!owned.data())
+    return false;
+  for (size_t offset : offsets)
+    out.push_back(static_cast<char *>(owned.data()) + offset);
+  return true;
+}
+
+} // namespace
+
+Expected<Weights> Weights::convert(const Weights &from, const Config &config,
+                                   WeightDtype to, bool hugePages) {
+  Config target = config;
+  target.dtype = to;
+  std::vector<WeightSpec> fromSpecs = weightSpecs(config),
+                          toSpecs = weightSpecs(target);
+  Weights w;
+  std::vector<void *> out;
+  if (!allocateFor(toSpecs, hugePages, w.owned_, out, w.bytes_))
+    return makeError("weights: out of memory converting to " +
+                     std::string(dtypeName(to)) + " (" +
+                     std::to_string(weightBytes(target)) + " bytes)");
+  for (size_t i = 0; i < toSpecs.size(); ++i) {
+    convertValues(from.pointers_[i], fromSpecs[i].dtype, out[i],
+                  toSpecs[i].dtype, size_t(toSpecs[i].numElements()));
+    w.pointers_.push_back(out[i]);
+  }
+  return w;
+}
+
 Expected<Weights> Weights::init(const Config &config, uint64_t seed,
                                 InitScheme scheme, bool hugePages) {
+  if (config.dtype != WeightDtype::F32) {
+    // Initialised in f32, then rounded: the same model, narrower.
+    Config f32 = config;
+    f32.dtype = WeightDtype::F32;
+    auto wide = init(f32, seed, scheme, hugePages);
+    if (!wide)
+      return wide.takeError();
+    return convert(*wide, f32, config.dtype, hugePages);
+  }
   std::string shortfall = memoryShortfall(4.0 * double(parameterCount(config)),
                                           "initialising the weights");
   if (!shortfall.empty())

@@ -19,7 +19,8 @@ namespace tlm::model {
 class Weights {
 public:
   /// Loads `path` and checks every tensor against `config`: a missing,
-  /// extra, mis-shaped or non-F32 tensor is an error naming it.
+  /// extra or mis-shaped tensor, or one whose dtype is not weightSpecs'
+  /// (F32 gains; matrices in the config's dtype), is an error naming it.
   /// `hugePages`: see io::LargeBuffer (Load::Read only).
   static Expected<Weights>
   load(const Config &config, const std::string &path,
@@ -30,15 +31,28 @@ public:
   static Expected<Weights> init(const Config &config, uint64_t seed,
                                 InitScheme scheme, bool hugePages = true);
 
-  /// One pointer per weightSpecs entry, in order.
-  const std::vector<const float *> &pointers() const { return pointers_; }
+  /// The dtype the matrices of the weights file `path` are stored in (its
+  /// token_embeddings.weight's; Weights::load checks the others), read from
+  /// the header without loading the data; F32 when it has none (load()
+  /// then reports it missing).
+  static Expected<WeightDtype> fileDtype(const std::string &path);
+
+  /// `from` (the weights of `config`, whose dtype they are stored in) with
+  /// every matrix converted to `to` (rounded to nearest even when
+  /// narrower); the gains are copied.
+  static Expected<Weights> convert(const Weights &from, const Config &config,
+                                   WeightDtype to, bool hugePages = true);
+
+  /// One pointer per weightSpecs entry, in order: f32, bf16 or f16 data as
+  /// the spec's dtype says.
+  const std::vector<const void *> &pointers() const { return pointers_; }
   /// Bytes of weight data held.
   size_t bytes() const { return bytes_; }
 
 private:
   std::optional<io::SafeTensors> file_;
   io::LargeBuffer owned_;
-  std::vector<const float *> pointers_;
+  std::vector<const void *> pointers_;
   size_t bytes_ = 0;
 };
 

@@ -16,7 +16,7 @@ std::string Session::memoryShortfall(const model::Config &config,
                                     std::to_string(batch));
 }
 
-Error Session::setWeights(std::vector<const float *> weights) {
+Error Session::setWeights(std::vector<const void *> weights) {
   assert(weights.size() == weightShapes_.size() &&
          "one pointer per weight spec");
   if (!cuda_) {
@@ -27,16 +27,14 @@ Error Session::setWeights(std::vector<const float *> weights) {
   deviceWeights_.clear();
   weights_.clear();
   for (size_t i = 0; i < weights.size(); ++i) {
-    size_t bytes = sizeof(float);
-    for (int64_t d : weightShapes_[i])
-      bytes *= d;
+    size_t bytes = weightBytes_[i];
     auto device = cuda::allocate(bytes);
     if (!device)
       return device.takeError();
     deviceWeights_.emplace_back(*device);
     if (Error err = cuda::copyToDevice(*device, weights[i], bytes))
       return err;
-    weights_.push_back(static_cast<const float *>(*device));
+    weights_.push_back(*device);
   }
   return Error::success();
 }
@@ -49,8 +47,10 @@ Session::allocate(const model::Config &config, const SessionOptions &options,
     return makeError(shortfall);
   std::unique_ptr<Session> s(new Session(config));
   s->batch_ = options.batch;
-  for (const model::WeightSpec &w : model::weightSpecs(config))
+  for (const model::WeightSpec &w : model::weightSpecs(config)) {
     s->weightShapes_.push_back(w.shape);
+    s->weightBytes_.push_back(w.bytes());
+  }
   // Left uninitialised on purpose: a step reads only the rows written
   // before it, and untouched pages cost no memory, so a short sequence pays
   // for the pages its rows touch, not for the whole context (small.json:
@@ -122,7 +122,7 @@ Error Session::run(bool lastOnly, const int64_t *ids, int64_t seq,
   for (int64_t i = 0; i < 2 * c.numLayers; ++i)
     args.push_back({cacheBuffer(i), {position_, batch_, c.kvDim()}});
   for (size_t i = 0; i < weights_.size(); ++i)
-    args.push_back({const_cast<float *>(weights_[i]), weightShapes_[i]});
+    args.push_back({const_cast<void *>(weights_[i]), weightShapes_[i]});
   std::string_view entry = lastOnly ? "decode" : "prefill";
   int64_t logitRows = lastOnly ? 1 : seq;
   args.push_back({logits, {batch_, logitRows, c.vocabSize}});

@@ -58,15 +58,15 @@ public:
   /// order, each a dense f32 tensor of the spec's shape, and must outlive
   /// the session. Also the compiler's.
   static Expected<std::unique_ptr<Session>>
-  create(const model::Config &config, std::vector<const float *> weights,
+  create(const model::Config &config, std::vector<const void *> weights,
          const SessionOptions &options, const JitOptions &jit);
   static Expected<std::unique_ptr<Session>>
-  create(const model::Config &config, std::vector<const float *> weights);
+  create(const model::Config &config, std::vector<const void *> weights);
 
   /// Binds `weights` (model::weightSpecs order; on the CPU they must
   /// outlive the session, on the GPU they are copied to the device once,
   /// here).
-  Error setWeights(std::vector<const float *> weights);
+  Error setWeights(std::vector<const void *> weights);
 
   /// Bytes of the KV cache of `batch` sequences: keys and values, f32, every
   /// layer, the whole context.
@@ -111,8 +111,9 @@ private:
   model::Config config_;
   int64_t batch_ = 1;
   int64_t position_ = 0;
-  std::vector<const float *> weights_;
+  std::vector<const void *> weights_;
   std::vector<std::vector<int64_t>> weightShapes_;
+  std::vector<size_t> weightBytes_;
   /// Keys then values of each layer, (context_length, batch, kv_dim), one
   /// after the other in one allocation.
   io::LargeBuffer cache_;

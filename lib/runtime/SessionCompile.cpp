@@ -19,7 +19,7 @@
 namespace tlm::runtime {
 
 Expected<std::unique_ptr<Session>>
-Session::create(const model::Config &config, std::vector<const float *> weights,
+Session::create(const model::Config &config, std::vector<const void *> weights,
                 const SessionOptions &options, const JitOptions &jit) {
   auto s = compile(config, options, jit);
   if (!s)
@@ -31,7 +31,7 @@ Session::create(const model::Config &config, std::vector<const float *> weights,
 
 Expected<std::unique_ptr<Session>>
 Session::create(const model::Config &config,
-                std::vector<const float *> weights) {
+                std::vector<const void *> weights) {
   return create(config, std::move(weights), SessionOptions(), JitOptions());
 }
 
@@ -49,7 +49,7 @@ Session::compileProgram(const model::Config &config, const JitOptions &jit) {
         mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
     model::addGenerationFunctions(*module, config);
     JitOptions jitOptions = jit;
-    jitOptions.weightBytes = model::parameterCount(config) * sizeof(float);
+    jitOptions.weightBytes = model::weightBytes(config);
     jitOptions.artifactModel = model::configToJson(config);
     auto compiled = fromLlvm(Jit::compile(std::move(module), jitOptions));
     if (compiled)

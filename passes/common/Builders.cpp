@@ -52,6 +52,15 @@ Value tlm::dimAsFloat(OpBuilder &b, Location loc, Value v, int64_t dim,
   return castFloat(b, loc, d, type);
 }
 
+Value tlm::widenToF32(OpBuilder &b, Location loc, Value v) {
+  Type type = v.getType(), f32 = b.getF32Type();
+  if (getElementTypeOrSelf(type) == f32)
+    return v;
+  if (auto vec = dyn_cast<VectorType>(type))
+    f32 = vec.clone(f32);
+  return arith::ExtFOp::create(b, loc, f32, v);
+}
+
 Value tlm::castFloat(OpBuilder &b, Location loc, Value v, Type to) {
   Type from = v.getType();
   if (from == to)
@@ -117,7 +126,9 @@ Value tlm::projection(OpBuilder &b, Location loc, Value x, Value w) {
   SmallVector<OpFoldResult> outSizes = sizesOf(b, loc, x);
   outSizes.back() = b.getIndexAttr(wType.getDimSize(0));
   Value acc = filledTensor(b, loc, outSizes, elem, 0.0);
-  if (rank == 2)
+  // A narrower W (bf16, f16) is widened in the body, as it is read.
+  bool widen = wType.getElementType() != elem;
+  if (rank == 2 && !widen)
     return linalg::MatmulTransposeBOp::create(b, loc, TypeRange{acc.getType()},
                                               ValueRange{x, w}, ValueRange{acc})
         .getResult(0);
@@ -143,8 +154,9 @@ Value tlm::projection(OpBuilder &b, Location loc, Value x, Value w) {
   return linalg::GenericOp::create(
              b, loc, TypeRange{acc.getType()}, ValueRange{x, w},
              ValueRange{acc}, maps, iters,
-             [](OpBuilder &nb, Location nl, ValueRange a) {
-               Value p = arith::MulFOp::create(nb, nl, a[0], a[1]);
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               Value w = widen ? castFloat(nb, nl, a[1], elem) : a[1];
+               Value p = arith::MulFOp::create(nb, nl, a[0], w);
                linalg::YieldOp::create(
                    nb, nl, ValueRange{arith::AddFOp::create(nb, nl, a[2], p)});
              })

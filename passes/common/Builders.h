@@ -44,6 +44,10 @@ Value reduceLastDim(OpBuilder &b, Location loc, Value input, Type accType,
 /// the transposed-B maps for a matrix, a contraction generic otherwise.
 Value projection(OpBuilder &b, Location loc, Value x, Value w);
 
+/// `v` (a float scalar or vector, e.g. a bf16 / f16 weight) widened to f32;
+/// `v` itself when it is f32.
+Value widenToF32(OpBuilder &b, Location loc, Value v);
+
 /// Converts `v` (any float or integer scalar) to f32 / f64 / index.
 Value castFloat(OpBuilder &b, Location loc, Value v, Type to);
 

@@ -96,7 +96,9 @@ struct LowerEmbedding : OpRewritePattern<EmbeddingOp> {
           Value col = linalg::IndexOp::create(b, l, rank - 1);
           Value v =
               tensor::ExtractOp::create(b, l, table, ValueRange{row, col});
-          linalg::YieldOp::create(b, l, v);
+          // A bf16 or f16 table is widened as its row is read.
+          linalg::YieldOp::create(
+              b, l, castFloat(b, l, v, resultType.getElementType()));
         });
     rewriter.replaceOp(op,
                        castTo(rewriter, loc, generic.getResult(0), resultType));

@@ -79,8 +79,9 @@ std::pair<Value, Value> panelSource(OpBuilder &b, Location loc, Value w,
         b, loc, abs, getValueOrCreateConstantIndexOp(b, loc, offset));
   OperandRange parts = rows->concat.getInputs();
   int64_t k = cast<RankedTensorType>(w.getType()).getDimSize(1);
-  auto anyRows =
-      RankedTensorType::get({ShapedType::kDynamic, k}, b.getF32Type());
+  auto anyRows = RankedTensorType::get(
+      {ShapedType::kDynamic, k},
+      cast<RankedTensorType>(w.getType()).getElementType());
   auto asAny = [&](Value part) -> Value {
     return part.getType() == anyRows
                ? part
@@ -121,8 +122,16 @@ Value pack(OpBuilder &b, Location loc, const PanelRows &rowsOf, Value buf,
         auto ks = scf::ForOp::create(
             cb, cl, c0, index(cb, cl, k), step, ValueRange{outer[0]},
             [&](OpBuilder &nb, Location nl, Value kb, ValueRange it) {
-              Value block = vector::TransferReadOp::create(
-                  nb, nl, blockType, w, ValueRange{row, kb}, pad, inBounds);
+              // A bf16 / f16 W is widened here, once per panel: the kernel
+              // reads f32 from the packed buffer.
+              Type wElem = cast<ShapedType>(w.getType()).getElementType();
+              Value wPad = arith::ConstantOp::create(
+                  nb, nl, wElem, nb.getFloatAttr(wElem, 0.0));
+              Value block =
+                  tlm::widenToF32(nb, nl,
+                                  vector::TransferReadOp::create(
+                                      nb, nl, blockType.clone(wElem), w,
+                                      ValueRange{row, kb}, wPad, inBounds));
               if (gain) {
                 // W[c, k] · gain[k]: every row of the block times the gain.
                 Value g = vector::TransferReadOp::create(
@@ -260,7 +269,8 @@ linalg::GenericOp projection(OpBuilder &b, Location loc, Value x, Value w,
   return linalg::GenericOp::create(
       b, loc, TypeRange{out.getType()}, ValueRange{x, w}, ValueRange{out}, maps,
       iters, [&](OpBuilder &nb, Location nl, ValueRange a) {
-        Value m = arith::MulFOp::create(nb, nl, a[0], a[1], fmf);
+        Value m = arith::MulFOp::create(nb, nl, a[0],
+                                        tlm::widenToF32(nb, nl, a[1]), fmf);
         linalg::YieldOp::create(
             nb, nl, ValueRange{arith::AddFOp::create(nb, nl, a[2], m, fmf)});
       });
@@ -431,7 +441,8 @@ LogicalResult tlm::packProjection(RewriterBase &rewriter, linalg::LinalgOp op,
                                            nb.getIndexAttr(shape.cols)};
         Value oRest = tensor::ExtractSliceOp::create(nb, nl, o, outOffsets,
                                                      outSizes, ones);
-        linalg::GenericOp restOp = tlm::packed::projection(nb, nl, xRest, wPanel, oRest);
+        linalg::GenericOp restOp =
+            tlm::packed::projection(nb, nl, xRest, wPanel, oRest);
         rest = restOp;
         Value merged = tensor::InsertSliceOp::create(
             nb, nl, restOp.getResult(0), o, outOffsets, outSizes, ones);

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/common/Builders.h"
 #include "passes/common/OptionChecks.h"
 #include "passes/common/Projection.h"
 #include "passes/cpu/PackedProjection.h"
@@ -244,7 +245,9 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
         rewriter, loc, TypeRange{part.getType()}, ValueRange{x, w},
         ValueRange{part}, maps, iters,
         [&](OpBuilder &b, Location nl, ValueRange a) {
-          Value m = arith::MulFOp::create(b, nl, a[0], a[1], fmf);
+          // A bf16 / f16 W widens in registers, after its narrow load.
+          Value m = arith::MulFOp::create(b, nl, a[0],
+                                          tlm::widenToF32(b, nl, a[1]), fmf);
           linalg::YieldOp::create(
               b, nl, ValueRange{arith::AddFOp::create(b, nl, a[2], m, fmf)});
         });

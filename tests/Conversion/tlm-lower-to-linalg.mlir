@@ -213,3 +213,20 @@ func.func @cached_attention(%q: tensor<?x?x64xf32>, %kv: tensor<?x?x32xf32>, %pa
   %o, %kn, %vn = tlm.cached_attention %q, %kv, %kv, %past, %past {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.0e+04 : f64} : (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)
   return %o, %kn, %vn : tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>
 }
+
+// -----
+
+// A bf16 weight is widened in the contraction's body, an f16 table in the
+// gather's.
+// CHECK-LABEL: func @narrow_weights
+// CHECK: linalg.generic
+// CHECK: ^bb0(%{{.*}}: f32, %[[W:.*]]: bf16, %{{.*}}: f32):
+// CHECK: %[[WF:.*]] = arith.extf %[[W]] : bf16 to f32
+// CHECK: arith.mulf %{{.*}}, %[[WF]] : f32
+// CHECK: tensor.extract %{{.*}} : tensor<100x64xf16>
+// CHECK: arith.extf %{{.*}} : f16 to f32
+func.func @narrow_weights(%x: tensor<?x64xf32>, %w: tensor<32x64xbf16>, %ids: tensor<?xi64>, %t: tensor<100x64xf16>) -> (tensor<?x32xf32>, tensor<?x64xf32>) {
+  %y = tlm.linear %x, %w : tensor<?x64xf32>, tensor<32x64xbf16> -> tensor<?x32xf32>
+  %e = tlm.embedding %ids, %t : tensor<?xi64>, tensor<100x64xf16> -> tensor<?x64xf32>
+  return %y, %e : tensor<?x32xf32>, tensor<?x64xf32>
+}

@@ -9,9 +9,18 @@ func.func @case0(%x: tensor<f32>, %w: tensor<4x4xf32>) {
 
 // -----
 
-func.func @case1(%x: tensor<2x4xf32>, %w: tensor<8x4xf16>) {
-  // expected-error @+1 {{expected weight element type 'f32' to match input, found 'f16'}}
-  %y = tlm.linear %x, %w : tensor<2x4xf32>, tensor<8x4xf16> -> tensor<2x8xf32>
+func.func @case1(%x: tensor<2x4xf32>, %w: tensor<8x4xf64>) {
+  // expected-error @+1 {{expected weight element type 'f32', bf16 or f16 (the activations' 'f32'), found 'f64'}}
+  %y = tlm.linear %x, %w : tensor<2x4xf32>, tensor<8x4xf64> -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+// Narrow weights are for f32 activations only.
+func.func @case1_narrow(%x: tensor<2x4xf16>, %w: tensor<8x4xbf16>) {
+  // expected-error @+1 {{expected weight element type 'f16' (the activations' 'f16'), found 'bf16'}}
+  %y = tlm.linear %x, %w : tensor<2x4xf16>, tensor<8x4xbf16> -> tensor<2x8xf16>
   return
 }
 
@@ -74,7 +83,7 @@ func.func @case8(%i: tensor<3xi64>, %t: tensor<10xf32>) {
 // -----
 
 func.func @case9(%i: tensor<3xi64>, %t: tensor<10x4xf32>) {
-  // expected-error @+1 {{expected result element type 'f32' to match table, found 'f16'}}
+  // expected-error @+1 {{expected table element type 'f16' (the activations' 'f16'), found 'f32'}}
   %y = tlm.embedding %i, %t : tensor<3xi64>, tensor<10x4xf32> -> tensor<3x4xf16>
   return
 }
@@ -169,9 +178,9 @@ func.func @case20(%x: tensor<f32>, %w1: tensor<8x4xf32>, %w2: tensor<4x8xf32>) {
 
 // -----
 
-func.func @case21(%x: tensor<2x4xf32>, %w1: tensor<8x4xf16>, %w2: tensor<4x8xf32>) {
-  // expected-error @+1 {{expected w1 element type 'f32' to match input, found 'f16'}}
-  %y = tlm.silu_ffn %x, %w1, %w2 : (tensor<2x4xf32>, tensor<8x4xf16>, tensor<4x8xf32>) -> tensor<2x4xf32>
+func.func @case21(%x: tensor<2x4xf32>, %w1: tensor<8x4xf64>, %w2: tensor<4x8xf32>) {
+  // expected-error @+1 {{expected w1 element type 'f32', bf16 or f16 (the activations' 'f32'), found 'f64'}}
+  %y = tlm.silu_ffn %x, %w1, %w2 : (tensor<2x4xf32>, tensor<8x4xf64>, tensor<4x8xf32>) -> tensor<2x4xf32>
   return
 }
 

@@ -15,6 +15,20 @@ func.func @linear_bf16(%x: tensor<8x64xbf16>, %w: tensor<32x64xbf16>) -> tensor<
   return %y : tensor<8x32xbf16>
 }
 
+// f32 activations with weights stored narrower, widened where they are read.
+// CHECK-LABEL: func @linear_narrow_weights
+// CHECK: tlm.linear %{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<32x64xbf16> -> tensor<?x32xf32>
+// CHECK: tlm.linear %{{.*}}, %{{.*}} : tensor<?x64xf32>, tensor<32x64xf16> -> tensor<?x32xf32>
+// CHECK: tlm.embedding %{{.*}}, %{{.*}} : tensor<?xi64>, tensor<100x64xbf16> -> tensor<?x64xf32>
+// CHECK: tlm.swiglu {{.*}} : (tensor<?x64xf32>, tensor<128x64xf16>, tensor<64x128xf16>, tensor<128x64xf16>) -> tensor<?x64xf32>
+func.func @linear_narrow_weights(%x: tensor<?x64xf32>, %b: tensor<32x64xbf16>, %h: tensor<32x64xf16>, %ids: tensor<?xi64>, %t: tensor<100x64xbf16>, %w1: tensor<128x64xf16>, %w2: tensor<64x128xf16>, %w3: tensor<128x64xf16>) -> (tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x64xf32>, tensor<?x64xf32>) {
+  %y = tlm.linear %x, %b : tensor<?x64xf32>, tensor<32x64xbf16> -> tensor<?x32xf32>
+  %z = tlm.linear %x, %h : tensor<?x64xf32>, tensor<32x64xf16> -> tensor<?x32xf32>
+  %e = tlm.embedding %ids, %t : tensor<?xi64>, tensor<100x64xbf16> -> tensor<?x64xf32>
+  %f = tlm.swiglu %x, %w1, %w2, %w3 : (tensor<?x64xf32>, tensor<128x64xf16>, tensor<64x128xf16>, tensor<128x64xf16>) -> tensor<?x64xf32>
+  return %y, %z, %e, %f : tensor<?x32xf32>, tensor<?x32xf32>, tensor<?x64xf32>, tensor<?x64xf32>
+}
+
 // CHECK-LABEL: func @embedding
 // CHECK: tlm.embedding %{{.*}}, %{{.*}} : tensor<?x?xi64>, tensor<100x64xf32> -> tensor<?x?x64xf32>
 // CHECK: tlm.embedding %{{.*}}, %{{.*}} : tensor<3xi32>, tensor<100x64xf32> -> tensor<3x64xf32>

@@ -94,7 +94,7 @@ TEST(CApi, MistakesAreStatusesWithMessages) {
 
   std::string path = compileArtifact();
   ASSERT_EQ(tlm_model_load(path.c_str(), &model), TLM_OK);
-  const float *none[1] = {nullptr};
+  const void *none[1] = {nullptr};
   tlm_weights *w = nullptr;
   EXPECT_EQ(tlm_weights_from_memory(model, none, 1, &w), TLM_ERROR_MISMATCH);
   EXPECT_NE(std::string(tlm_last_error()).find("takes"), std::string::npos);

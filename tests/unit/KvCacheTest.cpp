@@ -5,7 +5,7 @@
 // one-token decode steps reproduce the whole-sequence logits at every
 // position; a prefix gives the prefix rows (causality); generation's steps
 // (stepLast: the prompt, then one token at a time, last row only) give the
-// same rows.
+// same rows. Every case runs with f32, bf16 and f16 matrices.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +14,7 @@
 #include "lib/runtime/Jit.h"
 #include "lib/runtime/Metrics.h"
 #include "lib/runtime/Session.h"
+#include "lib/support/Float16.h"
 #include "tests/unit/Reference.h"
 #include "tests/unit/Tolerances.h"
 
@@ -169,7 +170,47 @@ std::vector<Case> cases() {
   out.insert(out.end(), {post, noNorm, noRope, silu, tied, outlined, pairs,
                          pairs2, lanes16, lanes8, lanes4, oddChunks, twoThreads,
                          stream, stream2, streamTied});
+  // Every case again with bf16 and with f16 matrices: the reference runs
+  // on the same values widened back to f32, so only summation order may
+  // differ.
+  static std::vector<std::string> names;
+  names.reserve(3 * out.size());
+  size_t f32Cases = out.size();
+  for (model::WeightDtype d :
+       {model::WeightDtype::BF16, model::WeightDtype::F16})
+    for (size_t i = 0; i < f32Cases; ++i) {
+      Case narrow = out[i];
+      narrow.config.dtype = d;
+      names.push_back(std::string(out[i].name) + "_" +
+                      std::string(model::dtypeName(d)));
+      narrow.name = names.back().c_str();
+      out.push_back(narrow);
+    }
   return out;
+}
+
+/// The weights as stored for `c`'s dtype: `w` itself for f32; else each
+/// matrix rounded into `narrow` and `w`'s copy replaced by the rounded
+/// values widened back (what the reference then runs on).
+std::vector<const void *> storeAs(const model::Config &c,
+                                  std::vector<std::vector<float>> &w,
+                                  std::vector<std::vector<uint16_t>> &narrow) {
+  std::vector<model::WeightSpec> specs = model::weightSpecs(c);
+  std::vector<const void *> ptrs;
+  narrow.assign(specs.size(), {});
+  for (size_t i = 0; i < specs.size(); ++i) {
+    bool bf16 = specs[i].dtype == io::DType::BF16;
+    if (specs[i].dtype == io::DType::F32) {
+      ptrs.push_back(w[i].data());
+      continue;
+    }
+    for (float &v : w[i]) {
+      narrow[i].push_back(bf16 ? f32ToBF16(v) : f32ToF16(v));
+      v = bf16 ? bf16ToF32(narrow[i].back()) : f16ToF32(narrow[i].back());
+    }
+    ptrs.push_back(narrow[i].data());
+  }
+  return ptrs;
 }
 
 class KvCache : public ::testing::TestWithParam<Case> {};
@@ -184,9 +225,8 @@ TEST_P(KvCache, PrefillThenDecodeMatchesForwardAndReference) {
   const int64_t vocab = c.vocabSize;
   std::vector<std::vector<float>> w =
       model::initWeights(c, /*seed=*/7, model::InitScheme::Module);
-  std::vector<const float *> ptrs;
-  for (const auto &t : w)
-    ptrs.push_back(t.data());
+  std::vector<std::vector<uint16_t>> narrow;
+  std::vector<const void *> ptrs = storeAs(c, w, narrow);
   runtime::JitOptions jit = GetParam().jit;
   jit.verifyEachPass = true;
   runtime::SessionOptions options;
@@ -299,7 +339,7 @@ INSTANTIATE_TEST_SUITE_P(Configs, KvCache, ::testing::ValuesIn(cases()),
 TEST(Session, RejectsOutOfRangeTokensAndContextOverflow) {
   model::Config c = cases()[0].config;
   auto w = model::initWeights(c, 0, model::InitScheme::Module);
-  std::vector<const float *> ptrs;
+  std::vector<const void *> ptrs;
   for (const auto &t : w)
     ptrs.push_back(t.data());
   auto session = runtime::Session::create(c, ptrs);

@@ -77,6 +77,16 @@ Error runBench(const Flags &o, const SessionMaker &make) {
   double prefillTokS = batch * o.promptLen / (prefillMs / 1000.0);
   double decodeTokS = o.gen ? batch * o.gen / (decodeMs / 1000.0) : 0.0;
   int64_t params = model::parameterCount(run->config);
+  // What one decode step reads of the weights: all of them but the
+  // embedding table, of which one row (unless the LM head is the table).
+  const model::Config &mc = run->config;
+  double rowBytes =
+      double(mc.dModel) * io::dtypeSize(model::storageDType(mc.dtype));
+  double stepBytes = double(model::weightBytes(mc));
+  if (!mc.tieEmbeddings)
+    stepBytes -= (mc.vocabSize - 1) * rowBytes;
+  double decodeGBs = stepBytes * decodeTokS / 1e9;
+  std::string dtype(model::dtypeName(mc.dtype));
   // An artifact runs on the threads it was compiled for.
   const runtime::ArtifactManifest *artifact =
       run->session->program().artifactManifest();
@@ -116,14 +126,15 @@ Error runBench(const Flags &o, const SessionMaker &make) {
       "%d\ncache         %s\ncompile       %s\n"
       "prefill       %.1f ms for %d x %d "
       "tokens "
-      "(%.1f tok/s)\ndecode        %.2f tok/s over %d steps\npeak RSS      "
+      "(%.1f tok/s)\ndecode        %.2f tok/s over %d steps (%s weights, "
+      "%.1f MB read per step, %.2f GB/s)\npeak RSS      "
       "%.1f MB (weights %.1f MB, KV cache %.1f MB, activations %.1f MB, "
       "process at start %.1f MB)\nRSS bound     %.1f MB (1.2 x weights + KV "
       "cache + activations + process at start)\n",
       (o.config.empty() ? o.artifact : o.config).c_str(), (long long)params,
       target, threads, cache, compiled, prefillMs, (int)batch, o.promptLen,
-      prefillTokS, decodeTokS, o.gen, peakMb, weightsMb, kvMb, activationsMb,
-      o.startRssMb, boundMb);
+      prefillTokS, decodeTokS, o.gen, dtype.c_str(), stepBytes / 1e6, decodeGBs,
+      peakMb, weightsMb, kvMb, activationsMb, o.startRssMb, boundMb);
   if (o.json)
     std::printf(
         "{\"compile_ms\": %.3f, \"pipeline_ms\": %.3f, \"codegen_ms\": %.3f, "
@@ -132,11 +143,12 @@ Error runBench(const Flags &o, const SessionMaker &make) {
         "\"kv_cache_mb\": %.1f, \"activations_mb\": %.1f, "
         "\"start_rss_mb\": %.1f, \"rss_bound_mb\": %.1f, \"params\": %lld, "
         "\"threads\": %d, \"compile_threads\": %u, \"target\": \"%s\", "
-        "\"cache\": \"%s\"}\n",
+        "\"cache\": \"%s\", \"weights_dtype\": \"%s\", "
+        "\"weight_bytes_per_token\": %.0f, \"decode_gb_s\": %.3f}\n",
         run->compileMs, stats.pipelineMs, stats.codegenMs, prefillMs,
         prefillTokS, decodeTokS, peakMb, weightsMb, kvMb, activationsMb,
         o.startRssMb, boundMb, (long long)params, threads, stats.compileThreads,
-        target, cache);
+        target, cache, dtype.c_str(), stepBytes, decodeGBs);
   return Error::success();
 }
 

@@ -11,6 +11,7 @@
 #include "lib/runtime/CudaRuntime.h"
 #include "lib/runtime/Metrics.h"
 #include "lib/runtime/Sampler.h"
+#include "lib/support/Float16.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -55,7 +56,9 @@ int report(const Error &err) {
   return code;
 }
 
-Expected<model::Config> loadConfig(const Flags &f) {
+namespace {
+
+Expected<model::Config> readConfig(const Flags &f) {
   if (f.config.empty() && !f.artifact.empty()) {
     // An artifact records the config it was compiled for.
     auto manifest = runtime::readArtifactManifest(f.artifact);
@@ -66,6 +69,50 @@ Expected<model::Config> loadConfig(const Flags &f) {
   if (f.config.empty())
     return userError("--config is required");
   return model::loadConfig(f.config);
+}
+
+} // namespace
+
+Error resolveDtype(const Flags &f, model::Config &c) {
+  std::optional<model::WeightDtype> flag;
+  if (!f.weightsDtype.empty()) {
+    flag = model::parseWeightDtype(f.weightsDtype);
+    if (!flag)
+      return userError("--weights-dtype must be f32, bf16 or f16, found '" +
+                       f.weightsDtype + "'");
+  }
+  if (f.weights.empty()) {
+    // Seeded weights: initialised in f32 and rounded to the dtype.
+    if (flag)
+      c.dtype = *flag;
+    return Error::success();
+  }
+  // A weights file says how its matrices are stored; what else asks for a
+  // dtype must agree with it.
+  auto file = model::Weights::fileDtype(f.weights);
+  if (!file)
+    return file.takeError();
+  std::string holds =
+      f.weights + " holds " + std::string(model::dtypeName(*file)) + " weights";
+  if (flag && *flag != *file)
+    return userError("--weights-dtype " + f.weightsDtype + ": " + holds +
+                     " (tlm-run quantize converts them)");
+  if (c.dtype != model::WeightDtype::F32 && c.dtype != *file)
+    return userError(
+        (f.config.empty() ? "artifact " + f.artifact : "config " + f.config) +
+        " is for " + std::string(model::dtypeName(c.dtype)) + " weights, and " +
+        holds);
+  c.dtype = *file;
+  return Error::success();
+}
+
+Expected<model::Config> loadConfig(const Flags &f) {
+  auto c = readConfig(f);
+  if (!c)
+    return c.takeError();
+  if (Error err = resolveDtype(f, *c))
+    return err;
+  return c;
 }
 
 Error checkThreads(const Flags &f) {
@@ -253,15 +300,26 @@ Error checkFinite(const Run &run, const float *logits, int64_t count) {
                       std::to_string(bad / vocab);
   // Only on this path: a scan of every weight.
   std::vector<model::WeightSpec> specs = model::weightSpecs(run.config);
-  const std::vector<const float *> &w = run.weights.pointers();
+  const std::vector<const void *> &w = run.weights.pointers();
   for (size_t i = 0; i < specs.size(); ++i) {
     int64_t n = specs[i].numElements();
+    auto value = [&](int64_t j) -> float {
+      const void *data = w[i];
+      switch (specs[i].dtype) {
+      case io::DType::BF16:
+        return bf16ToF32(static_cast<const uint16_t *>(data)[j]);
+      case io::DType::F16:
+        return f16ToF32(static_cast<const uint16_t *>(data)[j]);
+      default:
+        return static_cast<const float *>(data)[j];
+      }
+    };
     for (int64_t j = 0; j < n; ++j)
-      if (!std::isfinite(w[i][j]))
+      if (float v = value(j); !std::isfinite(v))
         return userError("the logits are not finite (" + where + "): weight '" +
                          specs[i].name + "' holds " +
-                         (std::isnan(w[i][j]) ? "NaN" : "Inf") +
-                         " at element " + std::to_string(j));
+                         (std::isnan(v) ? "NaN" : "Inf") + " at element " +
+                         std::to_string(j));
   }
   return userError("the logits are not finite (" + where +
                    "): the weights are finite, so the model overflows f32");

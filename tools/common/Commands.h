@@ -46,6 +46,9 @@ artifactSession(const Flags &f, const model::Config &c, int64_t batch);
 
 /// --config, or the config an --artifact records when --config is absent.
 Expected<model::Config> loadConfig(const Flags &f);
+/// Sets `config`'s dtype from --weights-dtype or the --weights file (they
+/// and a config's own non-f32 dtype must agree).
+Error resolveDtype(const Flags &f, model::Config &config);
 /// --threads within [1, the documented maximum].
 Error checkThreads(const Flags &f);
 /// --huge-pages as a bool.
@@ -88,7 +91,6 @@ std::string printable(std::string_view message, bool keepNewlines);
 /// Prints `err` as the one `error:` line on stderr and returns its exit
 /// code (0 for success).
 int report(const Error &err);
-
 
 } // namespace tlm::cli
 

@@ -82,17 +82,19 @@ const std::set<std::string> &runFlags(const std::string &command) {
   static const std::map<std::string, std::set<std::string>> table = {
       {"forward",
        {"config", "weights", "tokens", "tokens-file", "output", "target",
-        "threads", "seed", "init", "weights-load", "huge-pages", "artifact"}},
+        "threads", "seed", "init", "weights-load", "huge-pages", "artifact",
+        "weights-dtype"}},
       {"generate",
        {"config", "weights", "prompt-tokens", "prompt", "tokenizer",
         "max-new-tokens", "temperature", "top-p", "seed", "target", "threads",
-        "init", "weights-load", "huge-pages", "artifact"}},
+        "init", "weights-load", "huge-pages", "artifact", "weights-dtype"}},
       {"bench",
        {"config", "weights", "prompt-len", "gen", "batch", "threads", "target",
-        "json", "seed", "init", "weights-load", "huge-pages", "artifact"}},
+        "json", "seed", "init", "weights-load", "huge-pages", "artifact",
+        "weights-dtype"}},
       {"eval",
        {"config", "weights", "tokens-file", "json", "threads", "target", "seed",
-        "init", "weights-load", "huge-pages", "artifact"}},
+        "init", "weights-load", "huge-pages", "artifact", "weights-dtype"}},
   };
   static const std::set<std::string> none;
   auto it = table.find(command);

@@ -24,6 +24,9 @@ struct Flags {
   std::string promptTokens, prompt, tokenizer;
   std::string weightsLoad = "read", hugePages = "on";
   std::string artifact, cacheDir;
+  /// --weights-dtype: how the weight matrices are stored (f32, bf16, f16);
+  /// empty: the weights file's, else the config's.
+  std::string weightsDtype;
   bool json = false, noCache = false;
   /// Numbers as given; resolveNumbers() reads them into the fields below,
   /// so a malformed one gets one `error:` line naming its flag.

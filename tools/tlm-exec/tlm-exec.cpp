@@ -60,6 +60,7 @@ const std::map<std::string, std::string Flags::*> &textFlags() {
       {"prompt", &Flags::prompt},
       {"tokenizer", &Flags::tokenizer},
       {"weights-load", &Flags::weightsLoad},
+      {"weights-dtype", &Flags::weightsDtype},
       {"huge-pages", &Flags::hugePages},
       {"artifact", &Flags::artifact},
       {"seed", &Flags::seedText},

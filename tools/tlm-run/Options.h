@@ -54,6 +54,12 @@ struct Options {
                                 cl::init("0")};
   cl::opt<std::string> init{"init", cl::desc("module | gpt2"),
                             cl::init("module")};
+  cl::opt<std::string> weightsDtype{
+      "weights-dtype",
+      cl::desc("how the weight matrices are stored: f32, bf16 or f16 "
+               "(default: the --weights file's, else the config's dtype)")};
+  cl::opt<std::string> dtype{
+      "dtype", cl::desc("quantize: the dtype to write, bf16 | f16 | f32")};
   cl::opt<std::string> promptTokens{"prompt-tokens",
                                     cl::desc("prompt as token ids")};
   cl::opt<std::string> prompt{"prompt", cl::desc("prompt text")};
@@ -209,6 +215,7 @@ llvm::Error runCompare(const Options &o);
 llvm::Error runImportLlama2c(const Options &o);
 llvm::Error runTokenize(const Options &o);
 llvm::Error runInit(const Options &o);
+llvm::Error runQuantize(const Options &o);
 llvm::Error runDetokenize(const Options &o);
 /// Lists the switches of --disable, one per line: name, tab, help.
 llvm::Error runSwitches(const Options &o);

@@ -123,6 +123,21 @@ llvm::Error runDetokenize(const Options &o) {
   return llvm::Error::success();
 }
 
+namespace {
+
+/// `weights` (of `config`, in its dtype) as a safetensors file.
+llvm::Error writeWeights(const std::string &path, const model::Config &config,
+                         const model::Weights &weights) {
+  std::vector<io::TensorView> views;
+  std::vector<model::WeightSpec> specs = model::weightSpecs(config);
+  for (size_t i = 0; i < specs.size(); ++i)
+    views.push_back(
+        {specs[i].name, specs[i].dtype, specs[i].shape, weights.pointers()[i]});
+  return asUserError(io::writeSafeTensors(path, views));
+}
+
+} // namespace
+
 llvm::Error runInit(const Options &o) {
   if (o.output.empty())
     return flagError("--output is required");
@@ -135,12 +150,36 @@ llvm::Error runInit(const Options &o) {
   auto weights = loadWeights(o, *config);
   if (!weights)
     return weights.takeError();
-  std::vector<io::TensorView> views;
-  std::vector<model::WeightSpec> specs = model::weightSpecs(*config);
-  for (size_t i = 0; i < specs.size(); ++i)
-    views.push_back({specs[i].name, io::DType::F32, specs[i].shape,
-                     weights->pointers()[i]});
-  return asUserError(io::writeSafeTensors(o.output, views));
+  return writeWeights(o.output, *config, *weights);
+}
+
+llvm::Error runQuantize(const Options &o) {
+  if (o.output.empty())
+    return flagError("--output is required");
+  if (o.dtype.empty())
+    return flagError("--dtype is required (f32, bf16 or f16)");
+  std::optional<model::WeightDtype> to = model::parseWeightDtype(o.dtype);
+  if (!to)
+    return flagError("--dtype must be f32, bf16 or f16, found '" + o.dtype +
+                     "'");
+  if (llvm::Error err = toLlvm(io::refuseOverwritingInput(
+          o.output, {o.config, o.weights}, "--output")))
+    return asUserError(std::move(err));
+  // The weights as they are (a file's dtype, or seeded in f32), then
+  // rounded to --dtype.
+  auto config = loadConfig(o);
+  if (!config)
+    return config.takeError();
+  auto weights = loadWeights(o, *config);
+  if (!weights)
+    return weights.takeError();
+  auto converted = toLlvm(
+      model::Weights::convert(*weights, *config, *to, /*hugePages=*/false));
+  if (!converted)
+    return asUserError(converted.takeError());
+  model::Config target = *config;
+  target.dtype = *to;
+  return writeWeights(o.output, target, *converted);
 }
 
 } // namespace tlm::cli

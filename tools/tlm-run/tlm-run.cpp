@@ -38,6 +38,7 @@ llvm::Error Options::resolve() {
   f.tokensFile = tokensFile, f.output = output, f.target = target;
   f.init = init, f.promptTokens = promptTokens, f.prompt = prompt;
   f.tokenizer = tokenizer, f.weightsLoad = weightsLoad;
+  f.weightsDtype = weightsDtype;
   f.hugePages = hugePages, f.artifact = artifact, f.cacheDir = cacheDir;
   f.json = json, f.noCache = noCache;
   f.seedText = seedText, f.maxNewTokensText = maxNewTokensText;
@@ -107,6 +108,11 @@ const std::map<std::string, Command> &commands() {
        {runInit,
         {"config", "output", "seed", "init"},
         "write seeded weights: --config C --output W.safetensors"}},
+      {"quantize",
+       {runQuantize,
+        {"config", "weights", "output", "dtype", "seed", "init"},
+        "write weights in another dtype: --config C [--weights W] --dtype "
+        "bf16 --output OUT.safetensors"}},
       {"tokenize",
        {runTokenize,
         {"tokenizer", "text", "text-file", "bos"},
@@ -116,7 +122,7 @@ const std::map<std::string, Command> &commands() {
       {"compile",
        {runCompile,
         {"config", "output", "target", "threads", "opt-level", "llvm-loops",
-         "lanes", "gemv-columns", "disable", "cpu"},
+         "lanes", "gemv-columns", "disable", "cpu", "weights-dtype"},
         "write a compiled model: --config C --output model.so"}},
       {"switches",
        {runSwitches, {}, "list the optimizations --disable switches off"}},
