@@ -15,7 +15,9 @@
 # then the ablation table: small.json with each optimization switched off
 # in turn and with decode's GEMV in 8-column blocks (1 thread, 512
 # tokens), and cs336-ts and small.json on 2 threads with and without the
-# thread heuristic (tlm-serialize-small-parallel).
+# thread heuristic (tlm-serialize-small-parallel); and the last config's
+# weights in each dtype of TLM_BENCH_DTYPES (default "bf16 f16"; empty
+# skips it) against f32, with decode's weight traffic per step.
 # Benchmarks only: nothing here asserts.
 #
 # Environment: TLM_BENCH_PROMPTS (default "128 512"), TLM_BENCH_GEN (64),
@@ -144,6 +146,32 @@ PY
   done
 fi
 
+# Weight dtypes: the last config's seeded weights as f32 and in each of
+# TLM_BENCH_DTYPES, every dtype in turn `repeat` times per thread count
+# (prefill of the longest prompt, the decode steps).
+dtypes="$work/dtypes.jsonl"
+touch "$dtypes"
+if [ -n "${TLM_BENCH_DTYPES-bf16 f16}" ]; then
+  name=$(basename "${configs[-1]}" .json)
+  cfg="$work/$name.json"
+  f32="$work/$name.safetensors"
+  for d in ${TLM_BENCH_DTYPES-bf16 f16}; do
+    "$tlm" quantize --config "$cfg" --weights "$f32" --dtype "$d" \
+      --output "$work/$name-$d.safetensors" >/dev/null
+  done
+  for t in $threads; do
+    for _ in $(seq "$repeat"); do
+      for d in f32 ${TLM_BENCH_DTYPES-bf16 f16}; do
+        w=$f32; [ "$d" = f32 ] || w="$work/$name-$d.safetensors"
+        a=$("$tlm" bench "${nocache[@]}" --config "$cfg" --weights "$w" \
+              --prompt-len "$longest" --gen "$gen" --threads "$t" --json | tail -1)
+        echo "{\"config\": \"$name\", \"threads\": $t, \"dtype\": \"$d\", \"tlm\": $a}" >>"$dtypes"
+      done
+    done
+    echo "  dtypes threads=$t done" >&2
+  done
+fi
+
 ablation="$work/ablation.jsonl"
 if [ "${TLM_BENCH_ABLATION:-1}" != 0 ]; then
   cfg="$work/small.json"
@@ -180,7 +208,7 @@ if [ "${TLM_BENCH_ABLATION:-1}" != 0 ]; then
   done
 fi
 
-"$py" - "$results" "$ablation" "$probes" "$gemms" <<'PY'
+"$py" - "$results" "$ablation" "$probes" "$gemms" "$dtypes" "$longest" <<'PY'
 import json, os, sys
 import statistics
 # Each (config, threads, prompt) ran TLM_BENCH_REPEAT times: one row of
@@ -231,6 +259,27 @@ if gemms:
               f"{g['gflops']:.0f} | {100 * g['gflops'] / peak:.0f}% | "
               f"{g['best_ms']:.2f} | {g['best_gflops']:.0f} | "
               f"{100 * g['best_gflops'] / peak:.0f}% |")
+dtype_runs = {}
+for l in open(sys.argv[5]):
+    d = json.loads(l)
+    dtype_runs.setdefault((d["config"], d["threads"], d["dtype"]), []).append(d["tlm"])
+if dtype_runs:
+    print()
+    print(f"| dtype | config | thr | prefill {sys.argv[6]} tok/s | vs f32 | "
+          "decode tok/s | vs f32 | compile ms | MB read per step | "
+          "decode GB/s (% bandwidth) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    med = lambda runs, key: statistics.median(r[key] for r in runs)
+    for (config, thr, dtype), runs in dtype_runs.items():
+        base = dtype_runs[(config, thr, "f32")]
+        bw = probe["read_gbs_1"] if thr == 1 else probe["read_gbs_all"]
+        pre, dec = med(runs, "prefill_tok_s"), med(runs, "decode_tok_s")
+        gbs = med(runs, "decode_gb_s")
+        print(f"| {dtype} | {config} | {thr} | {pre:.0f} | "
+              f"{pre / med(base, 'prefill_tok_s'):.2f} | {dec:.1f} | "
+              f"{dec / med(base, 'decode_tok_s'):.2f} | {med(runs, 'compile_ms'):.0f} | "
+              f"{runs[0]['weight_bytes_per_token'] / 1e6:.1f} | "
+              f"{gbs:.1f} ({100 * gbs / bw:.0f}%) |")
 if os.path.exists(sys.argv[2]) and os.path.getsize(sys.argv[2]):
     print()
     print("| ablation | config | thr | prompt | compile ms | prefill tok/s | decode tok/s |")
