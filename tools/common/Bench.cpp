@@ -17,12 +17,20 @@
 
 namespace tlm::cli {
 
-Error runBench(const Flags &o, const SessionMaker &make) {
+Error runBench(const Flags &given, const SessionMaker &make) {
+  Flags o = given;
   if (o.promptLen < 1 || o.gen < 0 || o.batch < 1)
     return userError("--prompt-len and --batch must be >= 1, --gen >= 0");
   auto config = loadConfig(o);
   if (!config)
     return config.takeError();
+  // Defaults that fit the model: 32 steps (at most a quarter of the
+  // context) after a prompt of 128 (at most what the context leaves).
+  int64_t context = config->contextLength;
+  if (!o.genGiven)
+    o.gen = int(std::min<int64_t>(32, context / 4));
+  if (!o.promptLenGiven)
+    o.promptLen = int(std::min<int64_t>(128, context - o.gen));
   if (int64_t(o.promptLen) + o.gen > config->contextLength)
     return userError("--prompt-len + --gen (" +
                      std::to_string(int64_t(o.promptLen) + o.gen) +

@@ -339,12 +339,14 @@ Expected<Run> setUp(const Flags &f, int64_t batch, const SessionMaker &make) {
   if (!session)
     return session.takeError();
   double compileMs = msSince(start);
+  start = Clock::now();
   auto weights = loadWeights(f, *config);
   if (!weights)
     return weights.takeError();
   Run run{*config, std::move(*weights), std::move(*session), compileMs};
   if (Error err = run.session->setWeights(run.weights.pointers()))
     return Error::withExitCode(3, "target " + f.target + ": " + err.message());
+  run.weightsMs = msSince(start);
   return run;
 }
 
@@ -391,17 +393,68 @@ Error runForward(const Flags &f, const SessionMaker &make) {
   return Error::success();
 }
 
-Error runGenerate(const Flags &f, const SessionMaker &make) {
-  if (f.promptTokens.empty() == f.prompt.empty())
-    return userError("give exactly one of --prompt-tokens and --prompt");
-  if (!f.prompt.empty() && f.tokenizer.empty())
-    return userError("--prompt needs --tokenizer");
-  if (f.maxNewTokens < 0)
-    return userError("--max-new-tokens must be >= 0");
+namespace {
+
+/// generate's sampling flags, checked.
+Expected<runtime::SamplingOptions> samplingOptions(const Flags &f) {
   if (!(f.temperature >= 0) || !std::isfinite(f.temperature))
     return userError("--temperature must be a finite number >= 0");
   if (!(f.topP > 0 && f.topP <= 1))
     return userError("--top-p must be in (0, 1]");
+  if (f.topK < 0)
+    return userError("--top-k must be >= 0 (0: every token)");
+  if (!(f.minP >= 0 && f.minP <= 1))
+    return userError("--min-p must be in [0, 1]");
+  if (!(f.repeatPenalty > 0) || !std::isfinite(f.repeatPenalty))
+    return userError("--repeat-penalty must be a finite number > 0");
+  if (f.repeatLastN < 0)
+    return userError("--repeat-last-n must be >= 0");
+  if (!std::isfinite(f.frequencyPenalty) || !std::isfinite(f.presencePenalty))
+    return userError("--frequency-penalty and --presence-penalty must be "
+                     "finite numbers");
+  runtime::SamplingOptions o;
+  o.temperature = f.temperature;
+  o.topP = f.topP;
+  o.topK = f.topK;
+  o.minP = f.minP;
+  o.repeatPenalty = f.repeatPenalty;
+  o.repeatLastN = f.repeatLastN;
+  o.frequencyPenalty = f.frequencyPenalty;
+  o.presencePenalty = f.presencePenalty;
+  o.seed = f.samplingSeed;
+  return o;
+}
+
+} // namespace
+
+Error runGenerate(const Flags &f, const SessionMaker &make) {
+  int prompts =
+      !f.promptTokens.empty() + !f.prompt.empty() + !f.promptFile.empty();
+  if (prompts != 1)
+    return userError(
+        "give exactly one of --prompt-tokens, --prompt and --prompt-file");
+  std::string promptText = f.prompt;
+  if (!f.promptFile.empty()) {
+    // A prompt is text for the tokenizer: 16 MiB bounds the read.
+    auto text = io::readRegularFile(f.promptFile, 16 << 20);
+    if (!text)
+      return userError("--prompt-file: " + text.takeError().message());
+    promptText = std::move(*text);
+    if (promptText.empty())
+      return userError("--prompt-file: " + f.promptFile + " is empty");
+  }
+  if (!promptText.empty() && f.tokenizer.empty())
+    return userError(
+        std::string(f.prompt.empty() ? "--prompt-file" : "--prompt") +
+        " needs --tokenizer");
+  if (f.ignoreEos && f.tokenizer.empty())
+    return userError("--ignore-eos needs --tokenizer (without one no token "
+                     "ends the text)");
+  if (f.maxNewTokens < 0)
+    return userError("--max-new-tokens must be >= 0");
+  auto sampling = samplingOptions(f);
+  if (!sampling)
+    return sampling.takeError();
   auto config = loadConfig(f);
   if (!config)
     return config.takeError();
@@ -418,8 +471,8 @@ Error runGenerate(const Flags &f, const SessionMaker &make) {
                        std::to_string(config->vocabSize));
   }
   std::vector<int64_t> promptIds;
-  if (!f.prompt.empty()) {
-    promptIds = tokenizer->encode(f.prompt, tokenizer->bos() >= 0);
+  if (!promptText.empty()) {
+    promptIds = tokenizer->encode(promptText, tokenizer->bos() >= 0);
   } else {
     auto ids = parseIds("prompt-tokens", f.promptTokens);
     if (!ids)
@@ -436,15 +489,19 @@ Error runGenerate(const Flags &f, const SessionMaker &make) {
     return run.takeError();
   runtime::Session &s = *run->session;
   int64_t vocab = run->config.vocabSize;
-  runtime::Sampler sampler(f.temperature, f.topP, f.seed);
+  runtime::Sampler sampler(*sampling);
+  for (int64_t id : prompt.ids)
+    sampler.observe(id);
 
   std::vector<float> logits(vocab);
   auto start = Clock::now();
   if (Error err = s.stepLast(prompt.ids.data(), prompt.seq, logits.data()))
     return err;
+  double prefillMs = msSince(start);
   if (Error err = checkFinite(*run, logits.data(), vocab))
     return err;
   int64_t next = sampler.sample(logits.data(), vocab);
+  sampler.observe(next);
   // Tokens printed so far, which is also the decode steps run.
   int generated = 0;
   bool atEos = false;
@@ -469,7 +526,7 @@ Error runGenerate(const Flags &f, const SessionMaker &make) {
     if (std::ferror(stdout))
       return Error::success();
     if (stream) {
-      if (next == tokenizer->eos()) {
+      if (next == tokenizer->eos() && !f.ignoreEos) {
         atEos = true;
         break;
       }
@@ -486,10 +543,11 @@ Error runGenerate(const Flags &f, const SessionMaker &make) {
     if (s.position() >= run->config.contextLength) {
       std::printf("\n");
       std::fflush(stdout);
-      std::fprintf(stderr,
-                   "note: stopped at context_length (%lld) after %d new "
-                   "tokens\n",
-                   (long long)run->config.contextLength, generated + 1);
+      if (!f.quiet)
+        std::fprintf(stderr,
+                     "note: stopped at context_length (%lld) after %d new "
+                     "tokens\n",
+                     (long long)run->config.contextLength, generated + 1);
       return Error::success();
     }
     if (Error err = s.stepLast(&next, 1, logits.data()))
@@ -499,6 +557,7 @@ Error runGenerate(const Flags &f, const SessionMaker &make) {
       return err;
     }
     next = sampler.sample(logits.data(), vocab);
+    sampler.observe(next);
   }
   if (stream) {
     std::string rest = stream->finish();
@@ -510,14 +569,34 @@ Error runGenerate(const Flags &f, const SessionMaker &make) {
   // The EOS token ends the text unprinted; --max-new-tokens ends it after
   // the last token printed, which was not fed back.
   int printed = atEos ? generated : std::min(generated + 1, f.maxNewTokens);
+  if (f.quiet)
+    return Error::success();
   if (atEos)
     std::fprintf(stderr,
                  "note: stopped at the end-of-sequence token after %d new "
                  "tokens\n",
                  printed);
-  std::fprintf(stderr, "generated %d tokens in %.1f ms (%.1f tok/s decode)\n",
-               printed, totalMs,
-               generated > 0 ? generated / (decodeMs / 1000.0) : 0.0);
+  // The first token is sampled from the prompt step's logits: it is there
+  // after the prefill (and the weights, and the compile).
+  double decodeTokS = generated > 0 ? generated / (decodeMs / 1000.0) : 0.0;
+  double prefillTokS = prompt.seq / (prefillMs / 1000.0);
+  double firstMs = run->compileMs + run->weightsMs + prefillMs;
+  std::fprintf(stderr,
+               "generated %d tokens in %.1f ms (%.1f tok/s decode); prompt "
+               "%lld tokens in %.1f ms (%.1f tok/s); compile %.1f ms, "
+               "weights %.1f ms, first token after %.1f ms\n",
+               printed, totalMs, decodeTokS, (long long)prompt.seq, prefillMs,
+               prefillTokS, run->compileMs, run->weightsMs, firstMs);
+  if (f.json)
+    std::fprintf(stderr,
+                 "{\"tokens\": %d, \"prompt_tokens\": %lld, "
+                 "\"compile_ms\": %.3f, \"weights_ms\": %.3f, "
+                 "\"prefill_ms\": %.3f, \"prefill_tok_s\": %.3f, "
+                 "\"first_token_ms\": %.3f, \"decode_tok_s\": %.3f, "
+                 "\"stopped_at_eos\": %s}\n",
+                 printed, (long long)prompt.seq, run->compileMs, run->weightsMs,
+                 prefillMs, prefillTokS, firstMs, decodeTokS,
+                 atEos ? "true" : "false");
   return Error::success();
 }
 

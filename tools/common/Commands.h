@@ -64,7 +64,9 @@ struct Run {
   model::Config config;
   model::Weights weights;
   std::unique_ptr<runtime::Session> session;
-  double compileMs = 0;
+  /// Milliseconds compiling (or loading the code) and reading or
+  /// initialising the weights (with their upload to a GPU).
+  double compileMs = 0, weightsMs = 0;
 };
 
 /// The config, a session for `batch` sequences, then the weights bound to

@@ -61,14 +61,37 @@ Error Flags::resolveNumbers() {
     return err;
   if (Error err = readNumber("max-new-tokens", maxNewTokensText, maxNewTokens))
     return err;
-  if (Error err = readNumber("prompt-len", promptLenText, promptLen))
-    return err;
-  if (Error err = readNumber("gen", genText, gen))
-    return err;
+  promptLenGiven = !promptLenText.empty();
+  genGiven = !genText.empty();
+  if (promptLenGiven)
+    if (Error err = readNumber("prompt-len", promptLenText, promptLen))
+      return err;
+  if (genGiven)
+    if (Error err = readNumber("gen", genText, gen))
+      return err;
   if (Error err = readNumber("batch", batchText, batch))
     return err;
   if (Error err = readNumber("temperature", temperatureText, temperature))
     return err;
+  if (Error err = readNumber("top-k", topKText, topK))
+    return err;
+  if (Error err = readNumber("min-p", minPText, minP))
+    return err;
+  if (Error err =
+          readNumber("repeat-penalty", repeatPenaltyText, repeatPenalty))
+    return err;
+  if (Error err = readNumber("repeat-last-n", repeatLastNText, repeatLastN))
+    return err;
+  if (Error err = readNumber("frequency-penalty", frequencyPenaltyText,
+                             frequencyPenalty))
+    return err;
+  if (Error err =
+          readNumber("presence-penalty", presencePenaltyText, presencePenalty))
+    return err;
+  samplingSeed = seed;
+  if (!samplingSeedText.empty())
+    if (Error err = readNumber("sampling-seed", samplingSeedText, samplingSeed))
+      return err;
   return readNumber("top-p", topPText, topP);
 }
 
@@ -85,9 +108,33 @@ const std::set<std::string> &runFlags(const std::string &command) {
         "threads", "seed", "init", "weights-load", "huge-pages", "artifact",
         "weights-dtype"}},
       {"generate",
-       {"config", "weights", "prompt-tokens", "prompt", "tokenizer",
-        "max-new-tokens", "temperature", "top-p", "seed", "target", "threads",
-        "init", "weights-load", "huge-pages", "artifact", "weights-dtype"}},
+       {"config",
+        "weights",
+        "prompt-tokens",
+        "prompt",
+        "prompt-file",
+        "quiet",
+        "json",
+        "tokenizer",
+        "max-new-tokens",
+        "temperature",
+        "top-p",
+        "top-k",
+        "min-p",
+        "repeat-penalty",
+        "repeat-last-n",
+        "frequency-penalty",
+        "presence-penalty",
+        "sampling-seed",
+        "ignore-eos",
+        "seed",
+        "target",
+        "threads",
+        "init",
+        "weights-load",
+        "huge-pages",
+        "artifact",
+        "weights-dtype"}},
       {"bench",
        {"config", "weights", "prompt-len", "gen", "batch", "threads", "target",
         "json", "seed", "init", "weights-load", "huge-pages", "artifact",

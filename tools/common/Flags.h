@@ -28,14 +28,27 @@ struct Flags {
   /// empty: the weights file's, else the config's.
   std::string weightsDtype;
   bool json = false, noCache = false;
+  /// generate: no summary on stderr.
+  bool quiet = false;
   /// Numbers as given; resolveNumbers() reads them into the fields below,
   /// so a malformed one gets one `error:` line naming its flag.
   std::string seedText = "0", maxNewTokensText = "32", temperatureText = "0.0",
-              topPText = "1.0", promptLenText = "128", genText = "32",
-              batchText = "1";
-  uint64_t seed = 0;
+              topPText = "1.0", promptLenText, genText, batchText = "1";
+  /// generate's sampling controls (runtime::SamplingOptions), as given;
+  /// an empty sampling seed means --seed's.
+  std::string topKText = "0", minPText = "0", repeatPenaltyText = "1",
+              repeatLastNText = "64", frequencyPenaltyText = "0",
+              presencePenaltyText = "0", samplingSeedText;
+  std::string promptFile;
+  bool ignoreEos = false;
+  /// Whether --prompt-len and --gen were given (bench fits its defaults
+  /// to the model's context otherwise).
+  bool promptLenGiven = false, genGiven = false;
+  uint64_t seed = 0, samplingSeed = 0;
   int maxNewTokens = 32, promptLen = 128, gen = 32, batch = 1;
   double temperature = 0.0, topP = 1.0;
+  int64_t topK = 0, repeatLastN = 64;
+  double minP = 0, repeatPenalty = 1, frequencyPenalty = 0, presencePenalty = 0;
   Error resolveNumbers();
   /// `text` as a number for --`flag` (an error names it).
   static Error readDouble(const char *flag, const std::string &text,

@@ -67,6 +67,14 @@ const std::map<std::string, std::string Flags::*> &textFlags() {
       {"max-new-tokens", &Flags::maxNewTokensText},
       {"temperature", &Flags::temperatureText},
       {"top-p", &Flags::topPText},
+      {"top-k", &Flags::topKText},
+      {"min-p", &Flags::minPText},
+      {"repeat-penalty", &Flags::repeatPenaltyText},
+      {"repeat-last-n", &Flags::repeatLastNText},
+      {"frequency-penalty", &Flags::frequencyPenaltyText},
+      {"presence-penalty", &Flags::presencePenaltyText},
+      {"sampling-seed", &Flags::samplingSeedText},
+      {"prompt-file", &Flags::promptFile},
       {"prompt-len", &Flags::promptLenText},
       {"gen", &Flags::genText},
       {"batch", &Flags::batchText},
@@ -107,10 +115,10 @@ Error parseFlags(int argc, char **argv, const std::string &command, Flags &f) {
     }
     if (!allowed.count(name))
       return userError("--" + name + " is not an option of '" + command + "'");
-    if (name == "json") {
+    if (name == "json" || name == "ignore-eos") {
       if (hasValue)
-        return userError("--json takes no value");
-      f.json = true;
+        return userError("--" + name + " takes no value");
+      (name == "json" ? f.json : f.ignoreEos) = true;
       continue;
     }
     if (!hasValue) {

@@ -50,8 +50,11 @@ struct Options {
                               cl::value_desc("logits.safetensors")};
   cl::opt<std::string> target{"target", cl::desc("cpu | cuda"),
                               cl::init("cpu")};
-  cl::opt<std::string> seedText{"seed", cl::desc("seed for init and sampling"),
-                                cl::init("0")};
+  cl::opt<std::string> seedText{
+      "seed",
+      cl::desc("seed of the seeded weights, and of sampling unless "
+               "--sampling-seed"),
+      cl::init("0")};
   cl::opt<std::string> init{"init", cl::desc("module | gpt2"),
                             cl::init("module")};
   cl::opt<std::string> weightsDtype{
@@ -68,12 +71,44 @@ struct Options {
                                         cl::desc("tokens to generate")};
   cl::opt<std::string> temperatureText{"temperature", cl::init("0.0"),
                                        cl::desc("0 = greedy")};
+  cl::opt<std::string> topKText{
+      "top-k", cl::init("0"),
+      cl::desc("sample among the K likeliest tokens only (0: all)")};
+  cl::opt<std::string> minPText{
+      "min-p", cl::init("0"),
+      cl::desc("drop tokens less than P times as likely as the likeliest")};
+  cl::opt<std::string> repeatPenaltyText{
+      "repeat-penalty", cl::init("1"),
+      cl::desc("divide the positive logits (multiply the negative) of the "
+               "last --repeat-last-n tokens by this (1: off)")};
+  cl::opt<std::string> repeatLastNText{
+      "repeat-last-n", cl::init("64"),
+      cl::desc("tokens the penalties look back over, the prompt included")};
+  cl::opt<std::string> frequencyPenaltyText{
+      "frequency-penalty", cl::init("0"),
+      cl::desc("subtract this times a recent token's count from its logit")};
+  cl::opt<std::string> presencePenaltyText{
+      "presence-penalty", cl::init("0"),
+      cl::desc("subtract this from the logit of every recent token")};
+  cl::opt<std::string> samplingSeedText{
+      "sampling-seed",
+      cl::desc("seed of sampling alone (default: --seed), so the sampled "
+               "text changes without the seeded weights")};
+  cl::opt<std::string> promptFile{"prompt-file",
+                                  cl::desc("prompt text read from a file")};
+  cl::opt<bool> quiet{"quiet",
+                      cl::desc("generate: no summary or notes on stderr")};
+  cl::opt<bool> ignoreEos{
+      "ignore-eos", cl::desc("go on past the tokenizer's end-of-text token")};
   cl::opt<std::string> topPText{"top-p", cl::init("1.0"),
                                 cl::desc("nucleus mass")};
-  cl::opt<std::string> promptLenText{"prompt-len", cl::init("128"),
-                                     cl::desc("bench: prompt tokens")};
-  cl::opt<std::string> genText{"gen", cl::init("32"),
-                               cl::desc("bench: decode steps")};
+  cl::opt<std::string> promptLenText{
+      "prompt-len",
+      cl::desc("bench: prompt tokens (default 128, or what the context "
+               "leaves after --gen)")};
+  cl::opt<std::string> genText{
+      "gen", cl::desc("bench: decode steps (default 32, at most a quarter "
+                      "of the context)")};
   cl::opt<std::string> batchText{"batch", cl::init("1"),
                                  cl::desc("bench: batch size")};
   cl::opt<bool> json{"json", cl::desc("one JSON object on the last line")};

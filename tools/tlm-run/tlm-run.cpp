@@ -43,6 +43,12 @@ llvm::Error Options::resolve() {
   f.json = json, f.noCache = noCache;
   f.seedText = seedText, f.maxNewTokensText = maxNewTokensText;
   f.temperatureText = temperatureText, f.topPText = topPText;
+  f.topKText = topKText, f.minPText = minPText;
+  f.repeatPenaltyText = repeatPenaltyText, f.repeatLastNText = repeatLastNText;
+  f.frequencyPenaltyText = frequencyPenaltyText;
+  f.presencePenaltyText = presencePenaltyText;
+  f.samplingSeedText = samplingSeedText, f.promptFile = promptFile;
+  f.ignoreEos = ignoreEos, f.quiet = quiet;
   f.promptLenText = promptLenText, f.genText = genText;
   f.batchText = batchText;
   f.threads = threads, f.threadsGiven = threadsGiven, f.cores = cores;
