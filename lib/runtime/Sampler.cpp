@@ -36,6 +36,8 @@ const float *Sampler::penalized(const float *logits, int64_t vocab) {
 }
 
 int64_t Sampler::sample(const float *raw, int64_t vocab) {
+  if (options_.vocabLimit > 0 && options_.vocabLimit < vocab)
+    vocab = options_.vocabLimit;
   const float *logits = penalized(raw, vocab);
   int64_t best = 0;
   for (int64_t i = 1; i < vocab; ++i)

@@ -29,6 +29,10 @@ struct SamplingOptions {
   /// (count > 0), counts over the same window (0: off).
   double frequencyPenalty = 0, presencePenalty = 0;
   uint64_t seed = 0;
+  /// Only ids below this are candidates (0: every id): a model whose vocab
+  /// is padded past its tokenizer's never picks a row the tokenizer cannot
+  /// print.
+  int64_t vocabLimit = 0;
 };
 
 /// Penalties first (on a copy of the logits), then greedy, or top-k, top-p

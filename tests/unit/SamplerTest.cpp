@@ -118,6 +118,18 @@ TEST(Sampler, FrequencyAndPresencePenaltiesCount) {
   EXPECT_EQ(q.sample(logits.data(), 3), 1); // 2.4 whatever the count
 }
 
+TEST(Sampler, VocabLimitMasksThePadding) {
+  // Token 3 is by far the likeliest, but past the limit.
+  std::vector<float> logits = {0.0f, 0.5f, 0.2f, 9.0f};
+  SamplingOptions o = at(0);
+  o.vocabLimit = 3;
+  EXPECT_EQ(Sampler(o).sample(logits.data(), 4), 1);
+  o.temperature = 1;
+  Sampler s(o);
+  for (int i = 0; i < 500; ++i)
+    ASSERT_LT(s.sample(logits.data(), 4), 3);
+}
+
 TEST(Sampler, SeedDecides) {
   auto run = [](uint64_t seed) {
     Sampler s(at(1, seed));

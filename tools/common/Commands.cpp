@@ -489,6 +489,10 @@ Error runGenerate(const Flags &f, const SessionMaker &make) {
     return run.takeError();
   runtime::Session &s = *run->session;
   int64_t vocab = run->config.vocabSize;
+  // A vocabulary padded past the tokenizer's: the padding rows are never
+  // sampled (docs/tlm-run.md#generate).
+  if (tokenizer)
+    sampling->vocabLimit = tokenizer->vocabSize();
   runtime::Sampler sampler(*sampling);
   for (int64_t id : prompt.ids)
     sampler.observe(id);
