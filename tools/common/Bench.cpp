@@ -21,6 +21,9 @@ Error runBench(const Flags &given, const SessionMaker &make) {
   Flags o = given;
   if (o.promptLen < 1 || o.gen < 0 || o.batch < 1)
     return userError("--prompt-len and --batch must be >= 1, --gen >= 0");
+  if (o.repeat < 1 || o.repeat > 1000)
+    return userError("--repeat must be in [1, 1000], found " +
+                     std::to_string(o.repeat));
   auto config = loadConfig(o);
   if (!config)
     return config.takeError();
@@ -72,18 +75,33 @@ Error runBench(const Flags &given, const SessionMaker &make) {
   double activationsMb =
       std::max(0.0, peakRssMb() - rssBeforeSteps - kvRowsMb - mappedWeightsMb);
 
-  auto start = Clock::now();
-  if (Error err = s.stepLast(prompt.data(), o.promptLen, logits.data()))
-    return err;
-  double prefillMs = msSince(start);
+  // --repeat runs of a prefill then the decode steps, from an empty cache
+  // each: the medians are reported, and the spread (fastest, slowest).
+  std::vector<double> prefills, decodes;
   std::vector<int64_t> next(batch, 1);
-  start = Clock::now();
-  for (int i = 0; i < o.gen; ++i)
-    if (Error err = s.stepLast(next.data(), 1, logits.data()))
+  for (int r = 0; r < o.repeat; ++r) {
+    s.reset();
+    auto start = Clock::now();
+    if (Error err = s.stepLast(prompt.data(), o.promptLen, logits.data()))
       return err;
-  double decodeMs = msSince(start);
-  double prefillTokS = batch * o.promptLen / (prefillMs / 1000.0);
-  double decodeTokS = o.gen ? batch * o.gen / (decodeMs / 1000.0) : 0.0;
+    prefills.push_back(batch * o.promptLen / (msSince(start) / 1000.0));
+    start = Clock::now();
+    for (int i = 0; i < o.gen; ++i)
+      if (Error err = s.stepLast(next.data(), 1, logits.data()))
+        return err;
+    decodes.push_back(o.gen ? batch * o.gen / (msSince(start) / 1000.0) : 0.0);
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  };
+  double prefillTokS = median(prefills), decodeTokS = median(decodes);
+  double prefillMs = batch * o.promptLen / prefillTokS * 1000.0;
+  auto [prefillLo, prefillHi] =
+      std::minmax_element(prefills.begin(), prefills.end());
+  auto [decodeLo, decodeHi] =
+      std::minmax_element(decodes.begin(), decodes.end());
   int64_t params = model::parameterCount(run->config);
   // What one decode step reads of the weights: all of them but the
   // embedding table, of which one row (unless the LM head is the table).
@@ -143,6 +161,10 @@ Error runBench(const Flags &given, const SessionMaker &make) {
       target, threads, cache, compiled, prefillMs, (int)batch, o.promptLen,
       prefillTokS, decodeTokS, o.gen, dtype.c_str(), stepBytes / 1e6, decodeGBs,
       peakMb, weightsMb, kvMb, activationsMb, o.startRssMb, boundMb);
+  if (o.repeat > 1)
+    std::printf("spread        prefill %.1f..%.1f tok/s, decode %.2f..%.2f "
+                "tok/s over %d runs (medians above)\n",
+                *prefillLo, *prefillHi, *decodeLo, *decodeHi, o.repeat);
   if (o.json)
     std::printf(
         "{\"compile_ms\": %.3f, \"pipeline_ms\": %.3f, \"codegen_ms\": %.3f, "
@@ -152,11 +174,15 @@ Error runBench(const Flags &given, const SessionMaker &make) {
         "\"start_rss_mb\": %.1f, \"rss_bound_mb\": %.1f, \"params\": %lld, "
         "\"threads\": %d, \"compile_threads\": %u, \"target\": \"%s\", "
         "\"cache\": \"%s\", \"weights_dtype\": \"%s\", "
-        "\"weight_bytes_per_token\": %.0f, \"decode_gb_s\": %.3f}\n",
+        "\"weight_bytes_per_token\": %.0f, \"decode_gb_s\": %.3f, "
+        "\"runs\": %d, \"prefill_tok_s_min\": %.3f, "
+        "\"prefill_tok_s_max\": %.3f, \"decode_tok_s_min\": %.3f, "
+        "\"decode_tok_s_max\": %.3f}\n",
         run->compileMs, stats.pipelineMs, stats.codegenMs, prefillMs,
         prefillTokS, decodeTokS, peakMb, weightsMb, kvMb, activationsMb,
         o.startRssMb, boundMb, (long long)params, threads, stats.compileThreads,
-        target, cache, dtype.c_str(), stepBytes, decodeGBs);
+        target, cache, dtype.c_str(), stepBytes, decodeGBs, o.repeat,
+        *prefillLo, *prefillHi, *decodeLo, *decodeHi);
   return Error::success();
 }
 

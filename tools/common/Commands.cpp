@@ -1,4 +1,4 @@
-//===- Commands.cpp - forward, generate and eval (bench: Bench.cpp) -------===//
+//===- Commands.cpp - forward and eval (generate: Generate.cpp) -----------===//
 
 #include "tools/common/Commands.h"
 
@@ -232,11 +232,6 @@ Expected<std::vector<int64_t>> parseIds(std::string_view flag,
   return ids;
 }
 
-namespace {
-
-/// A (batch, seq) token matrix.
-using Tokens = io::TokenMatrix;
-
 /// Rejects ids outside the vocabulary and sequences past the context.
 Error checkTokens(const Tokens &t, const model::Config &c) {
   if (t.seq > c.contextLength)
@@ -250,6 +245,8 @@ Error checkTokens(const Tokens &t, const model::Config &c) {
                        std::to_string(c.vocabSize) + ")");
   return Error::success();
 }
+
+namespace {
 
 Expected<Tokens> forwardTokens(const Flags &f) {
   if (!f.tokens.empty() == !f.tokensFile.empty())
@@ -266,28 +263,24 @@ Expected<Tokens> forwardTokens(const Flags &f) {
   return t;
 }
 
-/// The signal (SIGINT, SIGTERM) that asked generation to stop, or 0.
-volatile std::sig_atomic_t stopRequested = 0;
 extern "C" void requestStop(int signal) { stopRequested = signal; }
 
-/// While alive, SIGINT and SIGTERM end generation after the token being
-/// printed instead of killing the process mid-write.
-struct StopOnSignal {
-  struct sigaction oldInt, oldTerm;
-  StopOnSignal() {
-    struct sigaction sa = {};
-    sa.sa_handler = requestStop;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &oldInt);
-    sigaction(SIGTERM, &sa, &oldTerm);
-  }
-  ~StopOnSignal() {
-    sigaction(SIGINT, &oldInt, nullptr);
-    sigaction(SIGTERM, &oldTerm, nullptr);
-  }
-};
-
 } // namespace
+
+volatile std::sig_atomic_t stopRequested = 0;
+
+StopOnSignal::StopOnSignal() {
+  struct sigaction sa = {};
+  sa.sa_handler = requestStop;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &oldInt);
+  sigaction(SIGTERM, &sa, &oldTerm);
+}
+
+StopOnSignal::~StopOnSignal() {
+  sigaction(SIGINT, &oldInt, nullptr);
+  sigaction(SIGTERM, &oldTerm, nullptr);
+}
 
 Error checkFinite(const Run &run, const float *logits, int64_t count) {
   int64_t vocab = run.config.vocabSize;
@@ -390,217 +383,6 @@ Error runForward(const Flags &f, const SessionMaker &make) {
     std::printf(" %lld", (long long)(std::max_element(row, row + vocab) - row));
   }
   std::printf("\nchecksum: %.6e\n", checksum);
-  return Error::success();
-}
-
-namespace {
-
-/// generate's sampling flags, checked.
-Expected<runtime::SamplingOptions> samplingOptions(const Flags &f) {
-  if (!(f.temperature >= 0) || !std::isfinite(f.temperature))
-    return userError("--temperature must be a finite number >= 0");
-  if (!(f.topP > 0 && f.topP <= 1))
-    return userError("--top-p must be in (0, 1]");
-  if (f.topK < 0)
-    return userError("--top-k must be >= 0 (0: every token)");
-  if (!(f.minP >= 0 && f.minP <= 1))
-    return userError("--min-p must be in [0, 1]");
-  if (!(f.repeatPenalty > 0) || !std::isfinite(f.repeatPenalty))
-    return userError("--repeat-penalty must be a finite number > 0");
-  if (f.repeatLastN < 0)
-    return userError("--repeat-last-n must be >= 0");
-  if (!std::isfinite(f.frequencyPenalty) || !std::isfinite(f.presencePenalty))
-    return userError("--frequency-penalty and --presence-penalty must be "
-                     "finite numbers");
-  runtime::SamplingOptions o;
-  o.temperature = f.temperature;
-  o.topP = f.topP;
-  o.topK = f.topK;
-  o.minP = f.minP;
-  o.repeatPenalty = f.repeatPenalty;
-  o.repeatLastN = f.repeatLastN;
-  o.frequencyPenalty = f.frequencyPenalty;
-  o.presencePenalty = f.presencePenalty;
-  o.seed = f.samplingSeed;
-  return o;
-}
-
-} // namespace
-
-Error runGenerate(const Flags &f, const SessionMaker &make) {
-  int prompts =
-      !f.promptTokens.empty() + !f.prompt.empty() + !f.promptFile.empty();
-  if (prompts != 1)
-    return userError(
-        "give exactly one of --prompt-tokens, --prompt and --prompt-file");
-  std::string promptText = f.prompt;
-  if (!f.promptFile.empty()) {
-    // A prompt is text for the tokenizer: 16 MiB bounds the read.
-    auto text = io::readRegularFile(f.promptFile, 16 << 20);
-    if (!text)
-      return userError("--prompt-file: " + text.takeError().message());
-    promptText = std::move(*text);
-    if (promptText.empty())
-      return userError("--prompt-file: " + f.promptFile + " is empty");
-  }
-  if (!promptText.empty() && f.tokenizer.empty())
-    return userError(
-        std::string(f.prompt.empty() ? "--prompt-file" : "--prompt") +
-        " needs --tokenizer");
-  if (f.ignoreEos && f.tokenizer.empty())
-    return userError("--ignore-eos needs --tokenizer (without one no token "
-                     "ends the text)");
-  if (f.maxNewTokens < 0)
-    return userError("--max-new-tokens must be >= 0");
-  auto sampling = samplingOptions(f);
-  if (!sampling)
-    return sampling.takeError();
-  auto config = loadConfig(f);
-  if (!config)
-    return config.takeError();
-  std::unique_ptr<io::Tokenizer> tokenizer;
-  if (!f.tokenizer.empty()) {
-    auto t = io::Tokenizer::load(f.tokenizer);
-    if (!t)
-      return t.takeError();
-    tokenizer = std::move(*t);
-    if (tokenizer->vocabSize() > config->vocabSize)
-      return userError("the tokenizer has " +
-                       std::to_string(tokenizer->vocabSize()) +
-                       " tokens but the model's vocab_size is " +
-                       std::to_string(config->vocabSize));
-  }
-  std::vector<int64_t> promptIds;
-  if (!promptText.empty()) {
-    promptIds = tokenizer->encode(promptText, tokenizer->bos() >= 0);
-  } else {
-    auto ids = parseIds("prompt-tokens", f.promptTokens);
-    if (!ids)
-      return ids.takeError();
-    promptIds = std::move(*ids);
-  }
-  if (promptIds.empty())
-    return userError("the prompt encodes to no tokens");
-  Tokens prompt{promptIds, 1, static_cast<int64_t>(promptIds.size())};
-  if (Error err = checkTokens(prompt, *config))
-    return err;
-  auto run = setUp(f, 1, make);
-  if (!run)
-    return run.takeError();
-  runtime::Session &s = *run->session;
-  int64_t vocab = run->config.vocabSize;
-  // A vocabulary padded past the tokenizer's: the padding rows are never
-  // sampled (docs/tlm-run.md#generate).
-  if (tokenizer)
-    sampling->vocabLimit = tokenizer->vocabSize();
-  runtime::Sampler sampler(*sampling);
-  for (int64_t id : prompt.ids)
-    sampler.observe(id);
-
-  std::vector<float> logits(vocab);
-  auto start = Clock::now();
-  if (Error err = s.stepLast(prompt.ids.data(), prompt.seq, logits.data()))
-    return err;
-  double prefillMs = msSince(start);
-  if (Error err = checkFinite(*run, logits.data(), vocab))
-    return err;
-  int64_t next = sampler.sample(logits.data(), vocab);
-  sampler.observe(next);
-  // Tokens printed so far, which is also the decode steps run.
-  int generated = 0;
-  bool atEos = false;
-  auto decodeStart = Clock::now();
-  // With a tokenizer the text streams as it is produced; otherwise the ids.
-  std::optional<io::StreamDecoder> stream;
-  if (tokenizer)
-    stream.emplace(*tokenizer, prompt.ids.back());
-  StopOnSignal stopOnSignal;
-  for (; generated < f.maxNewTokens; ++generated) {
-    if (stopRequested) {
-      std::printf("\n");
-      std::fflush(stdout);
-      int signal = stopRequested;
-      return Error::withExitCode(128 + signal,
-                                 std::string("interrupted by ") +
-                                     (signal == SIGINT ? "SIGINT" : "SIGTERM") +
-                                     " after " + std::to_string(generated) +
-                                     " new tokens");
-    }
-    // A reader that went away (a closed pipe): nothing more to say.
-    if (std::ferror(stdout))
-      return Error::success();
-    if (stream) {
-      if (next == tokenizer->eos() && !f.ignoreEos) {
-        atEos = true;
-        break;
-      }
-      auto text = stream->feed(next);
-      if (!text)
-        return text.takeError();
-      std::fwrite(text->data(), 1, text->size(), stdout);
-    } else {
-      std::printf("%s%lld", generated ? " " : "", (long long)next);
-    }
-    std::fflush(stdout);
-    if (generated + 1 == f.maxNewTokens)
-      break;
-    if (s.position() >= run->config.contextLength) {
-      std::printf("\n");
-      std::fflush(stdout);
-      if (!f.quiet)
-        std::fprintf(stderr,
-                     "note: stopped at context_length (%lld) after %d new "
-                     "tokens\n",
-                     (long long)run->config.contextLength, generated + 1);
-      return Error::success();
-    }
-    if (Error err = s.stepLast(&next, 1, logits.data()))
-      return err;
-    if (Error err = checkFinite(*run, logits.data(), vocab)) {
-      std::printf("\n");
-      return err;
-    }
-    next = sampler.sample(logits.data(), vocab);
-    sampler.observe(next);
-  }
-  if (stream) {
-    std::string rest = stream->finish();
-    std::fwrite(rest.data(), 1, rest.size(), stdout);
-  }
-  std::printf("\n");
-  std::fflush(stdout);
-  double decodeMs = msSince(decodeStart), totalMs = msSince(start);
-  // The EOS token ends the text unprinted; --max-new-tokens ends it after
-  // the last token printed, which was not fed back.
-  int printed = atEos ? generated : std::min(generated + 1, f.maxNewTokens);
-  if (f.quiet)
-    return Error::success();
-  if (atEos)
-    std::fprintf(stderr,
-                 "note: stopped at the end-of-sequence token after %d new "
-                 "tokens\n",
-                 printed);
-  // The first token is sampled from the prompt step's logits: it is there
-  // after the prefill (and the weights, and the compile).
-  double decodeTokS = generated > 0 ? generated / (decodeMs / 1000.0) : 0.0;
-  double prefillTokS = prompt.seq / (prefillMs / 1000.0);
-  double firstMs = run->compileMs + run->weightsMs + prefillMs;
-  std::fprintf(stderr,
-               "generated %d tokens in %.1f ms (%.1f tok/s decode); prompt "
-               "%lld tokens in %.1f ms (%.1f tok/s); compile %.1f ms, "
-               "weights %.1f ms, first token after %.1f ms\n",
-               printed, totalMs, decodeTokS, (long long)prompt.seq, prefillMs,
-               prefillTokS, run->compileMs, run->weightsMs, firstMs);
-  if (f.json)
-    std::fprintf(stderr,
-                 "{\"tokens\": %d, \"prompt_tokens\": %lld, "
-                 "\"compile_ms\": %.3f, \"weights_ms\": %.3f, "
-                 "\"prefill_ms\": %.3f, \"prefill_tok_s\": %.3f, "
-                 "\"first_token_ms\": %.3f, \"decode_tok_s\": %.3f, "
-                 "\"stopped_at_eos\": %s}\n",
-                 printed, (long long)prompt.seq, run->compileMs, run->weightsMs,
-                 prefillMs, prefillTokS, firstMs, decodeTokS,
-                 atEos ? "true" : "false");
   return Error::success();
 }
 

@@ -11,11 +11,13 @@
 
 #include "tools/common/Flags.h"
 
+#include "lib/io/TokenFile.h"
 #include "lib/model/Config.h"
 #include "lib/model/Weights.h"
 #include "lib/runtime/Session.h"
 
 #include <chrono>
+#include <csignal>
 #include <functional>
 #include <memory>
 #include <string_view>
@@ -58,6 +60,23 @@ Expected<model::Weights> loadWeights(const Flags &f, const model::Config &c);
 /// "1 2 3" or "1,2,3" into ids; errors name `flag`.
 Expected<std::vector<int64_t>> parseIds(std::string_view flag,
                                         std::string_view text);
+
+/// A (batch, seq) token matrix.
+using Tokens = io::TokenMatrix;
+
+/// Rejects ids outside the vocabulary and sequences past the context.
+Error checkTokens(const Tokens &t, const model::Config &c);
+
+/// The signal (SIGINT, SIGTERM) that asked generation to stop, or 0.
+extern volatile std::sig_atomic_t stopRequested;
+
+/// While alive, SIGINT and SIGTERM set stopRequested (generation ends after
+/// the token being printed) instead of killing the process mid-write.
+struct StopOnSignal {
+  StopOnSignal();
+  ~StopOnSignal();
+  struct sigaction oldInt, oldTerm;
+};
 
 /// Everything a model-running command needs, set up in order.
 struct Run {

@@ -71,6 +71,8 @@ Error Flags::resolveNumbers() {
       return err;
   if (Error err = readNumber("batch", batchText, batch))
     return err;
+  if (Error err = readNumber("repeat", repeatText, repeat))
+    return err;
   if (Error err = readNumber("temperature", temperatureText, temperature))
     return err;
   if (Error err = readNumber("top-k", topKText, topK))
@@ -113,6 +115,9 @@ const std::set<std::string> &runFlags(const std::string &command) {
         "prompt-tokens",
         "prompt",
         "prompt-file",
+        "stop",
+        "stop-tokens",
+        "interactive",
         "quiet",
         "json",
         "tokenizer",
@@ -136,9 +141,9 @@ const std::set<std::string> &runFlags(const std::string &command) {
         "artifact",
         "weights-dtype"}},
       {"bench",
-       {"config", "weights", "prompt-len", "gen", "batch", "threads", "target",
-        "json", "seed", "init", "weights-load", "huge-pages", "artifact",
-        "weights-dtype"}},
+       {"config", "weights", "prompt-len", "gen", "batch", "repeat", "threads",
+        "target", "json", "seed", "init", "weights-load", "huge-pages",
+        "artifact", "weights-dtype"}},
       {"eval",
        {"config", "weights", "tokens-file", "json", "threads", "target", "seed",
         "init", "weights-load", "huge-pages", "artifact", "weights-dtype"}},

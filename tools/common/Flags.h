@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace tlm::cli {
 
@@ -40,12 +41,17 @@ struct Flags {
               repeatLastNText = "64", frequencyPenaltyText = "0",
               presencePenaltyText = "0", samplingSeedText;
   std::string promptFile;
-  bool ignoreEos = false;
+  /// generate: stop strings (several), stop token ids ("2 13"), and lines
+  /// of stdin as further prompts.
+  std::vector<std::string> stops;
+  std::string stopTokensText;
+  bool ignoreEos = false, interactive = false;
   /// Whether --prompt-len and --gen were given (bench fits its defaults
   /// to the model's context otherwise).
   bool promptLenGiven = false, genGiven = false;
   uint64_t seed = 0, samplingSeed = 0;
-  int maxNewTokens = 32, promptLen = 128, gen = 32, batch = 1;
+  int maxNewTokens = 32, promptLen = 128, gen = 32, batch = 1, repeat = 1;
+  std::string repeatText = "1";
   double temperature = 0.0, topP = 1.0;
   int64_t topK = 0, repeatLastN = 64;
   double minP = 0, repeatPenalty = 1, frequencyPenalty = 0, presencePenalty = 0;

@@ -75,9 +75,12 @@ const std::map<std::string, std::string Flags::*> &textFlags() {
       {"presence-penalty", &Flags::presencePenaltyText},
       {"sampling-seed", &Flags::samplingSeedText},
       {"prompt-file", &Flags::promptFile},
+      {"stop-tokens", &Flags::stopTokensText},
+      {"stop", nullptr}, // several, below
       {"prompt-len", &Flags::promptLenText},
       {"gen", &Flags::genText},
       {"batch", &Flags::batchText},
+      {"repeat", &Flags::repeatText},
       {"threads", nullptr}, // an integer of its own, below
   };
   return table;
@@ -115,10 +118,14 @@ Error parseFlags(int argc, char **argv, const std::string &command, Flags &f) {
     }
     if (!allowed.count(name))
       return userError("--" + name + " is not an option of '" + command + "'");
-    if (name == "json" || name == "ignore-eos") {
+    if (name == "json" || name == "ignore-eos" || name == "quiet" ||
+        name == "interactive") {
       if (hasValue)
         return userError("--" + name + " takes no value");
-      (name == "json" ? f.json : f.ignoreEos) = true;
+      (name == "json"          ? f.json
+       : name == "quiet"       ? f.quiet
+       : name == "interactive" ? f.interactive
+                               : f.ignoreEos) = true;
       continue;
     }
     if (!hasValue) {
@@ -133,6 +140,10 @@ Error parseFlags(int argc, char **argv, const std::string &command, Flags &f) {
         return userError("--threads expects an integer, found '" + value + "'");
       f.threads = static_cast<int>(v);
       f.threadsGiven = true;
+      continue;
+    }
+    if (name == "stop") {
+      f.stops.push_back(value);
       continue;
     }
     f.*textFlags().at(name) = value;

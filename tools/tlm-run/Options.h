@@ -96,6 +96,14 @@ struct Options {
                "text changes without the seeded weights")};
   cl::opt<std::string> promptFile{"prompt-file",
                                   cl::desc("prompt text read from a file")};
+  cl::list<std::string> stops{
+      "stop", cl::desc("generate: stop where the text contains this "
+                       "(several allowed; not printed)")};
+  cl::opt<std::string> stopTokensText{
+      "stop-tokens", cl::desc("generate: ids that end the text, unprinted")};
+  cl::opt<bool> interactive{
+      "interactive", cl::desc("generate: then each line of stdin continues "
+                              "the same KV cache, until end of file")};
   cl::opt<bool> quiet{"quiet",
                       cl::desc("generate: no summary or notes on stderr")};
   cl::opt<bool> ignoreEos{
@@ -109,6 +117,9 @@ struct Options {
   cl::opt<std::string> genText{
       "gen", cl::desc("bench: decode steps (default 32, at most a quarter "
                       "of the context)")};
+  cl::opt<std::string> repeatText{
+      "repeat", cl::init("1"),
+      cl::desc("bench: runs of prefill and decode (medians and spread)")};
   cl::opt<std::string> batchText{"batch", cl::init("1"),
                                  cl::desc("bench: batch size")};
   cl::opt<bool> json{"json", cl::desc("one JSON object on the last line")};

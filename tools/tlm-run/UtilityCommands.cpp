@@ -43,19 +43,35 @@ llvm::Error runCompare(const Options &o) {
   if (tensors[0]->shape != tensors[1]->shape)
     return flagError("shapes differ: " + io::shapeString(tensors[0]->shape) +
                      " vs " + io::shapeString(tensors[1]->shape));
+  // Infinities are values: equal ones agree, any other pair with one is
+  // an infinite error. A NaN agrees with nothing and is counted apart, so
+  // that it cannot hide in (or poison) the maximum.
   double maxErr = 0;
-  int64_t bad = 0, n = tensors[0]->numElements();
+  int64_t bad = 0, nanA = 0, nanB = 0, n = tensors[0]->numElements();
   for (int64_t i = 0; i < n; ++i) {
     double a = tensors[0]->f32()[i], e = tensors[1]->f32()[i];
+    if (std::isnan(a) || std::isnan(e)) {
+      nanA += std::isnan(a);
+      nanB += std::isnan(e);
+      ++bad;
+      continue;
+    }
+    if (a == e)
+      continue; // infinities included (rtol x inf would be NaN)
     double err = std::fabs(a - e);
     maxErr = std::max(maxErr, err);
-    if (!(err <= o.atol + o.rtol * std::fabs(e)))
+    if (std::isinf(err) || !(err <= o.atol + o.rtol * std::fabs(e)))
       ++bad;
   }
   llvm::outs() << llvm::format("max abs error %.3g over %lld elements; %lld "
-                               "outside atol %g + rtol %g\n",
+                               "outside atol %g + rtol %g",
                                maxErr, (long long)n, (long long)bad, o.atol,
                                o.rtol);
+  if (nanA || nanB)
+    llvm::outs() << llvm::format(" (NaN: %lld in the first, %lld in the "
+                                 "second)",
+                                 (long long)nanA, (long long)nanB);
+  llvm::outs() << "\n";
   if (bad)
     return flagError(llvm::Twine(bad) + " elements differ");
   return llvm::Error::success();

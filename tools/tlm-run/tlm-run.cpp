@@ -48,9 +48,11 @@ llvm::Error Options::resolve() {
   f.frequencyPenaltyText = frequencyPenaltyText;
   f.presencePenaltyText = presencePenaltyText;
   f.samplingSeedText = samplingSeedText, f.promptFile = promptFile;
-  f.ignoreEos = ignoreEos, f.quiet = quiet;
+  f.ignoreEos = ignoreEos, f.quiet = quiet, f.interactive = interactive;
+  f.stops.assign(stops.begin(), stops.end());
+  f.stopTokensText = stopTokensText;
   f.promptLenText = promptLenText, f.genText = genText;
-  f.batchText = batchText;
+  f.batchText = batchText, f.repeatText = repeatText;
   f.threads = threads, f.threadsGiven = threadsGiven, f.cores = cores;
   f.startRssMb = startRssMb;
   if (Error err = f.resolveNumbers())

@@ -1,0 +1,416 @@
+//===- Generate.cpp - the generate command --------------------------------===//
+//
+// A prompt in one step, then one token per step through the KV cache,
+// printed as it comes: text through the tokenizer's stream decoder, or ids.
+// A turn ends at --max-new-tokens, the end-of-sequence token, a stop token
+// or string, or the context's end. With --interactive every line of stdin
+// is one more turn on the same cache, until end of file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/common/Commands.h"
+
+#include "lib/io/FileIO.h"
+#include "lib/io/Tokenizer.h"
+#include "lib/runtime/Sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <set>
+
+namespace tlm::cli {
+
+namespace {
+
+/// generate's sampling flags, checked.
+Expected<runtime::SamplingOptions> samplingOptions(const Flags &f) {
+  if (!(f.temperature >= 0) || !std::isfinite(f.temperature))
+    return userError("--temperature must be a finite number >= 0");
+  if (!(f.topP > 0 && f.topP <= 1))
+    return userError("--top-p must be in (0, 1]");
+  if (f.topK < 0)
+    return userError("--top-k must be >= 0 (0: every token)");
+  if (!(f.minP >= 0 && f.minP <= 1))
+    return userError("--min-p must be in [0, 1]");
+  if (!(f.repeatPenalty > 0) || !std::isfinite(f.repeatPenalty))
+    return userError("--repeat-penalty must be a finite number > 0");
+  if (f.repeatLastN < 0)
+    return userError("--repeat-last-n must be >= 0");
+  if (!std::isfinite(f.frequencyPenalty) || !std::isfinite(f.presencePenalty))
+    return userError("--frequency-penalty and --presence-penalty must be "
+                     "finite numbers");
+  runtime::SamplingOptions o;
+  o.temperature = f.temperature;
+  o.topP = f.topP;
+  o.topK = f.topK;
+  o.minP = f.minP;
+  o.repeatPenalty = f.repeatPenalty;
+  o.repeatLastN = f.repeatLastN;
+  o.frequencyPenalty = f.frequencyPenalty;
+  o.presencePenalty = f.presencePenalty;
+  o.seed = f.samplingSeed;
+  return o;
+}
+
+/// Prints a turn's tokens: text as it streams, less what could still turn
+/// out to begin a stop string, or ids.
+class Printer {
+public:
+  Printer(const io::Tokenizer *tokenizer, int64_t prev,
+          const std::vector<std::string> &stops)
+      : stops_(stops) {
+    if (tokenizer)
+      stream_.emplace(*tokenizer, prev);
+  }
+
+  /// Prints `id`'s text; true when it completes a stop string, of which
+  /// (and of anything after it) nothing is printed.
+  Expected<bool> add(int64_t id) {
+    if (!stream_) {
+      std::printf("%s%lld", first_ ? "" : " ", (long long)id);
+      first_ = false;
+      return false;
+    }
+    auto text = stream_->feed(id);
+    if (!text)
+      return text.takeError();
+    held_ += *text;
+    size_t at = std::string::npos;
+    for (const std::string &stop : stops_)
+      at = std::min(at, held_.find(stop));
+    if (at != std::string::npos) {
+      std::fwrite(held_.data(), 1, at, stdout);
+      held_.clear();
+      return true;
+    }
+    // Keep the longest end of the text that begins some stop string.
+    size_t keep = 0;
+    for (const std::string &stop : stops_)
+      for (size_t n = std::min(stop.size() - 1, held_.size()); n > keep; --n)
+        if (held_.compare(held_.size() - n, n, stop, 0, n) == 0) {
+          keep = n;
+          break;
+        }
+    std::fwrite(held_.data(), 1, held_.size() - keep, stdout);
+    held_.erase(0, held_.size() - keep);
+    return false;
+  }
+
+  /// The turn ended without a stop string: what was held back is text.
+  void finish() {
+    if (stream_)
+      held_ += stream_->finish();
+    std::fwrite(held_.data(), 1, held_.size(), stdout);
+    held_.clear();
+  }
+
+private:
+  const std::vector<std::string> &stops_;
+  std::optional<io::StreamDecoder> stream_;
+  std::string held_;
+  bool first_ = true;
+};
+
+enum class Stop { MaxTokens, Eos, StopToken, StopString, Context, Reader };
+
+struct Turn {
+  int printed = 0, steps = 0;
+  Stop stop = Stop::MaxTokens;
+  /// The last token printed when it is not in the cache yet (the turn
+  /// ended on it), or -1: the next turn feeds it first.
+  int64_t unfed = -1;
+};
+
+/// What one generation needs across its turns.
+struct Generator {
+  const Flags &f;
+  Run &run;
+  const io::Tokenizer *tokenizer;
+  runtime::Sampler &sampler;
+  std::set<int64_t> stopTokens;
+  std::vector<float> logits;
+
+  /// `ids` into the cache, the first token sampled from their logits.
+  Expected<int64_t> feed(const std::vector<int64_t> &ids) {
+    for (int64_t id : ids)
+      sampler.observe(id);
+    if (Error err =
+            run.session->stepLast(ids.data(), ids.size(), logits.data()))
+      return err;
+    if (Error err = checkFinite(run, logits.data(), run.config.vocabSize))
+      return err;
+    int64_t next = sampler.sample(logits.data(), run.config.vocabSize);
+    sampler.observe(next);
+    return next;
+  }
+
+  /// Prints `next` and what follows it, up to --max-new-tokens.
+  Expected<Turn> turn(int64_t next, int64_t prev) {
+    Turn t;
+    Printer printer(tokenizer, prev, f.stops);
+    runtime::Session &s = *run.session;
+    for (; t.printed < f.maxNewTokens; ++t.printed) {
+      if (stopRequested) {
+        printer.finish();
+        std::printf("\n");
+        std::fflush(stdout);
+        int signal = stopRequested;
+        return Error::withExitCode(
+            128 + signal, std::string("interrupted by ") +
+                              (signal == SIGINT ? "SIGINT" : "SIGTERM") +
+                              " after " + std::to_string(t.printed) +
+                              " new tokens");
+      }
+      // A reader that went away (a closed pipe): nothing more to say.
+      if (std::ferror(stdout)) {
+        t.stop = Stop::Reader;
+        return t;
+      }
+      if (tokenizer && next == tokenizer->eos() && !f.ignoreEos) {
+        t.stop = Stop::Eos;
+        break;
+      }
+      if (stopTokens.count(next)) {
+        t.stop = Stop::StopToken;
+        break;
+      }
+      auto stopped = printer.add(next);
+      if (!stopped)
+        return stopped.takeError();
+      std::fflush(stdout);
+      if (*stopped) {
+        ++t.printed;
+        t.stop = Stop::StopString;
+        t.unfed = next;
+        return t;
+      }
+      if (t.printed + 1 == f.maxNewTokens) {
+        ++t.printed;
+        t.unfed = next;
+        break;
+      }
+      if (s.position() >= run.config.contextLength) {
+        ++t.printed;
+        t.stop = Stop::Context;
+        break;
+      }
+      ++t.steps;
+      auto sampled = feed({next});
+      if (!sampled) {
+        std::printf("\n");
+        return sampled.takeError();
+      }
+      next = *sampled;
+    }
+    printer.finish();
+    return t;
+  }
+};
+
+/// --prompt, or the text of --prompt-file.
+Expected<std::string> promptText(const Flags &f) {
+  if (f.promptFile.empty())
+    return f.prompt;
+  // A prompt is text for the tokenizer: 16 MiB bounds the read.
+  auto read = io::readRegularFile(f.promptFile, 16 << 20);
+  if (!read)
+    return userError("--prompt-file: " + read.takeError().message());
+  if (read->empty())
+    return userError("--prompt-file: " + f.promptFile + " is empty");
+  return read;
+}
+
+/// The prompt the flags give, as ids (empty for --interactive without one).
+Expected<std::vector<int64_t>> promptIds(const Flags &f,
+                                         const std::string &text,
+                                         const io::Tokenizer *tokenizer) {
+  if (!f.promptTokens.empty())
+    return parseIds("prompt-tokens", f.promptTokens);
+  if (text.empty())
+    return std::vector<int64_t>();
+  std::vector<int64_t> ids = tokenizer->encode(text, tokenizer->bos() >= 0);
+  if (ids.empty())
+    return userError("the prompt encodes to no tokens");
+  return ids;
+}
+
+} // namespace
+
+Error runGenerate(const Flags &f, const SessionMaker &make) {
+  int prompts =
+      !f.promptTokens.empty() + !f.prompt.empty() + !f.promptFile.empty();
+  if (prompts > 1 || (prompts == 0 && !f.interactive))
+    return userError(
+        "give exactly one of --prompt-tokens, --prompt and --prompt-file");
+  if ((!f.prompt.empty() || !f.promptFile.empty()) && f.tokenizer.empty())
+    return userError(
+        std::string(f.prompt.empty() ? "--prompt-file" : "--prompt") +
+        " needs --tokenizer");
+  if (f.ignoreEos && f.tokenizer.empty())
+    return userError("--ignore-eos needs --tokenizer (without one no token "
+                     "ends the text)");
+  if (!f.stops.empty() && f.tokenizer.empty())
+    return userError("--stop needs --tokenizer (it matches text; "
+                     "--stop-tokens matches ids)");
+  for (const std::string &stop : f.stops)
+    if (stop.empty())
+      return userError("--stop: an empty string would stop at once");
+  if (f.maxNewTokens < 0)
+    return userError("--max-new-tokens must be >= 0");
+  auto sampling = samplingOptions(f);
+  if (!sampling)
+    return sampling.takeError();
+  auto text = promptText(f);
+  if (!text)
+    return text.takeError();
+  std::vector<int64_t> stopTokens;
+  if (!f.stopTokensText.empty()) {
+    auto ids = parseIds("stop-tokens", f.stopTokensText);
+    if (!ids)
+      return ids.takeError();
+    stopTokens = std::move(*ids);
+  }
+  auto config = loadConfig(f);
+  if (!config)
+    return config.takeError();
+  std::unique_ptr<io::Tokenizer> tokenizer;
+  if (!f.tokenizer.empty()) {
+    auto t = io::Tokenizer::load(f.tokenizer);
+    if (!t)
+      return t.takeError();
+    tokenizer = std::move(*t);
+    if (tokenizer->vocabSize() > config->vocabSize)
+      return userError("the tokenizer has " +
+                       std::to_string(tokenizer->vocabSize()) +
+                       " tokens but the model's vocab_size is " +
+                       std::to_string(config->vocabSize));
+  }
+  auto ids = promptIds(f, *text, tokenizer.get());
+  if (!ids)
+    return ids.takeError();
+  if (!ids->empty()) {
+    Tokens prompt{*ids, 1, static_cast<int64_t>(ids->size())};
+    if (Error err = checkTokens(prompt, *config))
+      return err;
+  }
+  auto run = setUp(f, 1, make);
+  if (!run)
+    return run.takeError();
+  // A vocabulary padded past the tokenizer's: the padding rows are never
+  // sampled (docs/tlm-run.md#generate).
+  if (tokenizer)
+    sampling->vocabLimit = tokenizer->vocabSize();
+  runtime::Sampler sampler(*sampling);
+  Generator g{f,
+              *run,
+              tokenizer.get(),
+              sampler,
+              std::set<int64_t>(stopTokens.begin(), stopTokens.end()),
+              std::vector<float>(run->config.vocabSize)};
+  StopOnSignal stopOnSignal;
+
+  // One turn per prompt: the flags' one, then (interactive) each line.
+  Turn total;
+  int64_t promptTokens = 0;
+  double prefillMs = 0, decodeMs = 0;
+  auto start = Clock::now();
+  std::vector<int64_t> next = *ids;
+  bool first = true;
+  int64_t unfed = -1;
+  char line[1 << 16];
+  while (true) {
+    if (next.empty()) {
+      if (!f.interactive)
+        break;
+      if (!std::fgets(line, sizeof(line), stdin))
+        break;
+      std::string text(line);
+      while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
+        text.pop_back();
+      if (text.empty())
+        continue;
+      if (tokenizer) {
+        next = tokenizer->encode(text, first && tokenizer->bos() >= 0);
+      } else {
+        auto parsed = parseIds("interactive", text);
+        if (!parsed)
+          return parsed.takeError();
+        next = std::move(*parsed);
+      }
+      if (next.empty())
+        continue;
+      // The last turn's final token, printed but not yet in the cache: the
+      // model reads on from everything it printed.
+      if (unfed >= 0)
+        next.insert(next.begin(), unfed);
+    }
+    Tokens turnIds{next, 1, static_cast<int64_t>(next.size())};
+    turnIds.seq = run->session->position() + int64_t(next.size());
+    if (Error err = checkTokens(turnIds, run->config))
+      return err;
+    auto stepStart = Clock::now();
+    auto sampled = g.feed(next);
+    if (!sampled)
+      return sampled.takeError();
+    prefillMs += msSince(stepStart);
+    promptTokens += next.size();
+    auto decodeStart = Clock::now();
+    auto t = g.turn(*sampled, next.back());
+    if (!t)
+      return t.takeError();
+    decodeMs += msSince(decodeStart);
+    std::printf("\n");
+    std::fflush(stdout);
+    total.printed += t->printed;
+    total.steps += t->steps;
+    total.stop = t->stop;
+    unfed = t->unfed;
+    next.clear();
+    first = false;
+    if (t->stop == Stop::Reader)
+      return Error::success();
+    if (!f.quiet && t->stop == Stop::Eos)
+      std::fprintf(stderr,
+                   "note: stopped at the end-of-sequence token after %d new "
+                   "tokens\n",
+                   t->printed);
+    if (t->stop == Stop::Context) {
+      if (!f.quiet)
+        std::fprintf(stderr,
+                     "note: stopped at context_length (%lld) after %d new "
+                     "tokens\n",
+                     (long long)run->config.contextLength, t->printed);
+      break;
+    }
+  }
+  if (f.quiet)
+    return Error::success();
+  double totalMs = msSince(start);
+  // The first token is sampled from the prompt step's logits: it is there
+  // after the prefill (and the weights, and the compile).
+  double decodeTokS = total.steps > 0 ? total.steps / (decodeMs / 1000.0) : 0;
+  double prefillTokS =
+      promptTokens > 0 ? promptTokens / (prefillMs / 1000.0) : 0;
+  double firstMs = run->compileMs + run->weightsMs + prefillMs;
+  std::fprintf(stderr,
+               "generated %d tokens in %.1f ms (%.1f tok/s decode); prompt "
+               "%lld tokens in %.1f ms (%.1f tok/s); compile %.1f ms, "
+               "weights %.1f ms, first token after %.1f ms\n",
+               total.printed, totalMs, decodeTokS, (long long)promptTokens,
+               prefillMs, prefillTokS, run->compileMs, run->weightsMs, firstMs);
+  if (f.json)
+    std::fprintf(stderr,
+                 "{\"tokens\": %d, \"prompt_tokens\": %lld, "
+                 "\"compile_ms\": %.3f, \"weights_ms\": %.3f, "
+                 "\"prefill_ms\": %.3f, \"prefill_tok_s\": %.3f, "
+                 "\"first_token_ms\": %.3f, \"decode_tok_s\": %.3f, "
+                 "\"stopped_at_eos\": %s}\n",
+                 total.printed, (long long)promptTokens, run->compileMs,
+                 run->weightsMs, prefillMs, prefillTokS, firstMs, decodeTokS,
+                 total.stop == Stop::Eos ? "true" : "false");
+  return Error::success();
+}
+
+} // namespace tlm::cli
