@@ -4,9 +4,30 @@
 
 #include "lib/io/SafeTensors.h"
 
+#include <cassert>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 namespace tlm::io {
 
+namespace {
+
+/// The token tensor of a safetensors file: `tokens`, or its one integer
+/// tensor, with its rank (1 or 2) checked by the caller.
+Expected<TokenMatrix> readTokens(const std::string &path, bool flat);
+
+} // namespace
+
 Expected<TokenMatrix> readTokenFile(const std::string &path) {
+  return readTokens(path, /*flat=*/false);
+}
+
+namespace {
+
+Expected<TokenMatrix> readTokens(const std::string &path, bool flat) {
   auto file = SafeTensors::open(path);
   if (!file)
     return file.takeError();
@@ -28,16 +49,102 @@ Expected<TokenMatrix> readTokenFile(const std::string &path) {
   if (!isInteger(t->dtype))
     return fail(": tokens must be I64 or I32, found " +
                 std::string(dtypeName(t->dtype)));
-  if (t->shape.size() != 2 || t->shape[0] < 1 || t->shape[1] < 1)
-    return fail(": tokens must have shape (batch, seq), found " +
-                shapeString(t->shape));
-  TokenMatrix out{{}, t->shape[0], t->shape[1]};
+  bool rankOk = t->shape.size() == 2 || (flat && t->shape.size() == 1);
+  bool empty = t->numElements() < 1;
+  if (!rankOk || empty)
+    return fail(flat ? ": tokens must have shape (n) or (batch, seq), found " +
+                           shapeString(t->shape)
+                     : ": tokens must have shape (batch, seq), found " +
+                           shapeString(t->shape));
+  TokenMatrix out{{}, t->shape.size() == 2 ? t->shape[0] : 1, t->shape.back()};
   out.ids.reserve(t->numElements());
   for (int64_t i = 0; i < t->numElements(); ++i)
     out.ids.push_back(t->dtype == DType::I64
                           ? static_cast<const int64_t *>(t->data)[i]
                           : static_cast<const int32_t *>(t->data)[i]);
   return out;
+}
+
+} // namespace
+
+Expected<TokenStream> TokenStream::open(const std::string &path,
+                                        const std::string &dtype) {
+  TokenStream s;
+  s.path_ = path;
+  if (dtype.empty()) {
+    auto tokens = readTokens(path, /*flat=*/true);
+    if (!tokens)
+      return tokens.takeError();
+    s.inMemory_ = std::move(tokens->ids);
+    s.size_ = s.inMemory_.size();
+    return s;
+  }
+  s.elementBytes_ = dtype == "uint16"  ? 2
+                    : dtype == "int32" ? 4
+                    : dtype == "int64" ? 8
+                                       : 0;
+  if (!s.elementBytes_)
+    return makeError("--tokens-dtype must be uint16, int32 or int64, found '" +
+                     dtype + "'");
+  // Non-blocking, so a FIFO is refused at once rather than waited on.
+  s.fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (s.fd_ < 0 || ::fstat(s.fd_, &st) != 0)
+    return makeError("token file " + path +
+                     ": cannot open: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return makeError("token file " + path + ": is not a regular file");
+  if (st.st_size % s.elementBytes_ != 0 || st.st_size == 0)
+    return makeError("token file " + path + ": " + std::to_string(st.st_size) +
+                     " bytes is not a whole, non-zero number of " + dtype +
+                     " ids");
+  s.size_ = st.st_size / s.elementBytes_;
+  return s;
+}
+
+TokenStream::TokenStream(TokenStream &&o) noexcept
+    : path_(std::move(o.path_)), fd_(o.fd_), elementBytes_(o.elementBytes_),
+      size_(o.size_), inMemory_(std::move(o.inMemory_)) {
+  o.fd_ = -1;
+}
+
+TokenStream::~TokenStream() {
+  if (fd_ >= 0)
+    ::close(fd_);
+}
+
+Expected<std::vector<int64_t>> TokenStream::read(int64_t begin,
+                                                 int64_t count) const {
+  assert(begin >= 0 && count >= 0 && begin + count <= size_ &&
+         "a window inside the stream");
+  if (fd_ < 0)
+    return std::vector<int64_t>(inMemory_.begin() + begin,
+                                inMemory_.begin() + begin + count);
+  std::vector<unsigned char> raw(count * elementBytes_);
+  size_t done = 0;
+  while (done < raw.size()) {
+    ssize_t n = ::pread(fd_, raw.data() + done, raw.size() - done,
+                        begin * elementBytes_ + done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return makeError("token file " + path_ + ": read failed" +
+                       (n < 0 ? std::string(": ") + std::strerror(errno)
+                              : std::string(" (it shrank)")));
+    done += n;
+  }
+  std::vector<int64_t> ids(count);
+  for (int64_t i = 0; i < count; ++i) {
+    const unsigned char *p = raw.data() + i * elementBytes_;
+    uint64_t v = 0;
+    for (size_t b = 0; b < elementBytes_; ++b)
+      v |= uint64_t(p[b]) << (8 * b);
+    // int32 and int64 ids are signed (a negative one is then out of range).
+    ids[i] = elementBytes_ == 2   ? int64_t(v)
+             : elementBytes_ == 4 ? int64_t(int32_t(uint32_t(v)))
+                                  : int64_t(v);
+  }
+  return ids;
 }
 
 } // namespace tlm::io

@@ -22,6 +22,32 @@ struct TokenMatrix {
 /// not range-checked here (that needs the model's vocab_size).
 Expected<TokenMatrix> readTokenFile(const std::string &path);
 
+/// A token file read as one flat stream, a window at a time: a raw file of
+/// little-endian `uint16`, `int32` or `int64` ids (CS336's `np.memmap`
+/// layout; read piecewise, never whole), or a safetensors token file
+/// (rank 1, or rank 2 with its rows one after another).
+class TokenStream {
+public:
+  /// `dtype` "uint16", "int32" or "int64" for a raw file, "" for
+  /// safetensors.
+  static Expected<TokenStream> open(const std::string &path,
+                                    const std::string &dtype);
+  TokenStream(TokenStream &&other) noexcept;
+  ~TokenStream();
+
+  int64_t size() const { return size_; }
+  /// Ids [begin, begin + count) of the stream.
+  Expected<std::vector<int64_t>> read(int64_t begin, int64_t count) const;
+
+private:
+  TokenStream() = default;
+  std::string path_;
+  int fd_ = -1;
+  size_t elementBytes_ = 0;
+  int64_t size_ = 0;
+  std::vector<int64_t> inMemory_; ///< a safetensors file's ids
+};
+
 } // namespace tlm::io
 
 #endif // TLM_IO_TOKENFILE_H

@@ -13,14 +13,18 @@ double meanNextTokenCrossEntropy(const float *logits, const int64_t *ids,
   int64_t count = 0;
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t i = 0; i + 1 < seq; ++i) {
-      const float *row = logits + (b * seq + i) * vocab;
-      double max = *std::max_element(row, row + vocab), sum = 0;
-      for (int64_t v = 0; v < vocab; ++v)
-        sum += std::exp(double(row[v]) - max);
-      total += max + std::log(sum) - row[ids[b * seq + i + 1]];
+      total += nextTokenLoss(logits + (b * seq + i) * vocab, vocab,
+                             ids[b * seq + i + 1]);
       ++count;
     }
   return count ? total / count : 0.0;
+}
+
+double nextTokenLoss(const float *row, int64_t vocab, int64_t target) {
+  double max = *std::max_element(row, row + vocab), sum = 0;
+  for (int64_t v = 0; v < vocab; ++v)
+    sum += std::exp(double(row[v]) - max);
+  return max + std::log(sum) - row[target];
 }
 
 } // namespace tlm::runtime

@@ -12,6 +12,9 @@ namespace tlm::runtime {
 double meanNextTokenCrossEntropy(const float *logits, const int64_t *ids,
                                  int64_t batch, int64_t seq, int64_t vocab);
 
+/// -log softmax(row)[target], in double.
+double nextTokenLoss(const float *row, int64_t vocab, int64_t target);
+
 } // namespace tlm::runtime
 
 #endif // TLM_RUNTIME_METRICS_H

@@ -73,6 +73,12 @@ Error Flags::resolveNumbers() {
     return err;
   if (Error err = readNumber("repeat", repeatText, repeat))
     return err;
+  if (Error err = readNumber("context", contextText, evalContext))
+    return err;
+  if (Error err = readNumber("stride", strideText, evalStride))
+    return err;
+  if (Error err = readNumber("max-tokens", maxTokensText, maxTokens))
+    return err;
   if (Error err = readNumber("temperature", temperatureText, temperature))
     return err;
   if (Error err = readNumber("top-k", topKText, topK))
@@ -145,8 +151,9 @@ const std::set<std::string> &runFlags(const std::string &command) {
         "target", "json", "seed", "init", "weights-load", "huge-pages",
         "artifact", "weights-dtype"}},
       {"eval",
-       {"config", "weights", "tokens-file", "json", "threads", "target", "seed",
-        "init", "weights-load", "huge-pages", "artifact", "weights-dtype"}},
+       {"config", "weights", "tokens-file", "tokens-dtype", "context", "stride",
+        "max-tokens", "json", "threads", "target", "seed", "init",
+        "weights-load", "huge-pages", "artifact", "weights-dtype"}},
   };
   static const std::set<std::string> none;
   auto it = table.find(command);

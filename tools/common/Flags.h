@@ -52,6 +52,11 @@ struct Flags {
   uint64_t seed = 0, samplingSeed = 0;
   int maxNewTokens = 32, promptLen = 128, gen = 32, batch = 1, repeat = 1;
   std::string repeatText = "1";
+  /// eval's windows over a flat stream (0: not given) and a raw file's id
+  /// type.
+  std::string contextText = "0", strideText = "0", maxTokensText = "0",
+              tokensDtype;
+  int64_t evalContext = 0, evalStride = 0, maxTokens = 0;
   double temperature = 0.0, topP = 1.0;
   int64_t topK = 0, repeatLastN = 64;
   double minP = 0, repeatPenalty = 1, frequencyPenalty = 0, presencePenalty = 0;

@@ -81,6 +81,10 @@ const std::map<std::string, std::string Flags::*> &textFlags() {
       {"gen", &Flags::genText},
       {"batch", &Flags::batchText},
       {"repeat", &Flags::repeatText},
+      {"context", &Flags::contextText},
+      {"stride", &Flags::strideText},
+      {"max-tokens", &Flags::maxTokensText},
+      {"tokens-dtype", &Flags::tokensDtype},
       {"threads", nullptr}, // an integer of its own, below
   };
   return table;

@@ -117,6 +117,20 @@ struct Options {
   cl::opt<std::string> genText{
       "gen", cl::desc("bench: decode steps (default 32, at most a quarter "
                       "of the context)")};
+  cl::opt<std::string> contextText{
+      "context", cl::init("0"),
+      cl::desc("eval: window length over a flat token stream (default: "
+               "context_length)")};
+  cl::opt<std::string> strideText{
+      "stride", cl::init("0"),
+      cl::desc("eval: tokens between window starts (default: --context)")};
+  cl::opt<std::string> maxTokensText{
+      "max-tokens", cl::init("0"),
+      cl::desc("eval: the stream's first N tokens only (0: all)")};
+  cl::opt<std::string> tokensDtype{
+      "tokens-dtype",
+      cl::desc("eval: --tokens-file is raw little-endian uint16, int32 or "
+               "int64 ids (default: safetensors)")};
   cl::opt<std::string> repeatText{
       "repeat", cl::init("1"),
       cl::desc("bench: runs of prefill and decode (medians and spread)")};

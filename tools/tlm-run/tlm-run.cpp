@@ -53,6 +53,8 @@ llvm::Error Options::resolve() {
   f.stopTokensText = stopTokensText;
   f.promptLenText = promptLenText, f.genText = genText;
   f.batchText = batchText, f.repeatText = repeatText;
+  f.contextText = contextText, f.strideText = strideText;
+  f.maxTokensText = maxTokensText, f.tokensDtype = tokensDtype;
   f.threads = threads, f.threadsGiven = threadsGiven, f.cores = cores;
   f.startRssMb = startRssMb;
   if (Error err = f.resolveNumbers())
