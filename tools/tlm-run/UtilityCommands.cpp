@@ -107,17 +107,63 @@ llvm::Error runTokenize(const Options &o) {
     return flagError("give exactly one of --text and --text-file");
   std::string text = o.text;
   if (!o.textFile.empty()) {
-    std::ifstream in(o.textFile, std::ios::binary);
-    if (!in)
-      return flagError("cannot read '" + o.textFile + "'");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
+    // A regular file only (a FIFO would block), and a bounded one.
+    auto read = io::readRegularFile(o.textFile, uint64_t(1) << 32);
+    if (!read)
+      return flagError("--text-file: " + read.takeError().message());
+    text = std::move(*read);
   }
   std::vector<int64_t> ids = (*tokenizer)->encode(text, o.bos);
-  for (size_t i = 0; i < ids.size(); ++i)
-    llvm::outs() << (i ? " " : "") << ids[i];
-  llvm::outs() << "\n";
+  if (o.output.empty()) {
+    for (size_t i = 0; i < ids.size(); ++i)
+      llvm::outs() << (i ? " " : "") << ids[i];
+    llvm::outs() << "\n";
+    return llvm::Error::success();
+  }
+  if (llvm::Error err = toLlvm(io::refuseOverwritingInput(
+          o.output, {o.textFile, o.tokenizer}, "--output")))
+    return asUserError(std::move(err));
+  if (ids.empty())
+    return flagError("the text encodes to no tokens: nothing to write");
+  // A token file eval reads: safetensors `tokens` (I32, rank 1), or with
+  // --tokens-dtype raw little-endian ids.
+  std::string dtype =
+      o.tokensDtype.empty() ? "int32" : o.tokensDtype.getValue();
+  size_t width = dtype == "uint16"  ? 2
+                 : dtype == "int32" ? 4
+                 : dtype == "int64" ? 8
+                                    : 0;
+  if (!width)
+    return flagError("--tokens-dtype must be uint16, int32 or int64, found '" +
+                     dtype + "'");
+  int64_t most = width == 2 ? 65535 : width == 4 ? INT32_MAX : INT64_MAX;
+  std::string raw;
+  raw.reserve(ids.size() * width);
+  for (int64_t id : ids) {
+    if (id > most)
+      return flagError("token id " + std::to_string(id) + " does not fit " +
+                       dtype);
+    for (size_t b = 0; b < width; ++b)
+      raw.push_back(char(uint64_t(id) >> (8 * b)));
+  }
+  if (o.tokensDtype.empty()) {
+    io::TensorView view{"tokens",
+                        io::DType::I32,
+                        {static_cast<int64_t>(ids.size())},
+                        raw.data()};
+    if (llvm::Error err = asUserError(io::writeSafeTensors(o.output, {view})))
+      return err;
+  } else {
+    auto file = io::AtomicFile::create(o.output);
+    if (!file)
+      return asUserError(toLlvm(file.takeError()));
+    if (Error err = file->write(raw))
+      return asUserError(toLlvm(std::move(err)));
+    if (Error err = file->commit())
+      return asUserError(toLlvm(std::move(err)));
+  }
+  llvm::outs() << "wrote " << o.output << " (" << ids.size() << " tokens, "
+               << dtype << ")\n";
   return llvm::Error::success();
 }
 

@@ -125,7 +125,7 @@ const std::map<std::string, Command> &commands() {
         "bf16 --output OUT.safetensors"}},
       {"tokenize",
        {runTokenize,
-        {"tokenizer", "text", "text-file", "bos"},
+        {"tokenizer", "text", "text-file", "bos", "output", "tokens-dtype"},
         "print the token ids of a text"}},
       {"detokenize",
        {runDetokenize, {"tokenizer", "ids"}, "print the text of token ids"}},
