@@ -3,11 +3,13 @@
 #include "lib/io/SafeTensors.h"
 #include "lib/io/FileIO.h"
 
+#include "lib/support/Float16.h"
 #include "lib/support/Json.h"
 
 #include <map>
 
 #include <algorithm>
+#include <cassert>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -55,6 +57,18 @@ bool readAt(int fd, void *dst, size_t n, uint64_t offset) {
   return true;
 }
 } // namespace
+
+float tlm::io::elementAsF32(const void *data, DType dtype, size_t i) {
+  switch (dtype) {
+  case DType::BF16:
+    return bf16ToF32(static_cast<const uint16_t *>(data)[i]);
+  case DType::F16:
+    return f16ToF32(static_cast<const uint16_t *>(data)[i]);
+  default:
+    assert(dtype == DType::F32 && "a float tensor");
+    return static_cast<const float *>(data)[i];
+  }
+}
 
 size_t tlm::io::dtypeSize(DType dtype) {
   for (const DTypeName &d : kDTypes)
@@ -133,8 +147,8 @@ Expected<SafeTensors> SafeTensors::open(const std::string &path, Load load,
   if (!duplicate.empty())
     return fail("tensor '" + duplicate + "' is given twice in the header");
   if (!parsed)
-    return fail("header is not a JSON object (" +
-                parsed.takeError().message() + ")");
+    return fail("header is not a JSON object (" + parsed.takeError().message() +
+                ")");
   const json::Value &json = *parsed;
   if (!json.isObject())
     return fail("header is not a JSON object");

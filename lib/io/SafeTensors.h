@@ -28,6 +28,9 @@ enum class DType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, Bool };
 size_t dtypeSize(DType dtype);
 std::string_view dtypeName(DType dtype);
 
+/// Element `i` of `data`, an F32, BF16 or F16 tensor, as f32 (exact).
+float elementAsF32(const void *data, DType dtype, size_t i);
+
 /// "(4, 12, 64)".
 std::string shapeString(const std::vector<int64_t> &shape);
 

@@ -93,18 +93,8 @@ namespace {
 /// `n` values of `from` as `to` (F32, BF16 or F16).
 void convertValues(const void *from, io::DType fromType, void *to,
                    io::DType toType, size_t n) {
-  auto read = [&](size_t i) -> float {
-    switch (fromType) {
-    case io::DType::BF16:
-      return bf16ToF32(static_cast<const uint16_t *>(from)[i]);
-    case io::DType::F16:
-      return f16ToF32(static_cast<const uint16_t *>(from)[i]);
-    default:
-      return static_cast<const float *>(from)[i];
-    }
-  };
   for (size_t i = 0; i < n; ++i) {
-    float v = read(i);
+    float v = io::elementAsF32(from, fromType, i);
     switch (toType) {
     case io::DType::BF16:
       static_cast<uint16_t *>(to)[i] = f32ToBF16(v);

@@ -11,7 +11,6 @@
 #include "lib/runtime/CudaRuntime.h"
 #include "lib/runtime/Metrics.h"
 #include "lib/runtime/Sampler.h"
-#include "lib/support/Float16.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -296,19 +295,9 @@ Error checkFinite(const Run &run, const float *logits, int64_t count) {
   const std::vector<const void *> &w = run.weights.pointers();
   for (size_t i = 0; i < specs.size(); ++i) {
     int64_t n = specs[i].numElements();
-    auto value = [&](int64_t j) -> float {
-      const void *data = w[i];
-      switch (specs[i].dtype) {
-      case io::DType::BF16:
-        return bf16ToF32(static_cast<const uint16_t *>(data)[j]);
-      case io::DType::F16:
-        return f16ToF32(static_cast<const uint16_t *>(data)[j]);
-      default:
-        return static_cast<const float *>(data)[j];
-      }
-    };
     for (int64_t j = 0; j < n; ++j)
-      if (float v = value(j); !std::isfinite(v))
+      if (float v = io::elementAsF32(w[i], specs[i].dtype, j);
+          !std::isfinite(v))
         return userError("the logits are not finite (" + where + "): weight '" +
                          specs[i].name + "' holds " +
                          (std::isnan(v) ? "NaN" : "Inf") + " at element " +
