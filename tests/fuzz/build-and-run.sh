@@ -46,7 +46,8 @@ LDFLAGS=()
 
 sources_of() {
   case $1 in
-    config) echo lib/model/ConfigJson.cpp lib/io/FileIO.cpp \
+    config) echo lib/model/ConfigJson.cpp lib/model/Config.cpp \
+                 lib/io/SafeTensors.cpp lib/io/LargeBuffer.cpp lib/io/FileIO.cpp \
                  lib/support/Json.cpp lib/support/JsonParse.cpp ;;
     safetensors) echo lib/io/SafeTensors.cpp lib/io/LargeBuffer.cpp \
                       lib/io/FileIO.cpp lib/support/Json.cpp lib/support/JsonParse.cpp ;;
