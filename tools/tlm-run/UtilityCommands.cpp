@@ -200,9 +200,10 @@ llvm::Error writeWeights(const std::string &path, const model::Config &config,
 
 } // namespace
 
-llvm::Error runInit(const Options &o) {
-  if (o.output.empty())
-    return flagError("--output is required");
+/// The config and its weights (--weights, or seeded), for a command that
+/// writes weights to --output.
+static llvm::Expected<std::pair<model::Config, model::Weights>>
+weightsToWrite(const Options &o) {
   if (llvm::Error err = toLlvm(io::refuseOverwritingInput(
           o.output, {o.config, o.weights}, "--output")))
     return asUserError(std::move(err));
@@ -212,7 +213,16 @@ llvm::Error runInit(const Options &o) {
   auto weights = loadWeights(o, *config);
   if (!weights)
     return weights.takeError();
-  return writeWeights(o.output, *config, *weights);
+  return std::make_pair(std::move(*config), std::move(*weights));
+}
+
+llvm::Error runInit(const Options &o) {
+  if (o.output.empty())
+    return flagError("--output is required");
+  auto in = weightsToWrite(o);
+  if (!in)
+    return in.takeError();
+  return writeWeights(o.output, in->first, in->second);
 }
 
 llvm::Error runQuantize(const Options &o) {
@@ -224,22 +234,16 @@ llvm::Error runQuantize(const Options &o) {
   if (!to)
     return flagError("--dtype must be f32, bf16 or f16, found '" + o.dtype +
                      "'");
-  if (llvm::Error err = toLlvm(io::refuseOverwritingInput(
-          o.output, {o.config, o.weights}, "--output")))
-    return asUserError(std::move(err));
   // The weights as they are (a file's dtype, or seeded in f32), then
   // rounded to --dtype.
-  auto config = loadConfig(o);
-  if (!config)
-    return config.takeError();
-  auto weights = loadWeights(o, *config);
-  if (!weights)
-    return weights.takeError();
-  auto converted = toLlvm(
-      model::Weights::convert(*weights, *config, *to, /*hugePages=*/false));
+  auto in = weightsToWrite(o);
+  if (!in)
+    return in.takeError();
+  auto converted = toLlvm(model::Weights::convert(in->second, in->first, *to,
+                                                  /*hugePages=*/false));
   if (!converted)
     return asUserError(converted.takeError());
-  model::Config target = *config;
+  model::Config target = in->first;
   target.dtype = *to;
   return writeWeights(o.output, target, *converted);
 }
