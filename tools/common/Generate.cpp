@@ -17,6 +17,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <memory>
 #include <optional>
 #include <set>
 
@@ -319,14 +321,20 @@ Error runGenerate(const Flags &f, const SessionMaker &make) {
   std::vector<int64_t> next = *ids;
   bool first = true;
   int64_t unfed = -1;
-  char line[1 << 16];
+  // A whole line however long (a fixed buffer would split it into turns).
+  char *line = nullptr;
+  size_t lineCapacity = 0;
+  std::unique_ptr<char, decltype(&std::free)> lineOwner(nullptr, &std::free);
   while (true) {
     if (next.empty()) {
       if (!f.interactive)
         break;
-      if (!std::fgets(line, sizeof(line), stdin))
+      ssize_t length = ::getline(&line, &lineCapacity, stdin);
+      lineOwner.release();
+      lineOwner.reset(line);
+      if (length < 0)
         break;
-      std::string text(line);
+      std::string text(line, size_t(length));
       while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
         text.pop_back();
       if (text.empty())
