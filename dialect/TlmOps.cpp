@@ -118,6 +118,38 @@ LogicalResult LinearOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// DequantizeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DequantizeOp::verify() {
+  RankedTensorType q = ty(getValues()), d = ty(getScales()),
+                   w = ty(getResult());
+  int64_t bits = getBits();
+  if (bits != 8 && bits != 4)
+    return emitOpError() << "expected bits 8 (q8_0) or 4 (q4_0), found "
+                         << bits;
+  if (failed(expectRank(*this, "values", q, 2)) ||
+      failed(expectRank(*this, "scales", d, 2)) ||
+      failed(expectRank(*this, "result", w, 2)))
+    return failure();
+  if (!w.hasStaticShape())
+    return emitOpError() << "expected a static result shape, found "
+                         << shapeStr(w);
+  int64_t n = w.getDimSize(0), k = w.getDimSize(1);
+  if (k % kBlock != 0)
+    return emitOpError() << "expected result dim 1 (k) to be a multiple of "
+                         << kBlock << " (the block), found " << k;
+  return failure(
+      failed(expectDim(*this, "values", q, 0, n, "n, the result's dim 0")) ||
+      failed(expectDim(*this, "values", q, 1, bits == 8 ? k : k / 2,
+                       bits == 8 ? "k, one code a weight"
+                                 : "k / 2, two codes a byte")) ||
+      failed(expectDim(*this, "scales", d, 0, n, "n, the result's dim 0")) ||
+      failed(expectDim(*this, "scales", d, 1, k / kBlock,
+                       "k / 32, one scale a block")));
+}
+
+//===----------------------------------------------------------------------===//
 // EmbeddingOp
 //===----------------------------------------------------------------------===//
 

@@ -58,6 +58,36 @@ def Tlm_EmbeddingOp : Tlm_Op<"embedding", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tlm_DequantizeOp : Tlm_Op<"dequantize", [Pure]> {
+  let summary = "block-quantized weights as f32: w[n, k] = d[n, k / 32] · q[n, k]";
+  let description = [{
+    The f32 matrix `(n, k)` that q8_0 or q4_0 weights stand for: `values`
+    holds one code per weight (`bits = 8`: `(n, k)` int8 codes, w = d · q)
+    or two (`bits = 4`: `(n, k / 2)` bytes, w = d · (q - 8), byte j of each
+    block of 32 weights holding weight j in its low nibble and weight j + 16
+    in its high one), and `scales` `(n, k / 32)` one f32 scale d per block
+    of 32 weights along k. Its result is a weight like any other (of
+    `tlm.linear`, `tlm.embedding`, the FFNs); the CPU passes read the codes
+    in place instead of materializing it (docs/cpu-codegen.md).
+
+    ```mlir
+    %w = tlm.dequantize %q, %d {bits = 8 : i64} : tensor<128x64xi8>, tensor<128x2xf32> -> tensor<128x64xf32>
+    %v = tlm.dequantize %p, %e {bits = 4 : i64} : tensor<128x32xi8>, tensor<128x2xf32> -> tensor<128x64xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[I8]>:$values,
+                       RankedTensorOf<[F32]>:$scales, I64Attr:$bits);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = [{
+    $values `,` $scales attr-dict `:` type($values) `,` type($scales) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// Weights that share one scale, along k.
+    static constexpr int64_t kBlock = 32;
+  }];
+  let hasVerifier = 1;
+}
+
 def Tlm_RMSNormOp : Tlm_Op<"rmsnorm", [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "RMS normalisation over the last dimension, accumulated in f32";
   let description = [{

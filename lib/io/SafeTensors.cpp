@@ -276,8 +276,9 @@ Expected<SafeTensors> SafeTensors::open(const std::string &path, Load load,
   return result;
 }
 
-Error tlm::io::writeSafeTensors(const std::string &path,
-                                const std::vector<TensorView> &tensors) {
+Error tlm::io::writeSafeTensors(
+    const std::string &path, const std::vector<TensorView> &tensors,
+    const std::vector<std::pair<std::string, std::string>> &metadata) {
   // The header lists the tensors by name (the data stays in the caller's
   // order).
   uint64_t offset = 0;
@@ -297,6 +298,12 @@ Error tlm::io::writeSafeTensors(const std::string &path,
     offset += bytes;
   }
   json::Value header = json::Value::object();
+  if (!metadata.empty()) {
+    json::Value meta = json::Value::object();
+    for (const auto &[key, value] : metadata)
+      meta.set(key, value);
+    header.set("__metadata__", std::move(meta));
+  }
   for (auto &[name, entry] : entries)
     header.set(name, std::move(entry));
   std::string text = header.dump();

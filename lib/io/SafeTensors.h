@@ -82,9 +82,12 @@ struct TensorView {
   const void *data;
 };
 
-/// Writes `tensors` to `path` in safetensors format (header padded to 8).
-Error writeSafeTensors(const std::string &path,
-                       const std::vector<TensorView> &tensors);
+/// Writes `tensors` to `path` in safetensors format (header padded to 8),
+/// with `metadata` as the header's `__metadata__` (string values) when not
+/// empty.
+Error writeSafeTensors(
+    const std::string &path, const std::vector<TensorView> &tensors,
+    const std::vector<std::pair<std::string, std::string>> &metadata = {});
 
 } // namespace tlm::io
 

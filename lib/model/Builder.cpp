@@ -37,6 +37,28 @@ Value norm(OpBuilder &b, Location loc, const Config &c, Value x, Value g) {
                                  b.getF64FloatAttr(c.rmsNormEps));
 }
 
+/// The weights `args` (in `specs` order) as the ops take them: a quantized
+/// matrix's values and scales (two entries) as one tlm.dequantize.
+SmallVector<Value> logicalWeights(OpBuilder &b, Location loc,
+                                  ArrayRef<WeightSpec> specs, ValueRange args) {
+  assert(specs.size() == args.size() && "one argument per weight");
+  SmallVector<Value> out;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const WeightSpec &s = specs[i];
+    if (!isQuantized(s.format)) {
+      out.push_back(args[i]);
+      continue;
+    }
+    assert(i + 1 < specs.size() && specs[i + 1].isScale && "scales follow");
+    bool q4 = s.format == WeightDtype::Q4_0;
+    auto type = tensorOf(b, {s.shape[0], q4 ? 2 * s.shape[1] : s.shape[1]});
+    out.push_back(tlmd::DequantizeOp::create(b, loc, type, args[i], args[i + 1],
+                                             b.getI64IntegerAttr(q4 ? 4 : 8)));
+    ++i;
+  }
+  return out;
+}
+
 /// Names the block's weights so the switches read clearly below.
 struct BlockWeights {
   Value wq, wk, wv, wo, ln1, w1, w2, w3, ln2;
@@ -101,7 +123,7 @@ Value castTo(OpBuilder &b, Location loc, Value v, Type type) {
 
 Value emitBlock(OpBuilder &b, Location loc, const Config &c, Value x,
                 ValueRange weights, BlockCache *cache) {
-  BlockWeights w(c, weights);
+  BlockWeights w(c, logicalWeights(b, loc, blockWeightSpecs(c), weights));
   if (c.postNorm) {
     Value a = attention(b, loc, c, x, w, cache);
     Value h = norm(b, loc, c, add(b, loc, x, a), w.ln1);
@@ -112,8 +134,7 @@ Value emitBlock(OpBuilder &b, Location loc, const Config &c, Value x,
   return add(b, loc, h, ffn(b, loc, c, norm(b, loc, c, h, w.ln2), w));
 }
 
-static SmallVector<Type> weightTypes(OpBuilder &b,
-                                     const std::vector<WeightSpec> &specs);
+static SmallVector<Type> weightTypes(OpBuilder &b, ArrayRef<WeightSpec> specs);
 
 /// Keeps `fn` out of line in MLIR (no_inline) and in LLVM (the passthrough
 /// attribute survives func-to-llvm as the `noinline` function attribute).
@@ -168,7 +189,7 @@ static func::FuncOp getOrCreateBlockFunction(ModuleOp module, const Config &c,
 /// made once per module and shared by the entries, which each used to carry
 /// a copy (the head is the model's biggest projection).
 static func::FuncOp getOrCreateHeadFunction(ModuleOp module, const Config &c,
-                                            Type headType) {
+                                            ArrayRef<WeightSpec> headSpecs) {
   if (auto fn = module.lookupSymbol<func::FuncOp>("head"))
     return fn;
   OpBuilder b(module.getBodyRegion());
@@ -178,7 +199,7 @@ static func::FuncOp getOrCreateHeadFunction(ModuleOp module, const Config &c,
   SmallVector<Type> inputs{act};
   if (c.useRMSNorm)
     inputs.push_back(tensorOf(b, {c.dModel}));
-  inputs.push_back(headType);
+  llvm::append_range(inputs, weightTypes(b, headSpecs));
   auto fn = func::FuncOp::create(
       b, loc, "head",
       b.getFunctionType(inputs, tensorOf(b, {kDyn, kDyn, c.vocabSize})));
@@ -189,8 +210,9 @@ static func::FuncOp getOrCreateHeadFunction(ModuleOp module, const Config &c,
   Value x = entry->getArgument(0);
   if (c.useRMSNorm)
     x = norm(b, loc, c, x, entry->getArgument(1));
-  func::ReturnOp::create(b, loc,
-                         linear(b, loc, x, entry->getArguments().back()));
+  Value head = logicalWeights(
+      b, loc, headSpecs, entry->getArguments().take_back(headSpecs.size()))[0];
+  func::ReturnOp::create(b, loc, linear(b, loc, x, head));
   return fn;
 }
 
@@ -200,14 +222,19 @@ static func::FuncOp getOrCreateHeadFunction(ModuleOp module, const Config &c,
 static Value emitModel(OpBuilder &b, Location loc, const Config &c, Value ids,
                        ValueRange w, MutableArrayRef<BlockCache> caches,
                        bool lastOnly = false) {
-  Value embedding = w[0];
+  std::vector<WeightSpec> specs = weightSpecs(c);
+  // A quantized table is two arguments (values and scales).
+  size_t tableArgs = specs.size() > 1 && specs[1].isScale ? 2 : 1;
+  ArrayRef<WeightSpec> tableSpecs = ArrayRef(specs).take_front(tableArgs);
+  Value embedding =
+      logicalWeights(b, loc, tableSpecs, w.take_front(tableArgs))[0];
   auto idsType = cast<RankedTensorType>(ids.getType());
   Value x = tlmd::EmbeddingOp::create(
       b, loc, tensorOf(b, {kDyn, idsType.getDimSize(1), c.dModel}), ids,
       embedding);
   x = castTo(b, loc, x, tensorOf(b, {kDyn, kDyn, c.dModel}));
   size_t perBlock = blockWeightSpecs(c).size();
-  size_t next = 1;
+  size_t next = tableArgs;
   // Every layer runs the same code on its own weights: one private block
   // function called per layer keeps the module (and JIT time) independent
   // of num_layers.
@@ -255,20 +282,25 @@ static Value emitModel(OpBuilder &b, Location loc, const Config &c, Value ids,
       castTo(b, loc, x, tensorOf(b, {kDyn, kDyn, c.dModel}))};
   if (c.useRMSNorm)
     args.push_back(w[next++]);
-  args.push_back(c.tieEmbeddings ? embedding : w[next++]);
+  // The head's own arguments, or with tied embeddings the table's.
+  ArrayRef<WeightSpec> headSpecs =
+      c.tieEmbeddings ? tableSpecs : ArrayRef(specs).drop_front(next);
+  llvm::append_range(args, c.tieEmbeddings ? w.take_front(tableArgs)
+                                           : w.slice(next, headSpecs.size()));
+  next += c.tieEmbeddings ? 0 : headSpecs.size();
   assert(next == w.size() && "weights do not match weightSpecs");
-  func::FuncOp headFn =
-      getOrCreateHeadFunction(module, c, args.back().getType());
+  func::FuncOp headFn = getOrCreateHeadFunction(module, c, headSpecs);
   return func::CallOp::create(b, loc, headFn, args).getResult(0);
 }
 
-static SmallVector<Type> weightTypes(OpBuilder &b,
-                                     const std::vector<WeightSpec> &specs) {
+static SmallVector<Type> weightTypes(OpBuilder &b, ArrayRef<WeightSpec> specs) {
   SmallVector<Type> types;
   for (const WeightSpec &s : specs) {
     Type elem = s.dtype == io::DType::BF16  ? b.getBF16Type()
                 : s.dtype == io::DType::F16 ? b.getF16Type()
-                                            : b.getF32Type();
+                : s.dtype == io::DType::I8 || s.dtype == io::DType::U8
+                    ? Type(b.getI8Type())
+                    : b.getF32Type();
     types.push_back(RankedTensorType::get(s.shape, elem));
   }
   return types;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 using namespace tlm::model;
+namespace io = tlm::io;
 
 std::string_view tlm::model::dtypeName(WeightDtype dtype) {
   switch (dtype) {
@@ -15,67 +16,110 @@ std::string_view tlm::model::dtypeName(WeightDtype dtype) {
     return "bf16";
   case WeightDtype::F16:
     return "f16";
+  case WeightDtype::Q8_0:
+    return "q8_0";
+  case WeightDtype::Q4_0:
+    return "q4_0";
   }
   return "?";
 }
 
+std::string_view tlm::model::dtypeNames() {
+  return "f32, bf16, f16, q8_0, q4_0";
+}
+
+bool tlm::model::isQuantized(WeightDtype dtype) {
+  return dtype == WeightDtype::Q8_0 || dtype == WeightDtype::Q4_0;
+}
+
+WeightDtype tlm::model::matrixFormat(WeightDtype dtype, int64_t dIn) {
+  return isQuantized(dtype) && dIn % kQuantBlock != 0 ? WeightDtype::F32
+                                                      : dtype;
+}
+
 std::optional<tlm::model::WeightDtype>
 tlm::model::parseWeightDtype(std::string_view name) {
-  for (WeightDtype d : {WeightDtype::F32, WeightDtype::BF16, WeightDtype::F16})
+  for (WeightDtype d : {WeightDtype::F32, WeightDtype::BF16, WeightDtype::F16,
+                        WeightDtype::Q8_0, WeightDtype::Q4_0})
     if (name == dtypeName(d))
       return d;
   return std::nullopt;
 }
 
-tlm::io::DType tlm::model::storageDType(WeightDtype dtype) {
-  switch (dtype) {
+tlm::io::DType tlm::model::storageDType(WeightDtype format) {
+  switch (format) {
   case WeightDtype::F32:
     return io::DType::F32;
   case WeightDtype::BF16:
     return io::DType::BF16;
   case WeightDtype::F16:
     return io::DType::F16;
+  case WeightDtype::Q8_0:
+    return io::DType::I8;
+  case WeightDtype::Q4_0:
+    return io::DType::U8;
   }
   return io::DType::F32;
 }
 
+namespace {
+/// Appends the entries of matrix `name` (n, k) in its format under `dtype`.
+void addMatrix(std::vector<WeightSpec> &specs, std::string name, int64_t n,
+               int64_t k, WeightDtype dtype) {
+  WeightDtype f = matrixFormat(dtype, k);
+  int64_t stored = f == WeightDtype::Q4_0 ? k / 2 : k;
+  specs.push_back({name, {n, stored}, storageDType(f), f, false});
+  if (isQuantized(f))
+    specs.push_back({std::move(name) + ".scale",
+                     {n, k / kQuantBlock},
+                     io::DType::F32,
+                     f,
+                     true});
+}
+WeightSpec gain(std::string name, int64_t d) {
+  return {std::move(name), {d}, io::DType::F32, WeightDtype::F32, false};
+}
+} // namespace
+
 std::vector<WeightSpec> tlm::model::blockWeightSpecs(const Config &c) {
   int64_t d = c.dModel, kv = c.kvDim();
-  io::DType m = storageDType(c.dtype), gain = io::DType::F32;
-  std::vector<WeightSpec> specs = {{"attn.q_proj.weight", {d, d}, m},
-                                   {"attn.k_proj.weight", {kv, d}, m},
-                                   {"attn.v_proj.weight", {kv, d}, m},
-                                   {"attn.output_proj.weight", {d, d}, m}};
+  std::vector<WeightSpec> specs;
+  addMatrix(specs, "attn.q_proj.weight", d, d, c.dtype);
+  addMatrix(specs, "attn.k_proj.weight", kv, d, c.dtype);
+  addMatrix(specs, "attn.v_proj.weight", kv, d, c.dtype);
+  addMatrix(specs, "attn.output_proj.weight", d, d, c.dtype);
   if (c.useRMSNorm)
-    specs.push_back({"ln1.weight", {d}, gain});
-  specs.push_back({"ffn.w1.weight", {c.dFF, d}, m});
-  specs.push_back({"ffn.w2.weight", {d, c.dFF}, m});
+    specs.push_back(gain("ln1.weight", d));
+  addMatrix(specs, "ffn.w1.weight", c.dFF, d, c.dtype);
+  addMatrix(specs, "ffn.w2.weight", d, c.dFF, c.dtype);
   if (c.useSwiGLU)
-    specs.push_back({"ffn.w3.weight", {c.dFF, d}, m});
+    addMatrix(specs, "ffn.w3.weight", c.dFF, d, c.dtype);
   if (c.useRMSNorm)
-    specs.push_back({"ln2.weight", {d}, gain});
+    specs.push_back(gain("ln2.weight", d));
   return specs;
 }
 
 std::vector<WeightSpec> tlm::model::weightSpecs(const Config &c) {
-  io::DType m = storageDType(c.dtype);
-  std::vector<WeightSpec> specs = {
-      {"token_embeddings.weight", {c.vocabSize, c.dModel}, m}};
+  std::vector<WeightSpec> specs;
+  addMatrix(specs, "token_embeddings.weight", c.vocabSize, c.dModel, c.dtype);
   std::vector<WeightSpec> block = blockWeightSpecs(c);
   for (int64_t i = 0; i < c.numLayers; ++i)
-    for (const WeightSpec &w : block)
-      specs.push_back(
-          {"layers." + std::to_string(i) + "." + w.name, w.shape, w.dtype});
+    for (WeightSpec w : block) {
+      w.name = "layers." + std::to_string(i) + "." + w.name;
+      specs.push_back(std::move(w));
+    }
   if (c.useRMSNorm)
-    specs.push_back({"ln_final.weight", {c.dModel}, io::DType::F32});
+    specs.push_back(gain("ln_final.weight", c.dModel));
   if (!c.tieEmbeddings)
-    specs.push_back({"lm_head.weight", {c.vocabSize, c.dModel}, m});
+    addMatrix(specs, "lm_head.weight", c.vocabSize, c.dModel, c.dtype);
   return specs;
 }
 
 int64_t tlm::model::parameterCount(const Config &c) {
+  Config wide = c; // one tensor per parameter, one element per weight
+  wide.dtype = WeightDtype::F32;
   int64_t n = 0;
-  for (const WeightSpec &w : weightSpecs(c))
+  for (const WeightSpec &w : weightSpecs(wide))
     n += w.numElements();
   return n;
 }

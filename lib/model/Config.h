@@ -15,14 +15,28 @@ namespace tlm::model {
 /// How the weight matrices (the embedding table, the projections, the LM
 /// head) are stored: the config's `dtype`. Norm gains stay f32, and the
 /// activations compute in f32 whatever it is; a narrower matrix is widened
-/// where it is read.
-enum class WeightDtype { F32, BF16, F16 };
+/// where it is read. Q8_0 and Q4_0 are block-quantized: each run of
+/// kQuantBlock weights along d_in shares one f32 scale
+/// (docs/spec/file-formats.md#quantized-weights).
+enum class WeightDtype { F32, BF16, F16, Q8_0, Q4_0 };
 
-/// "f32", "bf16", "f16", and back (nullopt for anything else).
+/// The weights that share one scale in Q8_0 and Q4_0, along d_in.
+constexpr int64_t kQuantBlock = 32;
+
+/// "f32", "bf16", "f16", "q8_0", "q4_0", and back (nullopt for anything
+/// else).
 std::string_view dtypeName(WeightDtype dtype);
 std::optional<WeightDtype> parseWeightDtype(std::string_view name);
-/// The safetensors dtype of a matrix stored as `dtype`.
-io::DType storageDType(WeightDtype dtype);
+/// Every dtype name, "f32, bf16, f16, q8_0, q4_0", for messages.
+std::string_view dtypeNames();
+bool isQuantized(WeightDtype dtype);
+/// The format a matrix with `dIn` columns takes under the config's `dtype`:
+/// that dtype, except that a quantized one whose block does not divide dIn
+/// leaves the matrix in F32 (stories260K's d_ff of 172, say).
+WeightDtype matrixFormat(WeightDtype dtype, int64_t dIn);
+/// The safetensors dtype of a matrix stored as `format`: F32, BF16, F16, I8
+/// (q8_0's values) or U8 (q4_0's, two to a byte).
+io::DType storageDType(WeightDtype format);
 
 /// The most layers a config may have: each entry calls the block once per
 /// layer, so the compile time grows with them (1024 tiny layers took 24 s).
@@ -53,12 +67,19 @@ struct Config {
   int64_t kvDim() const { return kvHeads() * headDim(); }
 };
 
-/// One weight tensor the model takes, in entry-argument order.
+/// One weight tensor the model takes, in entry-argument order. A quantized
+/// matrix is two: its values (`NAME`, I8 (n, k) or U8 (n, k / 2)) and then
+/// its scales (`NAME.scale`, F32 (n, k / kQuantBlock)).
 struct WeightSpec {
   std::string name;
+  /// As stored (q4_0's values hold two weights a byte).
   std::vector<int64_t> shape;
-  /// F32 for a norm gain; the config's storage dtype for a matrix.
+  /// F32 for a norm gain and a scale; storageDType(format) for a matrix.
   io::DType dtype = io::DType::F32;
+  /// The matrix's format (and for a scale, its matrix's); F32 for a gain.
+  WeightDtype format = WeightDtype::F32;
+  /// The block scales of the matrix just before this entry.
+  bool isScale = false;
 
   int64_t numElements() const {
     int64_t n = 1;
@@ -76,7 +97,7 @@ std::vector<WeightSpec> weightSpecs(const Config &config);
 /// The weights of one block, without the `layers.{i}.` prefix.
 std::vector<WeightSpec> blockWeightSpecs(const Config &config);
 
-/// Parameter count (docs/spec/model.md formula).
+/// Parameter count (docs/spec/model.md formula), whatever the dtype.
 int64_t parameterCount(const Config &config);
 /// Bytes of all the weights as stored (weightSpecs' dtypes).
 int64_t weightBytes(const Config &config);

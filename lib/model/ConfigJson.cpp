@@ -119,7 +119,7 @@ Expected<Config> parseConfig(std::string_view text) {
          std::optional<WeightDtype> d =
              v.isString() ? parseWeightDtype(v.asString()) : std::nullopt;
          if (!d)
-           return "must be \"f32\", \"bf16\" or \"f16\"";
+           return "must be one of " + std::string(dtypeNames());
          c.dtype = *d;
          return "";
        }},

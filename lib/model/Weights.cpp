@@ -2,7 +2,11 @@
 
 #include "lib/model/Weights.h"
 
+#include "lib/model/Quantize.h"
 #include "lib/support/Float16.h"
+
+#include <cassert>
+#include <cmath>
 
 #include <map>
 
@@ -53,6 +57,17 @@ Expected<Weights> Weights::load(const Config &config, const std::string &path,
       return makeError("weights: tensor '" + it->second.first + "' has shape " +
                        io::shapeString(t.shape) + ", expected " +
                        io::shapeString(spec.shape));
+    if (spec.isScale) {
+      // One scale stands for a block of weights: a non-finite one would
+      // poison every logit it reaches.
+      const float *scales = static_cast<const float *>(t.data);
+      for (int64_t i = 0; i < spec.numElements(); ++i)
+        if (!std::isfinite(scales[i]))
+          return makeError("weights: tensor '" + it->second.first + "' holds " +
+                           (std::isnan(scales[i]) ? "NaN" : "Inf") +
+                           " at element " + std::to_string(i) +
+                           " (scales must be finite)");
+    }
     w.pointers_.push_back(t.data);
     w.bytes_ += t.bytes;
     byName.erase(it);
@@ -68,42 +83,75 @@ Expected<WeightDtype> Weights::fileDtype(const std::string &path) {
   auto file = io::SafeTensors::open(path, io::SafeTensors::Load::Map);
   if (!file)
     return makeError("weights: " + file.takeError().message());
+  // Quantized values are integers (a quantized config may leave some
+  // matrices f32, the embedding too); otherwise the embedding's dtype.
+  std::optional<WeightDtype> embedding;
   for (const auto &[name, tensor] : file->tensors()) {
+    if (tensor.dtype == io::DType::I8)
+      return WeightDtype::Q8_0;
+    if (tensor.dtype == io::DType::U8)
+      return WeightDtype::Q4_0;
     if (canonicalName(name) != "token_embeddings.weight")
       continue;
     switch (tensor.dtype) {
     case io::DType::F32:
-      return WeightDtype::F32;
+      embedding = WeightDtype::F32;
+      break;
     case io::DType::BF16:
-      return WeightDtype::BF16;
+      embedding = WeightDtype::BF16;
+      break;
     case io::DType::F16:
-      return WeightDtype::F16;
+      embedding = WeightDtype::F16;
+      break;
     default:
       return makeError("weights: tensor '" + name + "' has dtype " +
                        std::string(io::dtypeName(tensor.dtype)) +
-                       ", expected F32, BF16 or F16");
+                       ", expected F32, BF16, F16, I8 (q8_0) or U8 (q4_0)");
     }
   }
-  // Weights::load names the missing tensor with its shape.
-  return WeightDtype::F32;
+  // Weights::load names a missing embedding with its shape.
+  return embedding.value_or(WeightDtype::F32);
 }
 
 namespace {
 
-/// `n` values of `from` as `to` (F32, BF16 or F16).
-void convertValues(const void *from, io::DType fromType, void *to,
-                   io::DType toType, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    float v = io::elementAsF32(from, fromType, i);
-    switch (toType) {
+/// Row `r` of matrix (or gain) `spec`, whose data (and scales, when
+/// quantized) are given, as `k` floats.
+void readRow(const WeightSpec &spec, const void *data, const void *scales,
+             int64_t r, int64_t k, float *row) {
+  if (isQuantized(spec.format)) {
+    dequantizeRow(
+        spec.format,
+        static_cast<const char *>(data) + r * quantizedRowBytes(spec.format, k),
+        static_cast<const float *>(scales) + r * (k / kQuantBlock), k, row);
+    return;
+  }
+  for (int64_t i = 0; i < k; ++i)
+    row[i] = io::elementAsF32(data, spec.dtype, size_t(r * k + i));
+}
+
+/// `row` (k floats) as row `r` of `spec` (F32, BF16 or F16 rounded to
+/// nearest even, or quantized).
+void writeRow(const WeightSpec &spec, void *data, void *scales, int64_t r,
+              int64_t k, const float *row) {
+  if (isQuantized(spec.format)) {
+    quantizeRow(spec.format, row, k,
+                static_cast<char *>(data) +
+                    r * quantizedRowBytes(spec.format, k),
+                static_cast<float *>(scales) + r * (k / kQuantBlock));
+    return;
+  }
+  for (int64_t i = 0; i < k; ++i) {
+    size_t at = size_t(r * k + i);
+    switch (spec.dtype) {
     case io::DType::BF16:
-      static_cast<uint16_t *>(to)[i] = f32ToBF16(v);
+      static_cast<uint16_t *>(data)[at] = f32ToBF16(row[i]);
       break;
     case io::DType::F16:
-      static_cast<uint16_t *>(to)[i] = f32ToF16(v);
+      static_cast<uint16_t *>(data)[at] = f32ToF16(row[i]);
       break;
     default:
-      static_cast<float *>(to)[i] = v;
+      static_cast<float *>(data)[at] = row[i];
     }
   }
 }
@@ -143,10 +191,36 @@ Expected<Weights> Weights::convert(const Weights &from, const Config &config,
     return makeError("weights: out of memory converting to " +
                      std::string(dtypeName(to)) + " (" +
                      std::to_string(weightBytes(target)) + " bytes)");
-  for (size_t i = 0; i < toSpecs.size(); ++i) {
-    convertValues(from.pointers_[i], fromSpecs[i].dtype, out[i],
-                  toSpecs[i].dtype, size_t(toSpecs[i].numElements()));
-    w.pointers_.push_back(out[i]);
+  w.pointers_.assign(out.begin(), out.end());
+  // Both lists hold the same tensors in the same order; a quantized one is
+  // followed by its scales.
+  std::vector<float> row;
+  for (size_t i = 0, j = 0; i < fromSpecs.size(); ++i, ++j) {
+    const WeightSpec &a = fromSpecs[i], &b = toSpecs[j];
+    bool aq = isQuantized(a.format), bq = isQuantized(b.format);
+    assert(a.name == b.name && "the same tensor");
+    // A gain is one row; a matrix's k is its logical d_in.
+    int64_t rows = a.shape.size() == 1 ? 1 : a.shape[0];
+    int64_t k = a.shape.size() == 1
+                    ? a.shape[0]
+                    : a.shape[1] * (a.format == WeightDtype::Q4_0 ? 2 : 1);
+    row.resize(size_t(k));
+    const void *scalesIn = aq ? from.pointers_[i + 1] : nullptr;
+    void *scalesOut = bq ? out[j + 1] : nullptr;
+    for (int64_t r = 0; r < rows; ++r) {
+      readRow(a, from.pointers_[i], scalesIn, r, k, row.data());
+      if (bq)
+        for (int64_t c = 0; c < k; ++c)
+          if (!std::isfinite(row[size_t(c)]))
+            return makeError("weights: tensor '" + a.name + "' holds " +
+                             (std::isnan(row[size_t(c)]) ? "NaN" : "Inf") +
+                             " at element " + std::to_string(r * k + c) +
+                             ", which " + std::string(dtypeName(to)) +
+                             " cannot represent");
+      writeRow(b, out[j], scalesOut, r, k, row.data());
+    }
+    i += aq;
+    j += bq;
   }
   return w;
 }

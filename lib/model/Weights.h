@@ -39,12 +39,14 @@ public:
 
   /// `from` (the weights of `config`, whose dtype they are stored in) with
   /// every matrix converted to `to` (rounded to nearest even when
-  /// narrower); the gains are copied.
+  /// narrower, quantized as Quantize.h says, dequantized from a quantized
+  /// one); the gains are copied. A NaN or Inf that `to` is quantized from
+  /// is an error naming the tensor.
   static Expected<Weights> convert(const Weights &from, const Config &config,
                                    WeightDtype to, bool hugePages = true);
 
-  /// One pointer per weightSpecs entry, in order: f32, bf16 or f16 data as
-  /// the spec's dtype says.
+  /// One pointer per weightSpecs entry, in order, holding data of the
+  /// spec's dtype (a quantized matrix's values, then its scales).
   const std::vector<const void *> &pointers() const { return pointers_; }
   /// Bytes of weight data held.
   size_t bytes() const { return bytes_; }

@@ -1,12 +1,14 @@
 //===- LinearLowering.cpp - linear, embedding and FFN to linalg -----------===//
 //
 // The ops whose work is matrix products or table reads: tlm.linear,
-// tlm.swiglu, tlm.silu_ffn and tlm.embedding.
+// tlm.swiglu, tlm.silu_ffn and tlm.embedding, and the weights they may
+// read through tlm.dequantize.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialect/TlmDialect.h"
 #include "passes/common/Builders.h"
+#include "passes/common/Quantized.h"
 #include "passes/conversion/PopulatePatterns.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -72,7 +74,20 @@ struct LowerSiLUFFN : OpRewritePattern<SiLUFFNOp> {
   }
 };
 
-/// A generic over the result `(ids..., d)` whose body reads table[id, d].
+struct LowerDequantize : OpRewritePattern<DequantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(DequantizeOp op,
+                                PatternRewriter &rewriter) const override {
+    Dequantized d{op.getValues(), op.getScales(),
+                  static_cast<int64_t>(op.getBits())};
+    rewriter.replaceOp(op, buildDequantize(rewriter, op.getLoc(), d,
+                                           op.getResult().getType()));
+    return success();
+  }
+};
+
+/// A generic over the result `(ids..., d)` whose body reads table[id, d]
+/// (from a quantized table's codes, so only the rows read are widened).
 struct LowerEmbedding : OpRewritePattern<EmbeddingOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(EmbeddingOp op,
@@ -88,14 +103,17 @@ struct LowerEmbedding : OpRewritePattern<EmbeddingOp> {
     AffineMap ids = out.dropResult(rank - 1);
     SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
     Value table = op.getTable();
+    std::optional<Dequantized> codes = matchDequantized(table);
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{init.getType()}, ValueRange{op.getIds()},
         ValueRange{init}, ArrayRef<AffineMap>{ids, out}, iters,
         [&](OpBuilder &b, Location l, ValueRange args) {
           Value row = castFloat(b, l, args[0], b.getIndexType());
           Value col = linalg::IndexOp::create(b, l, rank - 1);
-          Value v =
-              tensor::ExtractOp::create(b, l, table, ValueRange{row, col});
+          Value v = codes ? dequantizeAt(b, l, *codes, row, col)
+                          : tensor::ExtractOp::create(b, l, table,
+                                                      ValueRange{row, col})
+                                .getResult();
           // A bf16 or f16 table is widened as its row is read.
           linalg::YieldOp::create(
               b, l, castFloat(b, l, v, resultType.getElementType()));
@@ -109,6 +127,6 @@ struct LowerEmbedding : OpRewritePattern<EmbeddingOp> {
 } // namespace
 
 void tlm::populateLinearLoweringPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerLinear, LowerSwiGLU, LowerSiLUFFN, LowerEmbedding>(
-      patterns.getContext());
+  patterns.add<LowerLinear, LowerSwiGLU, LowerSiLUFFN, LowerEmbedding,
+               LowerDequantize>(patterns.getContext());
 }

@@ -21,6 +21,8 @@
 #include "passes/cpu/PackedProjection.h"
 #include "passes/cpu/PackedKernel.h"
 
+#include "passes/common/Quantized.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -87,22 +89,109 @@ std::pair<Value, Value> panelSource(OpBuilder &b, Location loc, Value w,
                ? part
                : tensor::CastOp::create(b, loc, anyRows, part).getResult();
   };
+  // Quantized parts: the choice is between their codes and scales, and the
+  // source their dequantization (which the readers look through).
+  SmallVector<std::optional<tlm::Dequantized>> codes;
+  for (Value part : parts)
+    codes.push_back(tlm::matchDequantized(part));
+  bool quantized = llvm::all_of(codes, [&](const auto &c) {
+    return c && c->bits == codes.front()->bits;
+  });
+  auto dynRows = [&](Value v) -> Value {
+    auto type = cast<RankedTensorType>(v.getType());
+    auto any = RankedTensorType::get({ShapedType::kDynamic, type.getDimSize(1)},
+                                     type.getElementType());
+    return type == any ? v : tensor::CastOp::create(b, loc, any, v).getResult();
+  };
   Value source = asAny(parts[0]), start = index(b, loc, 0);
+  Value values = quantized ? dynRows(codes[0]->values) : Value();
+  Value scales = quantized ? dynRows(codes[0]->scales) : Value();
   int64_t partStart = 0;
   for (size_t i = 1; i < parts.size(); ++i) {
     partStart += cast<RankedTensorType>(parts[i - 1].getType()).getDimSize(0);
     Value here = index(b, loc, partStart);
     Value inPart =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, abs, here);
-    source = arith::SelectOp::create(b, loc, inPart, asAny(parts[i]), source);
+    if (quantized) {
+      values = arith::SelectOp::create(b, loc, inPart,
+                                       dynRows(codes[i]->values), values);
+      scales = arith::SelectOp::create(b, loc, inPart,
+                                       dynRows(codes[i]->scales), scales);
+    } else {
+      source = arith::SelectOp::create(b, loc, inPart, asAny(parts[i]), source);
+    }
     start = arith::SelectOp::create(b, loc, inPart, here, start);
   }
+  if (quantized)
+    source = tlm::buildDequantize(
+        b, loc, tlm::Dequantized{values, scales, codes[0]->bits}, anyRows);
   return {source, arith::SubIOp::create(b, loc, abs, start)};
 }
 
 } // namespace
 
 namespace mlir::tlm::packed {
+
+/// The lanes x lanes block of W at (row, kb) as f32: widened from bf16 /
+/// f16, or dequantized from the codes W is read through (each block lies in
+/// one quantization block: lanes divides 16).
+static Value readBlock(OpBuilder &b, Location loc, Value w, Value row, Value kb,
+                       VectorType blockType) {
+  SmallVector<bool> inBounds{true, true};
+  std::optional<std::pair<tlm::Dequantized, Value>> rows =
+      tlm::quantizedRows(b, loc, w);
+  if (!rows) {
+    Type wElem = cast<ShapedType>(w.getType()).getElementType();
+    Value wPad =
+        arith::ConstantOp::create(b, loc, wElem, b.getFloatAttr(wElem, 0.0));
+    return tlm::widenToF32(
+        b, loc,
+        vector::TransferReadOp::create(b, loc, blockType.clone(wElem), w,
+                                       ValueRange{row, kb}, wPad, inBounds));
+  }
+  std::optional<tlm::Dequantized> d = rows->first;
+  row = arith::AddIOp::create(b, loc, row, rows->second);
+  int64_t lanes = blockType.getDimSize(0);
+  Value codePad = arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0));
+  auto codesAt = [&](Value col) {
+    return vector::TransferReadOp::create(
+        b, loc, blockType.clone(b.getI8Type()), d->values, ValueRange{row, col},
+        codePad, inBounds);
+  };
+  Value qBlock = arith::DivUIOp::create(b, loc, kb, index(b, loc, kQuantBlock));
+  Value block;
+  if (d->bits == 8) {
+    block = tlm::codesToF32(b, loc, codesAt(kb), 8, false);
+  } else {
+    // Byte (kb / 32) · 16 + kb % 16, its high nibbles in a block's second
+    // half.
+    constexpr int64_t half = kQuantBlock / 2;
+    Value inBlock =
+        arith::RemUIOp::create(b, loc, kb, index(b, loc, kQuantBlock));
+    Value col = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, qBlock, index(b, loc, half)),
+        arith::RemUIOp::create(b, loc, inBlock, index(b, loc, half)));
+    Value codes = codesAt(col);
+    Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                       inBlock, index(b, loc, half));
+    block = arith::SelectOp::create(b, loc, high,
+                                    tlm::codesToF32(b, loc, codes, 4, true),
+                                    tlm::codesToF32(b, loc, codes, 4, false));
+  }
+  // Row i's scale along its row: the column of scales (row.., kb / 32).
+  Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  MLIRContext *ctx = b.getContext();
+  Value column = vector::TransferReadOp::create(
+      b, loc, VectorType::get({lanes}, b.getF32Type()), d->scales,
+      ValueRange{row, qBlock}, pad,
+      AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx),
+      ArrayRef<bool>{true});
+  Value scales = vector::BroadcastOp::create(
+      b, loc, blockType,
+      vector::ShapeCastOp::create(
+          b, loc, VectorType::get({lanes, 1}, b.getF32Type()), column));
+  return arith::MulFOp::create(b, loc, block, scales);
+}
 
 /// Transposes the panel's rows (`rowsOf` each block of `lanes` columns),
 /// all of k, into `buf` (k x cols), one lanes x lanes block at a time (a
@@ -122,16 +211,10 @@ Value pack(OpBuilder &b, Location loc, const PanelRows &rowsOf, Value buf,
         auto ks = scf::ForOp::create(
             cb, cl, c0, index(cb, cl, k), step, ValueRange{outer[0]},
             [&](OpBuilder &nb, Location nl, Value kb, ValueRange it) {
-              // A bf16 / f16 W is widened here, once per panel: the kernel
-              // reads f32 from the packed buffer.
-              Type wElem = cast<ShapedType>(w.getType()).getElementType();
-              Value wPad = arith::ConstantOp::create(
-                  nb, nl, wElem, nb.getFloatAttr(wElem, 0.0));
-              Value block =
-                  tlm::widenToF32(nb, nl,
-                                  vector::TransferReadOp::create(
-                                      nb, nl, blockType.clone(wElem), w,
-                                      ValueRange{row, kb}, wPad, inBounds));
+              // A bf16 / f16 W is widened here, once per panel (a quantized
+              // one dequantized): the kernel reads f32 from the packed
+              // buffer.
+              Value block = readBlock(nb, nl, w, row, kb, blockType);
               if (gain) {
                 // W[c, k] · gain[k]: every row of the block times the gain.
                 Value g = vector::TransferReadOp::create(
@@ -363,11 +446,20 @@ std::string tlm::packedMismatch(linalg::LinalgOp op, const ProjectionDims &p,
     return "k is not a multiple of the vector width";
   if (!op.hasPureTensorSemantics())
     return "not on tensors";
-  if (std::optional<ConcatRows> rows = concatRows(op.getDpsInputs()[1]))
-    for (Value part : rows->concat.getInputs())
+  Value w = op.getDpsInputs().back();
+  SmallVector<Value> parts{w};
+  if (std::optional<ConcatRows> rows = concatRows(w)) {
+    parts = rows->concat.getInputs();
+    for (Value part : parts)
       if (cast<RankedTensorType>(part.getType()).getDimSize(0) % shape.cols)
         return "a part of the concatenated W is not a multiple of the panel "
                "width";
+  }
+  // The pack reads a lanes x lanes block from one quantization block.
+  for (Value part : parts)
+    if (std::optional<Dequantized> d = matchDequantized(part))
+      if ((d->bits == 8 ? kQuantBlock : kQuantBlock / 2) % shape.lanes != 0)
+        return "a vector is wider than the codes of a quantization block";
   return "";
 }
 

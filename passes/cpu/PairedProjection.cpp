@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/cpu/PairedProjection.h"
+
+#include "passes/common/Quantized.h"
 #include "passes/cpu/PackedKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -135,7 +137,7 @@ Value pairedPanels(OpBuilder &b, Location loc, Value x, Value rms, Value gain,
             Value first = arith::CmpIOp::create(
                 cb, cl, arith::CmpIPredicate::eq, c, index(cb, cl, 0));
             return std::pair<Value, Value>(
-                arith::SelectOp::create(cb, cl, first, pair.w1, pair.w3), row);
+                tlm::selectWeight(cb, cl, first, pair.w1, pair.w3), row);
           };
           Value packed = pack(pb, pl, rowsOf, it[1], k, shape, gain);
           auto tiles = scf::ForOp::create(
@@ -180,7 +182,8 @@ Value pairedPanels(OpBuilder &b, Location loc, Value x, Value rms, Value gain,
               SmallVector<OpFoldResult>{nb.getIndexAttr(half),
                                         nb.getIndexAttr(k)},
               ones);
-          linalg::GenericOp part = tlm::packed::projection(nb, nl, xRest, wPanel, init);
+          linalg::GenericOp part =
+              tlm::packed::projection(nb, nl, xRest, wPanel, init);
           rests.push_back(part);
           sums.push_back(part.getResult(0));
         }

@@ -16,6 +16,7 @@
 #include "passes/cpu/PackedProjection.h"
 #include "passes/cpu/PairedProjection.h"
 #include "passes/cpu/Passes.h"
+#include "passes/cpu/QuantizedSplitK.h"
 #include "passes/cpu/Strategy.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -201,8 +202,6 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     rewriter.setInsertionPoint(op);
     unsigned nRows = p.rows.size();
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    Value x = expandLastDim(rewriter, loc, op.getDpsInputs()[0], lanes);
-    Value w = expandLastDim(rewriter, loc, op.getDpsInputs()[1], lanes);
     Type f32 = rewriter.getF32Type();
     Value zero = arith::ConstantOp::create(rewriter, loc, f32,
                                            rewriter.getF32FloatAttr(0.0));
@@ -218,41 +217,31 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     if (overwrite)
       out = zeros(cast<RankedTensorType>(out.getType()).getShape());
 
-    // part[r.., c, l]: loops (r.., c, kb, l).
-    unsigned c = nRows, kb = nRows + 1, l = nRows + 2, loops = nRows + 3;
+    // part[r.., c, l]: loops (r.., c, kb, l), or quantizedPart's.
+    unsigned c = nRows, kb = nRows + 1;
     SmallVector<unsigned> rows = llvm::to_vector(llvm::seq<unsigned>(0, nRows));
     SmallVector<int64_t> partShape;
     for (unsigned r : p.rows)
       partShape.push_back(ranges[r]);
     partShape.append({ranges[p.n], lanes});
     Value part = zeros(partShape);
+    // The loops of `partial` stepped one at a time (its reductions).
+    SmallVector<int64_t> stepLoops{kb};
+    linalg::GenericOp partial;
+    if (std::optional<tlm::QuantizedPart> q =
+            tlm::quantizedPart(rewriter, op, p, lanes, part)) {
+      partial = q->op;
+      stepLoops = q->stepLoops;
+    } else {
+      partial = plainPart(rewriter, op, p, part);
+    }
+
+    // out[r.., c] += Σ_l part: loops (r.., c, l).
     auto concat = [](ArrayRef<unsigned> a, ArrayRef<unsigned> b) {
       SmallVector<unsigned> v(a);
       v.append(b.begin(), b.end());
       return v;
     };
-    SmallVector<AffineMap> maps{
-        tlm::dimsMapOf(ctx, loops, concat(rows, {kb, l})),
-        tlm::dimsMapOf(ctx, loops, {c, kb, l}),
-        tlm::dimsMapOf(ctx, loops, concat(rows, {c, l}))};
-    SmallVector<utils::IteratorType> iters(loops,
-                                           utils::IteratorType::parallel);
-    iters[kb] = utils::IteratorType::reduction;
-    // `contract` lets LLVM fuse the multiply-add into one FMA.
-    auto fmf =
-        arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);
-    auto partial = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{part.getType()}, ValueRange{x, w},
-        ValueRange{part}, maps, iters,
-        [&](OpBuilder &b, Location nl, ValueRange a) {
-          // A bf16 / f16 W widens in registers, after its narrow load.
-          Value m = arith::MulFOp::create(b, nl, a[0],
-                                          tlm::widenToF32(b, nl, a[1]), fmf);
-          linalg::YieldOp::create(
-              b, nl, ValueRange{arith::AddFOp::create(b, nl, a[2], m, fmf)});
-        });
-
-    // out[r.., c] += Σ_l part: loops (r.., c, l).
     unsigned loops2 = nRows + 2;
     SmallVector<AffineMap> maps2{
         tlm::dimsMapOf(ctx, loops2, concat(rows, {c, c + 1})),
@@ -269,9 +258,11 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
         });
     rewriter.replaceOp(op, sum.getResults());
 
-    // kb one step at a time; the part block is hoisted into registers.
-    SmallVector<int64_t> sizes(loops, 0);
-    sizes[kb] = 1;
+    // The reductions one step at a time; the part block is hoisted into
+    // registers.
+    SmallVector<int64_t> sizes(partial.getNumLoops(), 0);
+    for (int64_t step : stepLoops)
+      sizes[step] = 1;
     FailureOr<scf::SCFTilingResult> steps = tile(rewriter, partial, sizes);
     if (failed(steps))
       return partial.emitOpError("k-step tiling failed");
@@ -282,6 +273,44 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     if (overwrite && failed(vectorizeOp(rewriter, out.getDefiningOp())))
       return failure();
     return vectorizeOp(rewriter, part.getDefiningOp());
+  }
+
+  /// splitK's partial sums for an f32 (or bf16 / f16) w, over the loops
+  /// (r.., c, kb, l) with k = kb·lanes + l.
+  linalg::GenericOp plainPart(RewriterBase &rewriter, linalg::LinalgOp op,
+                              const tlm::ProjectionDims &p, Value part) {
+    MLIRContext *ctx = op->getContext();
+    Location loc = op.getLoc();
+    unsigned nRows = p.rows.size();
+    unsigned c = nRows, kb = nRows + 1, l = nRows + 2, loops = nRows + 3;
+    SmallVector<unsigned> rows = llvm::to_vector(llvm::seq<unsigned>(0, nRows));
+    Value x = expandLastDim(rewriter, loc, op.getDpsInputs()[0], lanes);
+    Value w = expandLastDim(rewriter, loc, op.getDpsInputs()[1], lanes);
+    auto concat = [](ArrayRef<unsigned> a, ArrayRef<unsigned> b) {
+      SmallVector<unsigned> v(a);
+      v.append(b.begin(), b.end());
+      return v;
+    };
+    SmallVector<AffineMap> maps{
+        tlm::dimsMapOf(ctx, loops, concat(rows, {kb, l})),
+        tlm::dimsMapOf(ctx, loops, {c, kb, l}),
+        tlm::dimsMapOf(ctx, loops, concat(rows, {c, l}))};
+    SmallVector<utils::IteratorType> iters(loops,
+                                           utils::IteratorType::parallel);
+    iters[kb] = utils::IteratorType::reduction;
+    // `contract` lets LLVM fuse the multiply-add into one FMA.
+    auto fmf =
+        arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);
+    return linalg::GenericOp::create(
+        rewriter, loc, TypeRange{part.getType()}, ValueRange{x, w},
+        ValueRange{part}, maps, iters,
+        [&](OpBuilder &b, Location nl, ValueRange a) {
+          // A bf16 / f16 W widens in registers, after its narrow load.
+          Value m = arith::MulFOp::create(b, nl, a[0],
+                                          tlm::widenToF32(b, nl, a[1]), fmf);
+          linalg::YieldOp::create(
+              b, nl, ValueRange{arith::AddFOp::create(b, nl, a[2], m, fmf)});
+        });
   }
 
   LogicalResult vectorizeOp(RewriterBase &rewriter, Operation *op) {

@@ -1,8 +1,9 @@
 // RUN: tlm-opt %s --tlm-lower-to-linalg --canonicalize --cse | FileCheck %s
 // RUN: tlm-opt %s --tlm-linalg-pipeline | FileCheck %s --check-prefix=NOTLM
 
-// After the pass no tlm op is left.
-// NOTLM-NOT: tlm.
+// After the pass no tlm op is left (the tlm.dequantize attribute of the
+// lowered tlm.dequantize is not one).
+// NOTLM-NOT: = tlm.
 
 // CHECK-DAG: #[[MM_A:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-DAG: #[[MM_B:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
@@ -12,6 +13,8 @@
 // CHECK-DAG: #[[BY:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 // CHECK-DAG: #[[GQA_K:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d1 floordiv 2, d4)>
 // CHECK-DAG: #[[GQA_V:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d1 floordiv 2, d3)>
+// CHECK-DAG: #[[Q4_BYTE:.*]] = affine_map<(d0, d1) -> (d0, (d1 floordiv 32) * 16 + d1 mod 16)>
+// CHECK-DAG: #[[Q_SCALE:.*]] = affine_map<(d0, d1) -> (d0, d1 floordiv 32)>
 
 // A matrix input is one linalg.matmul with the transposed-B maps.
 // CHECK-LABEL: func @linear_2d
@@ -42,6 +45,34 @@ func.func @linear_3d(%x: tensor<?x?x64xf32>, %w: tensor<128x64xf32>) -> tensor<?
 // CHECK: %[[COL:.*]] = linalg.index 2
 // CHECK: tensor.extract %[[T]][%[[ROW]], %[[COL]]]
 func.func @embedding(%ids: tensor<?x?xi64>, %t: tensor<100x64xf32>) -> tensor<?x?x64xf32> {
+  %e = tlm.embedding %ids, %t : tensor<?x?xi64>, tensor<100x64xf32> -> tensor<?x?x64xf32>
+  return %e : tensor<?x?x64xf32>
+}
+
+// q4_0: each weight reads its byte (low nibble in a block's first half,
+// high in its second) and its block's scale: w = (nibble - 8) · d.
+// CHECK-LABEL: func @dequantize_q4
+// CHECK: linalg.generic {indexing_maps = [#[[Q4_BYTE]], #[[Q_SCALE]], #{{.*}}], iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME: attrs = {tlm.dequantize = 4 : i64}
+// CHECK: arith.shrui
+// CHECK: arith.andi
+// CHECK: arith.select
+// CHECK: arith.mulf
+func.func @dequantize_q4(%q: tensor<8x32xi8>, %s: tensor<8x2xf32>) -> tensor<8x64xf32> {
+  %w = tlm.dequantize %q, %s {bits = 4 : i64} : tensor<8x32xi8>, tensor<8x2xf32> -> tensor<8x64xf32>
+  return %w : tensor<8x64xf32>
+}
+
+// A quantized table: the lookup reads the row's codes and scales, so only
+// the rows looked up are widened.
+// CHECK-LABEL: func @embedding_q8
+// CHECK-SAME: (%[[IDS:[^:]*]]: tensor<?x?xi64>, %[[Q:[^:]*]]: tensor<100x64xi8>, %[[S:[^:]*]]: tensor<100x2xf32>)
+// CHECK-NOT: tlm.dequantize
+// CHECK: tensor.extract %[[S]]
+// CHECK: tensor.extract %[[Q]]
+// CHECK: arith.sitofp
+func.func @embedding_q8(%ids: tensor<?x?xi64>, %q: tensor<100x64xi8>, %s: tensor<100x2xf32>) -> tensor<?x?x64xf32> {
+  %t = tlm.dequantize %q, %s {bits = 8 : i64} : tensor<100x64xi8>, tensor<100x2xf32> -> tensor<100x64xf32>
   %e = tlm.embedding %ids, %t : tensor<?x?xi64>, tensor<100x64xf32> -> tensor<?x?x64xf32>
   return %e : tensor<?x?x64xf32>
 }

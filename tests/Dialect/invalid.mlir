@@ -607,3 +607,75 @@ func.func @cached8(%q: tensor<1x2x12xf32>, %p: tensor<3x1x12xf32>) {
   %o:3 = tlm.cached_attention %q, %q, %q, %p, %p {num_heads = 4 : i64, num_kv_heads = 4 : i64, rope_theta = 1.0e+04 : f64} : (tensor<1x2x12xf32>, tensor<1x2x12xf32>, tensor<1x2x12xf32>, tensor<3x1x12xf32>, tensor<3x1x12xf32>) -> (tensor<1x2x12xf32>, tensor<2x1x12xf32>, tensor<2x1x12xf32>)
   return
 }
+
+// -----
+
+func.func @dequantize_bits(%q: tensor<8x64xi8>, %s: tensor<8x2xf32>) {
+  // expected-error @+1 {{expected bits 8 (q8_0) or 4 (q4_0), found 2}}
+  %w = tlm.dequantize %q, %s {bits = 2 : i64} : tensor<8x64xi8>, tensor<8x2xf32> -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @dequantize_block(%q: tensor<8x48xi8>, %s: tensor<8x2xf32>) {
+  // expected-error @+1 {{expected result dim 1 (k) to be a multiple of 32 (the block), found 48}}
+  %w = tlm.dequantize %q, %s {bits = 8 : i64} : tensor<8x48xi8>, tensor<8x2xf32> -> tensor<8x48xf32>
+  return
+}
+
+// -----
+
+func.func @dequantize_q8_codes(%q: tensor<8x32xi8>, %s: tensor<8x2xf32>) {
+  // expected-error @+1 {{expected values dim 1 (k, one code a weight) to be 64, found 32 in shape (8, 32)}}
+  %w = tlm.dequantize %q, %s {bits = 8 : i64} : tensor<8x32xi8>, tensor<8x2xf32> -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @dequantize_q4_codes(%q: tensor<8x64xi8>, %s: tensor<8x2xf32>) {
+  // expected-error @+1 {{expected values dim 1 (k / 2, two codes a byte) to be 32, found 64 in shape (8, 64)}}
+  %w = tlm.dequantize %q, %s {bits = 4 : i64} : tensor<8x64xi8>, tensor<8x2xf32> -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @dequantize_rows(%q: tensor<4x64xi8>, %s: tensor<8x2xf32>) {
+  // expected-error @+1 {{expected values dim 0 (n, the result's dim 0) to be 8, found 4 in shape (4, 64)}}
+  %w = tlm.dequantize %q, %s {bits = 8 : i64} : tensor<4x64xi8>, tensor<8x2xf32> -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @dequantize_scales(%q: tensor<8x64xi8>, %s: tensor<8x4xf32>) {
+  // expected-error @+1 {{expected scales dim 1 (k / 32, one scale a block) to be 2, found 4 in shape (8, 4)}}
+  %w = tlm.dequantize %q, %s {bits = 8 : i64} : tensor<8x64xi8>, tensor<8x4xf32> -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @dequantize_scale_rows(%q: tensor<8x64xi8>, %s: tensor<4x2xf32>) {
+  // expected-error @+1 {{expected scales dim 0 (n, the result's dim 0) to be 8, found 4 in shape (4, 2)}}
+  %w = tlm.dequantize %q, %s {bits = 8 : i64} : tensor<8x64xi8>, tensor<4x2xf32> -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @dequantize_scale_type(%q: tensor<8x64xi8>, %s: tensor<8x2xf16>) {
+  // expected-error @+1 {{operand #1 must be ranked tensor of 32-bit float values}}
+  %w = tlm.dequantize %q, %s {bits = 8 : i64} : tensor<8x64xi8>, tensor<8x2xf16> -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @dequantize_dynamic(%q: tensor<?x64xi8>, %s: tensor<?x2xf32>) {
+  // expected-error @+1 {{expected a static result shape, found (?, 64)}}
+  %w = tlm.dequantize %q, %s {bits = 8 : i64} : tensor<?x64xi8>, tensor<?x2xf32> -> tensor<?x64xf32>
+  return
+}

@@ -102,3 +102,21 @@ func.func @cached_attention(%q: tensor<?x?x64xf32>, %kv: tensor<?x?x32xf32>, %pa
   %o, %kn, %vn = tlm.cached_attention %q, %kv, %kv, %past, %past {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.0e+04 : f64} : (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>) -> (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)
   return %o : tensor<?x?x64xf32>
 }
+
+// Block-quantized weights (q8_0: a code a weight; q4_0: two a byte) with a
+// scale per 32 weights, read by any op that takes a weight.
+// CHECK-LABEL: func @dequantize
+// CHECK: tlm.dequantize %{{.*}}, %{{.*}} {bits = 8 : i64} : tensor<128x64xi8>, tensor<128x2xf32> -> tensor<128x64xf32>
+// CHECK: tlm.dequantize %{{.*}}, %{{.*}} {bits = 4 : i64} : tensor<16x32xi8>, tensor<16x2xf32> -> tensor<16x64xf32>
+// CHECK: tlm.linear
+// CHECK: tlm.embedding
+func.func @dequantize(%x: tensor<?x?x64xf32>, %ids: tensor<?x?xi64>,
+                      %q: tensor<128x64xi8>, %s: tensor<128x2xf32>,
+                      %p: tensor<16x32xi8>, %t: tensor<16x2xf32>)
+    -> (tensor<?x?x128xf32>, tensor<?x?x64xf32>) {
+  %w = tlm.dequantize %q, %s {bits = 8 : i64} : tensor<128x64xi8>, tensor<128x2xf32> -> tensor<128x64xf32>
+  %e = tlm.dequantize %p, %t {bits = 4 : i64} : tensor<16x32xi8>, tensor<16x2xf32> -> tensor<16x64xf32>
+  %y = tlm.linear %x, %w : tensor<?x?x64xf32>, tensor<128x64xf32> -> tensor<?x?x128xf32>
+  %z = tlm.embedding %ids, %e : tensor<?x?xi64>, tensor<16x64xf32> -> tensor<?x?x64xf32>
+  return %y, %z : tensor<?x?x128xf32>, tensor<?x?x64xf32>
+}

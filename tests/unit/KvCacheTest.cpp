@@ -5,11 +5,13 @@
 // one-token decode steps reproduce the whole-sequence logits at every
 // position; a prefix gives the prefix rows (causality); generation's steps
 // (stepLast: the prompt, then one token at a time, last row only) give the
-// same rows. Every case runs with f32, bf16 and f16 matrices.
+// same rows. Every case runs with f32, bf16, f16, q8_0 and q4_0 matrices
+// (the reference on the same values widened or dequantized back to f32).
 //
 //===----------------------------------------------------------------------===//
 
 #include "lib/model/Init.h"
+#include "lib/model/Quantize.h"
 #include "lib/runtime/CpuCodegen.h"
 #include "lib/runtime/Jit.h"
 #include "lib/runtime/Metrics.h"
@@ -18,6 +20,7 @@
 #include "tests/unit/Reference.h"
 #include "tests/unit/Tolerances.h"
 
+#include <algorithm>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -32,11 +35,18 @@ namespace {
 constexpr Tolerance kCache{1e-4, 1e-4};
 
 /// The reference's view of the same weights, matched by name.
+/// `c` with f32 matrices: one tensor per weight, the layout of
+/// model::initWeights and of the reference.
+model::Config wide(model::Config c) {
+  c.dtype = model::WeightDtype::F32;
+  return c;
+}
+
 ref::LMWeights refWeights(const model::Config &c,
                           const std::vector<std::vector<float>> &w) {
   ref::LMWeights r;
   r.layers.resize(c.numLayers);
-  std::vector<model::WeightSpec> specs = model::weightSpecs(c);
+  std::vector<model::WeightSpec> specs = model::weightSpecs(wide(c));
   for (size_t i = 0; i < specs.size(); ++i) {
     const std::string &n = specs[i].name;
     if (n == "token_embeddings.weight")
@@ -170,17 +180,24 @@ std::vector<Case> cases() {
   out.insert(out.end(), {post, noNorm, noRope, silu, tied, outlined, pairs,
                          pairs2, lanes16, lanes8, lanes4, oddChunks, twoThreads,
                          stream, stream2, streamTied});
-  // Every case again with bf16 and with f16 matrices: the reference runs
-  // on the same values widened back to f32, so only summation order may
-  // differ.
+  // Every case again with each narrower dtype: the reference runs on the
+  // same values widened (dequantized) back to f32, so only summation order
+  // may differ. A quantized variant where no matrix's d_in takes whole
+  // blocks would be the f32 case again, and is left out.
   static std::vector<std::string> names;
-  names.reserve(3 * out.size());
+  names.reserve(5 * out.size());
   size_t f32Cases = out.size();
   for (model::WeightDtype d :
-       {model::WeightDtype::BF16, model::WeightDtype::F16})
+       {model::WeightDtype::BF16, model::WeightDtype::F16,
+        model::WeightDtype::Q8_0, model::WeightDtype::Q4_0})
     for (size_t i = 0; i < f32Cases; ++i) {
       Case narrow = out[i];
       narrow.config.dtype = d;
+      std::vector<model::WeightSpec> specs = model::weightSpecs(narrow.config);
+      if (model::isQuantized(d) &&
+          std::none_of(specs.begin(), specs.end(),
+                       [](const model::WeightSpec &s) { return s.isScale; }))
+        continue;
       names.push_back(std::string(out[i].name) + "_" +
                       std::string(model::dtypeName(d)));
       narrow.name = names.back().c_str();
@@ -189,26 +206,50 @@ std::vector<Case> cases() {
   return out;
 }
 
-/// The weights as stored for `c`'s dtype: `w` itself for f32; else each
-/// matrix rounded into `narrow` and `w`'s copy replaced by the rounded
-/// values widened back (what the reference then runs on).
+/// The weights as stored for `c`'s dtype, from `w` (wide(c)'s layout): `w`
+/// itself for f32; else each matrix rounded (quantized) into `stored` and
+/// `w`'s copy replaced by those values widened (dequantized) back, which
+/// the reference then runs on.
 std::vector<const void *> storeAs(const model::Config &c,
                                   std::vector<std::vector<float>> &w,
-                                  std::vector<std::vector<uint16_t>> &narrow) {
+                                  std::vector<std::vector<char>> &stored) {
   std::vector<model::WeightSpec> specs = model::weightSpecs(c);
   std::vector<const void *> ptrs;
-  narrow.assign(specs.size(), {});
-  for (size_t i = 0; i < specs.size(); ++i) {
-    bool bf16 = specs[i].dtype == io::DType::BF16;
-    if (specs[i].dtype == io::DType::F32) {
-      ptrs.push_back(w[i].data());
+  stored.assign(specs.size(), {});
+  for (size_t i = 0, j = 0; i < specs.size(); ++i, ++j) {
+    const model::WeightSpec &s = specs[i];
+    if (s.dtype == io::DType::F32) {
+      ptrs.push_back(w[j].data());
       continue;
     }
-    for (float &v : w[i]) {
-      narrow[i].push_back(bf16 ? f32ToBF16(v) : f32ToF16(v));
-      v = bf16 ? bf16ToF32(narrow[i].back()) : f16ToF32(narrow[i].back());
+    if (model::isQuantized(s.format)) {
+      int64_t rows = s.shape[0], k = int64_t(w[j].size()) / rows;
+      int64_t rowBytes = model::quantizedRowBytes(s.format, k);
+      stored[i].resize(size_t(rows * rowBytes));
+      stored[i + 1].resize(size_t(rows * k / model::kQuantBlock) *
+                           sizeof(float));
+      auto *scales = reinterpret_cast<float *>(stored[i + 1].data());
+      for (int64_t r = 0; r < rows; ++r) {
+        float *row = w[j].data() + r * k;
+        model::quantizeRow(s.format, row, k, stored[i].data() + r * rowBytes,
+                           scales + r * (k / model::kQuantBlock));
+        model::dequantizeRow(s.format, stored[i].data() + r * rowBytes,
+                             scales + r * (k / model::kQuantBlock), k, row);
+      }
+      ptrs.push_back(stored[i].data());
+      ptrs.push_back(stored[i + 1].data());
+      ++i; // the scales
+      continue;
     }
-    ptrs.push_back(narrow[i].data());
+    bool bf16 = s.dtype == io::DType::BF16;
+    stored[i].resize(w[j].size() * sizeof(uint16_t));
+    auto *narrow = reinterpret_cast<uint16_t *>(stored[i].data());
+    for (size_t e = 0; e < w[j].size(); ++e) {
+      float &v = w[j][e];
+      narrow[e] = bf16 ? f32ToBF16(v) : f32ToF16(v);
+      v = bf16 ? bf16ToF32(narrow[e]) : f16ToF32(narrow[e]);
+    }
+    ptrs.push_back(narrow);
   }
   return ptrs;
 }
@@ -224,9 +265,9 @@ TEST_P(KvCache, PrefillThenDecodeMatchesForwardAndReference) {
   const int64_t batch = 2, seq = 41, prompt = 19, chunk = 17;
   const int64_t vocab = c.vocabSize;
   std::vector<std::vector<float>> w =
-      model::initWeights(c, /*seed=*/7, model::InitScheme::Module);
-  std::vector<std::vector<uint16_t>> narrow;
-  std::vector<const void *> ptrs = storeAs(c, w, narrow);
+      model::initWeights(wide(c), /*seed=*/7, model::InitScheme::Module);
+  std::vector<std::vector<char>> stored;
+  std::vector<const void *> ptrs = storeAs(c, w, stored);
   runtime::JitOptions jit = GetParam().jit;
   jit.verifyEachPass = true;
   runtime::SessionOptions options;

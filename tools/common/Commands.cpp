@@ -77,7 +77,8 @@ Error resolveDtype(const Flags &f, model::Config &c) {
   if (!f.weightsDtype.empty()) {
     flag = model::parseWeightDtype(f.weightsDtype);
     if (!flag)
-      return userError("--weights-dtype must be f32, bf16 or f16, found '" +
+      return userError("--weights-dtype must be one of " +
+                       std::string(model::dtypeNames()) + ", found '" +
                        f.weightsDtype + "'");
   }
   if (f.weights.empty()) {
@@ -294,6 +295,8 @@ Error checkFinite(const Run &run, const float *logits, int64_t count) {
   std::vector<model::WeightSpec> specs = model::weightSpecs(run.config);
   const std::vector<const void *> &w = run.weights.pointers();
   for (size_t i = 0; i < specs.size(); ++i) {
+    if (specs[i].dtype == io::DType::I8 || specs[i].dtype == io::DType::U8)
+      continue; // quantized values: integers, their scales come next
     int64_t n = specs[i].numElements();
     for (int64_t j = 0; j < n; ++j)
       if (float v = io::elementAsF32(w[i], specs[i].dtype, j);

@@ -59,10 +59,12 @@ struct Options {
                             cl::init("module")};
   cl::opt<std::string> weightsDtype{
       "weights-dtype",
-      cl::desc("how the weight matrices are stored: f32, bf16 or f16 "
+      cl::desc("how the weight matrices are stored: f32, bf16, f16, q8_0 "
+               "or q4_0 "
                "(default: the --weights file's, else the config's dtype)")};
   cl::opt<std::string> dtype{
-      "dtype", cl::desc("quantize: the dtype to write, bf16 | f16 | f32")};
+      "dtype",
+      cl::desc("quantize: the dtype to write, f32 | bf16 | f16 | q8_0 | q4_0")};
   cl::opt<std::string> promptTokens{"prompt-tokens",
                                     cl::desc("prompt as token ids")};
   cl::opt<std::string> prompt{"prompt", cl::desc("prompt text")};

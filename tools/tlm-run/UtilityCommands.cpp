@@ -195,7 +195,12 @@ llvm::Error writeWeights(const std::string &path, const model::Config &config,
   for (size_t i = 0; i < specs.size(); ++i)
     views.push_back(
         {specs[i].name, specs[i].dtype, specs[i].shape, weights.pointers()[i]});
-  return asUserError(io::writeSafeTensors(path, views));
+  // The format for readers other than tlm (tlm itself reads the dtypes).
+  std::vector<std::pair<std::string, std::string>> metadata{
+      {"tlm.dtype", std::string(model::dtypeName(config.dtype))}};
+  if (model::isQuantized(config.dtype))
+    metadata.push_back({"tlm.quant_block", std::to_string(model::kQuantBlock)});
+  return asUserError(io::writeSafeTensors(path, views, metadata));
 }
 
 } // namespace
@@ -229,13 +234,15 @@ llvm::Error runQuantize(const Options &o) {
   if (o.output.empty())
     return flagError("--output is required");
   if (o.dtype.empty())
-    return flagError("--dtype is required (f32, bf16 or f16)");
+    return flagError("--dtype is required (" +
+                     std::string(model::dtypeNames()) + ")");
   std::optional<model::WeightDtype> to = model::parseWeightDtype(o.dtype);
   if (!to)
-    return flagError("--dtype must be f32, bf16 or f16, found '" + o.dtype +
+    return flagError("--dtype must be one of " +
+                     std::string(model::dtypeNames()) + ", found '" + o.dtype +
                      "'");
   // The weights as they are (a file's dtype, or seeded in f32), then
-  // rounded to --dtype.
+  // rounded or quantized to --dtype.
   auto in = weightsToWrite(o);
   if (!in)
     return in.takeError();

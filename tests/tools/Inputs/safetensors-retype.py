@@ -1,5 +1,5 @@
 """Rewrites one tensor of a safetensors file in another dtype (F32, BF16,
-F16 or I8), values converted, everything else copied: the inputs of the tests of
+F16, I8 or I16), values converted, everything else copied: the inputs of the tests of
 a file whose tensors disagree in dtype.
 
     safetensors-retype.py IN.safetensors TENSOR DTYPE OUT.safetensors
@@ -28,6 +28,8 @@ def from_f32(values, dtype):
         return values.astype(np.float16).tobytes()
     if dtype == "I8":  # truncated: only the dtype matters to the tests
         return values.astype(np.int8).tobytes()
+    if dtype == "I16":
+        return values.astype(np.int16).tobytes()
     if dtype == "BF16":  # round to nearest even
         u = values.astype(np.float32).view(np.uint32).astype(np.uint64)
         return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16).tobytes()

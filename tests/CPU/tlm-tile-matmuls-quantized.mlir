@@ -1,0 +1,57 @@
+// q8_0 / q4_0 weights (tlm.dequantize): the blocks read the int8 codes and
+// the f32 scales in place and widen them in registers (GEMV, split-k), or
+// once per panel while packing it; the f32 matrix tlm.dequantize stands for
+// is never built (its lowering, tagged tlm.dequantize, is left unused).
+// RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16" --canonicalize --cse | FileCheck %s
+// RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=8 pack-projections=false" --canonicalize --cse | FileCheck %s --check-prefix=SPLITK
+// RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16 vectorize=false" --canonicalize --cse | FileCheck %s --check-prefix=SCALAR
+
+// CHECK-LABEL: func @q8_0
+// CHECK-NOT: tlm.dequantize
+// The pack: 16 x 16 blocks of codes, widened, times each row's scale.
+// CHECK: %[[CODES:.*]] = vector.transfer_read %arg1{{.*}} : tensor<64x256xi8>, vector<16x16xi8>
+// CHECK: arith.sitofp %[[CODES]] : vector<16x16xi8> to vector<16x16xf32>
+// CHECK: vector.transfer_read %arg2{{.*}} : tensor<64x8xf32>, vector<16xf32>
+// The rows after the last full tile (all of decode's): GEMV blocks on the
+// codes, 16 a step, the block's scale broadcast.
+// CHECK: vector.transfer_read {{.*}} : tensor<{{.*}}xi8>, vector<{{.*}}x16xi8>
+// CHECK: arith.sitofp {{.*}}xi8> to vector<{{.*}}x16xf32>
+// CHECK-NOT: tlm.dequantize
+// SPLITK-LABEL: func @q8_0
+// SPLITK-NOT: tlm.dequantize
+// SPLITK: vector.transfer_read {{.*}} : tensor<{{.*}}xi8>, vector<{{.*}}x8xi8>
+// SPLITK: arith.sitofp {{.*}}xi8> to vector<{{.*}}x8xf32>
+// SPLITK: arith.mulf {{.*}} fastmath<contract> : vector<{{.*}}x8xf32>
+// SPLITK-NOT: tlm.dequantize
+// Unvectorized, the fallback: the f32 matrix, then the f32 projection.
+// SCALAR-LABEL: func @q8_0
+// SCALAR: linalg.generic {{.*}} ins(%arg1, %arg2 : tensor<64x256xi8>, tensor<64x8xf32>) outs({{.*}} : tensor<64x256xf32>) attrs = {tlm.dequantize = 8 : i64}
+// SCALAR: arith.sitofp {{.*}} : i8 to f32
+func.func @q8_0(%x: tensor<?x256xf32>, %q: tensor<64x256xi8>, %s: tensor<64x8xf32>) -> tensor<?x64xf32> {
+  %w = tlm.dequantize %q, %s {bits = 8 : i64} : tensor<64x256xi8>, tensor<64x8xf32> -> tensor<64x256xf32>
+  %y = tlm.linear %x, %w : tensor<?x256xf32>, tensor<64x256xf32> -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @q4_0
+// CHECK-NOT: tlm.dequantize
+// The pack reads 16 bytes of each row, their low or high nibbles.
+// CHECK: vector.transfer_read %arg1{{.*}} : tensor<64x128xi8>, vector<16x16xi8>
+// CHECK-DAG: arith.shrui {{.*}} : vector<16x16xi8>
+// CHECK-DAG: arith.andi {{.*}} : vector<16x16xi8>
+// CHECK: vector.transfer_read {{.*}} : tensor<{{.*}}xi8>, vector<{{.*}}x16xi8>
+// CHECK-NOT: tlm.dequantize
+// SPLITK-LABEL: func @q4_0
+// SPLITK-NOT: tlm.dequantize
+// Each byte's two nibbles multiply x's two halves of the block.
+// SPLITK: vector.transfer_read {{.*}} : tensor<{{.*}}xi8>, vector<{{.*}}x8xi8>
+// SPLITK-DAG: arith.andi {{.*}}x8xi8>
+// SPLITK-DAG: arith.shrui {{.*}}x8xi8>
+// SPLITK-NOT: tlm.dequantize
+func.func @q4_0(%x: tensor<?x256xf32>, %q: tensor<64x128xi8>, %s: tensor<64x8xf32>) -> tensor<?x64xf32> {
+  %w = tlm.dequantize %q, %s {bits = 4 : i64} : tensor<64x128xi8>, tensor<64x8xf32> -> tensor<64x256xf32>
+  %y = tlm.linear %x, %w : tensor<?x256xf32>, tensor<64x256xf32> -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
