@@ -16,7 +16,7 @@
 # in turn and with decode's GEMV in 8-column blocks (1 thread, 512
 # tokens), and cs336-ts and small.json on 2 threads with and without the
 # thread heuristic (tlm-serialize-small-parallel); and the last config's
-# weights in each dtype of TLM_BENCH_DTYPES (default "bf16 f16"; empty
+# weights in each dtype of TLM_BENCH_DTYPES (default "bf16 f16 q8_0 q4_0"; empty
 # skips it) against f32, with decode's weight traffic per step.
 # Benchmarks only: nothing here asserts.
 #
@@ -151,17 +151,17 @@ fi
 # (prefill of the longest prompt, the decode steps).
 dtypes="$work/dtypes.jsonl"
 touch "$dtypes"
-if [ -n "${TLM_BENCH_DTYPES-bf16 f16}" ]; then
+if [ -n "${TLM_BENCH_DTYPES-bf16 f16 q8_0 q4_0}" ]; then
   name=$(basename "${configs[-1]}" .json)
   cfg="$work/$name.json"
   f32="$work/$name.safetensors"
-  for d in ${TLM_BENCH_DTYPES-bf16 f16}; do
+  for d in ${TLM_BENCH_DTYPES-bf16 f16 q8_0 q4_0}; do
     "$tlm" quantize --config "$cfg" --weights "$f32" --dtype "$d" \
       --output "$work/$name-$d.safetensors" >/dev/null
   done
   for t in $threads; do
     for _ in $(seq "$repeat"); do
-      for d in f32 ${TLM_BENCH_DTYPES-bf16 f16}; do
+      for d in f32 ${TLM_BENCH_DTYPES-bf16 f16 q8_0 q4_0}; do
         w=$f32; [ "$d" = f32 ] || w="$work/$name-$d.safetensors"
         a=$("$tlm" bench "${nocache[@]}" --config "$cfg" --weights "$w" \
               --prompt-len "$longest" --gen "$gen" --threads "$t" --json | tail -1)

@@ -46,9 +46,11 @@ int64_t tlm_model_vocab_size(const tlm_model *model);
 int64_t tlm_model_context_length(const tlm_model *model);
 /* The threads the artifact runs on. */
 int tlm_model_threads(const tlm_model *model);
-/* The weight tensors it takes, in order: name, element count and dtype as
- * safetensors spells it ("F32", or for the matrices of a bf16 / f16 model
- * "BF16" / "F16"; version 2). */
+/* The weight tensors it takes, in order: name, element count (as stored)
+ * and dtype as safetensors spells it ("F32", or for the matrices of a
+ * bf16 / f16 model "BF16" / "F16"; version 2). A q8_0 / q4_0 matrix is two
+ * tensors: its codes ("I8", or "U8" holding two a byte) and then its
+ * "NAME.scale" ("F32"), as docs/spec/config.md#quantized-weights says. */
 size_t tlm_model_num_weights(const tlm_model *model);
 const char *tlm_model_weight_name(const tlm_model *model, size_t i);
 size_t tlm_model_weight_elements(const tlm_model *model, size_t i);

@@ -121,8 +121,7 @@ Value tlm::buildDequantize(OpBuilder &b, Location loc, const Dequantized &d,
   return generic.getResult(0);
 }
 
-std::optional<std::pair<Dequantized, Value>>
-tlm::quantizedRows(OpBuilder &b, Location loc, Value w) {
+std::optional<tlm::QuantizedRows> tlm::matchQuantizedRows(Value w) {
   SmallVector<OpFoldResult> offsets;
   while (true) {
     if (auto cast = w.getDefiningOp<tensor::CastOp>()) {
@@ -144,11 +143,19 @@ tlm::quantizedRows(OpBuilder &b, Location loc, Value w) {
   std::optional<Dequantized> d = matchDequantized(w);
   if (!d)
     return std::nullopt;
+  return QuantizedRows{*d, offsets};
+}
+
+std::optional<std::pair<Dequantized, Value>>
+tlm::quantizedRows(OpBuilder &b, Location loc, Value w) {
+  std::optional<QuantizedRows> rows = matchQuantizedRows(w);
+  if (!rows)
+    return std::nullopt;
   Value row = arith::ConstantIndexOp::create(b, loc, 0);
-  for (OpFoldResult offset : offsets)
+  for (OpFoldResult offset : rows->rowOffsets)
     row = arith::AddIOp::create(
         b, loc, row, getValueOrCreateConstantIndexOp(b, loc, offset));
-  return std::make_pair(*d, row);
+  return std::make_pair(rows->codes, row);
 }
 
 Value tlm::selectWeight(OpBuilder &b, Location loc, Value cond, Value a,

@@ -43,8 +43,16 @@ Value codesToF32(OpBuilder &b, Location loc, Value codes, int64_t bits,
 Value dequantizeAt(OpBuilder &b, Location loc, const Dequantized &d, Value row,
                    Value col);
 
-/// When `w` is rows of a dequantized weight (through row slices and casts):
-/// its codes and the first of its rows in them.
+/// `w` as rows of a dequantized weight, through row slices and casts: the
+/// codes, and the row offsets of the slices (their sum is w's first row).
+struct QuantizedRows {
+  Dequantized codes;
+  SmallVector<OpFoldResult> rowOffsets;
+};
+std::optional<QuantizedRows> matchQuantizedRows(Value w);
+
+/// matchQuantizedRows with the first row built: the codes and w's first row
+/// in them.
 std::optional<std::pair<Dequantized, Value>>
 quantizedRows(OpBuilder &b, Location loc, Value w);
 

@@ -68,23 +68,35 @@ Value halfOf(OpBuilder &b, Location loc, Value x, int64_t h) {
 
 } // namespace
 
-std::optional<tlm::QuantizedPart>
-tlm::quantizedPart(OpBuilder &b, linalg::LinalgOp op, const ProjectionDims &p,
-                   int64_t lanes, Value part) {
+namespace {
+/// The codes of one block in a row of `d`: all 32 for q8_0, one half (16
+/// bytes) for q4_0.
+int64_t codesPerBlock(const tlm::Dequantized &d) {
+  return d.bits == 8 ? tlm::kQuantBlock : tlm::kQuantBlock / 2;
+}
+} // namespace
+
+std::optional<int64_t> tlm::quantizedSteps(linalg::LinalgOp op, int64_t lanes) {
+  std::optional<QuantizedRows> rows = matchQuantizedRows(op.getDpsInputs()[1]);
+  if (!rows)
+    return std::nullopt;
+  int64_t perBlock = codesPerBlock(rows->codes);
+  if (perBlock % lanes != 0)
+    return std::nullopt;
+  return perBlock / lanes;
+}
+
+linalg::GenericOp tlm::quantizedPart(OpBuilder &b, linalg::LinalgOp op,
+                                     const ProjectionDims &p, int64_t lanes,
+                                     Value part) {
   Location loc = op.getLoc();
   std::optional<std::pair<Dequantized, Value>> rows =
       quantizedRows(b, loc, op.getDpsInputs()[1]);
-  if (!rows)
-    return std::nullopt;
+  assert(rows && "quantizedSteps said the codes are there");
   const Dequantized &d = rows->first;
-  // The codes of one block (all of them for q8_0, one half for q4_0) in
-  // whole vectors.
-  int64_t perBlock = d.bits == 8 ? kQuantBlock : kQuantBlock / 2;
-  if (perBlock % lanes != 0)
-    return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t cols = ranges[p.n], k = ranges[p.k], kb = k / kQuantBlock,
-          j = perBlock / lanes;
+          j = codesPerBlock(d) / lanes;
   MLIRContext *ctx = b.getContext();
 
   Value codes = splitLastDim(
@@ -114,30 +126,31 @@ tlm::quantizedPart(OpBuilder &b, linalg::LinalgOp op, const ProjectionDims &p,
     maps.push_back(dimsMapOf(ctx, loops, dims({kbDim, jDim, l})));
   maps.push_back(dimsMapOf(ctx, loops, {c, kbDim, jDim, l}));
   maps.push_back(dimsMapOf(ctx, loops, {c, kbDim}));
-  maps.push_back(dimsMapOf(ctx, loops, dims({c, l})));
+  maps.push_back(dimsMapOf(ctx, loops, dims({c, jDim, l})));
   SmallVector<utils::IteratorType> iters(loops, utils::IteratorType::parallel);
-  iters[kbDim] = iters[jDim] = utils::IteratorType::reduction;
+  iters[kbDim] = utils::IteratorType::reduction;
   SmallVector<Value> inputs(xs);
   inputs.append({codes, scales});
   auto fmf = arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);
   int64_t bits = d.bits;
-  auto generic = linalg::GenericOp::create(
+  size_t nx = xs.size();
+  return linalg::GenericOp::create(
       b, loc, TypeRange{part.getType()}, inputs, ValueRange{part}, maps, iters,
       [&](OpBuilder &nb, Location nl, ValueRange a) {
         // w = code · scale, as tlm.dequantize defines it, then x · w; the
         // two halves' products are summed first (the vectorizer takes one
         // combining add of the accumulator).
-        Value code = a[xs.size()], scale = a[xs.size() + 1];
+        Value code = a[nx], scale = a[nx + 1];
         Value sum;
-        for (size_t h = 0; h < xs.size(); ++h) {
+        for (size_t h = 0; h < nx; ++h) {
           Value w = arith::MulFOp::create(
               nb, nl, codesToF32(nb, nl, code, bits, /*high=*/h == 1), scale);
           Value m = arith::MulFOp::create(nb, nl, a[h], w, fmf);
           sum =
               sum ? arith::AddFOp::create(nb, nl, sum, m, fmf).getResult() : m;
         }
-        Value acc = arith::AddFOp::create(nb, nl, a.back(), sum, fmf);
-        linalg::YieldOp::create(nb, nl, acc);
+        linalg::YieldOp::create(
+            nb, nl,
+            ValueRange{arith::AddFOp::create(nb, nl, a.back(), sum, fmf)});
       });
-  return QuantizedPart{generic, {kbDim, jDim}};
 }

@@ -10,23 +10,24 @@
 
 namespace mlir::tlm {
 
-/// tlm-tile-matmuls' split-k partial sums for a static block
-/// `out[r.., c] += x[r.., k] · w[c, k]` whose w is read from q8_0 / q4_0
-/// codes (quantizedRows), and the loops it steps one at a time.
-struct QuantizedPart {
-  linalg::GenericOp op;
-  SmallVector<int64_t> stepLoops;
-};
+/// When the static block `op` (`out[r.., c] += x[r.., k] · w[c, k]`) reads
+/// w from q8_0 / q4_0 codes (quantizedRows) and `lanes` divides a block's
+/// codes: the vectors per block and row, j (32 / lanes for q8_0, 16 / lanes
+/// for q4_0).
+std::optional<int64_t> quantizedSteps(linalg::LinalgOp op, int64_t lanes);
 
-/// The generic `part[r.., c, l] += Σ x · code · scale` over the loops
-/// (r.., c, kb, j, l), k = kb·32 + j·lanes + l, reading the block's rows of
-/// the codes in place, into `part` (r.., c, lanes); kb and j are its steps.
-/// For q4_0 the low and high nibbles of a byte multiply the two halves of
-/// x's block, so x enters twice. None when w is not quantized or `lanes`
-/// does not divide the codes of a block.
-std::optional<QuantizedPart> quantizedPart(OpBuilder &b, linalg::LinalgOp op,
-                                           const ProjectionDims &p,
-                                           int64_t lanes, Value part);
+/// tlm-tile-matmuls' split-k partial sums for such a block, reading its rows
+/// of the codes in place: the generic
+///   part[r.., c, j, l] += Σ_kb x[r.., kb, j, l] · code[c, kb, j, l] · scale[c,
+///   kb]
+/// over the loops (r.., c, kb, j, l), k = kb·32 + j·lanes + l, kb the one
+/// reduction. Each j is an accumulator of its own, so a one-column block
+/// still has j independent FMA chains. For q4_0 the low and high nibbles of
+/// a byte multiply the two halves of x's block (x enters twice, and j runs
+/// over 16 / lanes).
+linalg::GenericOp quantizedPart(OpBuilder &b, linalg::LinalgOp op,
+                                const ProjectionDims &p, int64_t lanes,
+                                Value part);
 
 } // namespace mlir::tlm
 

@@ -217,38 +217,47 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     if (overwrite)
       out = zeros(cast<RankedTensorType>(out.getType()).getShape());
 
-    // part[r.., c, l]: loops (r.., c, kb, l), or quantizedPart's.
+    // part[r.., c, l]: loops (r.., c, kb, l); or quantizedPart's
+    // part[r.., c, j, l], whose sums also run over j.
     unsigned c = nRows, kb = nRows + 1;
     SmallVector<unsigned> rows = llvm::to_vector(llvm::seq<unsigned>(0, nRows));
     SmallVector<int64_t> partShape;
     for (unsigned r : p.rows)
       partShape.push_back(ranges[r]);
-    partShape.append({ranges[p.n], lanes});
-    Value part = zeros(partShape);
-    // The loops of `partial` stepped one at a time (its reductions).
+    partShape.push_back(ranges[p.n]);
+    // The loops of `partial` stepped one at a time (its reduction).
     SmallVector<int64_t> stepLoops{kb};
     linalg::GenericOp partial;
-    if (std::optional<tlm::QuantizedPart> q =
-            tlm::quantizedPart(rewriter, op, p, lanes, part)) {
-      partial = q->op;
-      stepLoops = q->stepLoops;
+    Value part;
+    int64_t summed = 1; // part's trailing dims that `sum` reduces
+    if (std::optional<int64_t> j = tlm::quantizedSteps(op, lanes)) {
+      partShape.append({*j, lanes});
+      part = zeros(partShape);
+      partial = tlm::quantizedPart(rewriter, op, p, lanes, part);
+      summed = 2;
     } else {
+      partShape.push_back(lanes);
+      part = zeros(partShape);
       partial = plainPart(rewriter, op, p, part);
     }
 
-    // out[r.., c] += Σ_l part: loops (r.., c, l).
+    // out[r.., c] += Σ part[r.., c, ...]: loops (r.., c, ...).
     auto concat = [](ArrayRef<unsigned> a, ArrayRef<unsigned> b) {
       SmallVector<unsigned> v(a);
       v.append(b.begin(), b.end());
       return v;
     };
-    unsigned loops2 = nRows + 2;
+    unsigned loops2 = nRows + 1 + summed;
+    SmallVector<unsigned> partDims = concat(rows, {c});
+    for (int64_t i = 0; i < summed; ++i)
+      partDims.push_back(c + 1 + i);
     SmallVector<AffineMap> maps2{
-        tlm::dimsMapOf(ctx, loops2, concat(rows, {c, c + 1})),
+        tlm::dimsMapOf(ctx, loops2, partDims),
         tlm::dimsMapOf(ctx, loops2, concat(rows, {c}))};
     SmallVector<utils::IteratorType> iters2(loops2,
                                             utils::IteratorType::parallel);
-    iters2.back() = utils::IteratorType::reduction;
+    for (int64_t i = 0; i < summed; ++i)
+      iters2[c + 1 + i] = utils::IteratorType::reduction;
     auto sum = linalg::GenericOp::create(
         rewriter, loc, TypeRange{out.getType()},
         ValueRange{partial.getResult(0)}, ValueRange{out}, maps2, iters2,
