@@ -134,7 +134,8 @@ namespace mlir::tlm::packed {
 
 /// The lanes x lanes block of W at (row, kb) as f32: widened from bf16 /
 /// f16, or dequantized from the codes W is read through (each block lies in
-/// one quantization block: lanes divides 16).
+/// one quantization block: packedMismatch checked that lanes divides a
+/// block's codes).
 static Value readBlock(OpBuilder &b, Location loc, Value w, Value row, Value kb,
                        VectorType blockType) {
   SmallVector<bool> inBounds{true, true};
@@ -149,18 +150,18 @@ static Value readBlock(OpBuilder &b, Location loc, Value w, Value row, Value kb,
         vector::TransferReadOp::create(b, loc, blockType.clone(wElem), w,
                                        ValueRange{row, kb}, wPad, inBounds));
   }
-  std::optional<tlm::Dequantized> d = rows->first;
+  const tlm::Dequantized &d = rows->first;
   row = arith::AddIOp::create(b, loc, row, rows->second);
   int64_t lanes = blockType.getDimSize(0);
   Value codePad = arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0));
   auto codesAt = [&](Value col) {
     return vector::TransferReadOp::create(
-        b, loc, blockType.clone(b.getI8Type()), d->values, ValueRange{row, col},
+        b, loc, blockType.clone(b.getI8Type()), d.values, ValueRange{row, col},
         codePad, inBounds);
   };
   Value qBlock = arith::DivUIOp::create(b, loc, kb, index(b, loc, kQuantBlock));
   Value block;
-  if (d->bits == 8) {
+  if (d.bits == 8) {
     block = tlm::codesToF32(b, loc, codesAt(kb), 8, false);
   } else {
     // Byte (kb / 32) · 16 + kb % 16, its high nibbles in a block's second
@@ -182,7 +183,7 @@ static Value readBlock(OpBuilder &b, Location loc, Value w, Value row, Value kb,
   Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   MLIRContext *ctx = b.getContext();
   Value column = vector::TransferReadOp::create(
-      b, loc, VectorType::get({lanes}, b.getF32Type()), d->scales,
+      b, loc, VectorType::get({lanes}, b.getF32Type()), d.scales,
       ValueRange{row, qBlock}, pad,
       AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx),
       ArrayRef<bool>{true});
