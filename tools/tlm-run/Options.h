@@ -275,6 +275,7 @@ llvm::Expected<model::Weights> loadWeights(const Options &o,
 llvm::Error runEmit(const Options &o);
 llvm::Error runCompare(const Options &o);
 llvm::Error runImportLlama2c(const Options &o);
+llvm::Error runImportHf(const Options &o);
 llvm::Error runTokenize(const Options &o);
 llvm::Error runInit(const Options &o);
 llvm::Error runQuantize(const Options &o);

@@ -9,6 +9,7 @@
 #include "lib/io/FileIO.h"
 #include "lib/io/SafeTensors.h"
 #include "lib/io/Tokenizer.h"
+#include "lib/model/HfImport.h"
 #include "lib/model/Llama2c.h"
 #include "lib/model/Weights.h"
 
@@ -86,6 +87,19 @@ llvm::Error runImportLlama2c(const Options &o) {
   llvm::outs() << "wrote " << o.positional[1] << "/config.json and "
                << o.positional[1] << "/weights.safetensors ("
                << model::parameterCount(*config) << " parameters)\n";
+  return llvm::Error::success();
+}
+
+llvm::Error runImportHf(const Options &o) {
+  if (o.positional.size() != 2)
+    return flagError("import-hf takes HF_DIR OUTDIR");
+  auto config = model::importHf(o.positional[0], o.positional[1]);
+  if (!config)
+    return asUserError(config.takeError());
+  llvm::outs() << "wrote " << o.positional[1] << "/config.json and "
+               << o.positional[1] << "/weights.safetensors ("
+               << model::parameterCount(*config) << " parameters, "
+               << model::dtypeName(config->dtype) << ")\n";
   return llvm::Error::success();
 }
 

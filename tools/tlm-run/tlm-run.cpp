@@ -140,6 +140,10 @@ const std::map<std::string, Command> &commands() {
        {runImportLlama2c,
         {},
         "convert a llama2.c model.bin: MODEL.bin OUTDIR"}},
+      {"import-hf",
+       {runImportHf,
+        {},
+        "convert a Hugging Face Llama-family folder: HF_DIR OUTDIR"}},
       {"compare",
        {runCompare,
         {"atol", "rtol"},
@@ -220,7 +224,8 @@ llvm::Error parseFlags(int argc, char **argv, const std::string &name,
     return flagError(msg.split('\n').first);
   }
   // Stray words (an unquoted `--tokens 1 2 3`) must not be dropped silently.
-  bool takesArgs = name == "compare" || name == "import-llama2c";
+  bool takesArgs =
+      name == "compare" || name == "import-llama2c" || name == "import-hf";
   if (!takesArgs && !options.positional.empty())
     return flagError("unexpected argument '" + options.positional[0] +
                      "' (quote lists of ids: --tokens \"1 2 3\")");

@@ -1,0 +1,305 @@
+//===- HfImport.cpp - import Hugging Face Llama-family checkpoints --------===//
+
+#include "lib/model/HfImport.h"
+
+#include "lib/io/FileIO.h"
+#include "lib/io/SafeTensors.h"
+#include "lib/model/ConfigJson.h"
+#include "lib/support/Json.h"
+#include "lib/support/Strings.h"
+
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+
+namespace tlm::model {
+
+namespace {
+
+Error fail(const std::string &what) { return makeError("import-hf: " + what); }
+
+/// config.json's `key` as an integer >= 1 (`fallback` when absent and
+/// given).
+Error readSize(const json::Value &j, const char *key, int64_t &out,
+               std::optional<int64_t> fallback = std::nullopt) {
+  const json::Value *v = j.find(key);
+  if (!v || v->isNull()) {
+    if (fallback) {
+      out = *fallback;
+      return Error::success();
+    }
+    return fail("config.json: missing '" + std::string(key) + "'");
+  }
+  if (!v->isInt64() || v->asInt() < 1)
+    return fail("config.json: '" + std::string(key) +
+                "' must be an integer >= 1");
+  out = v->asInt();
+  return Error::success();
+}
+
+Error readReal(const json::Value &j, const char *key, double &out) {
+  const json::Value *v = j.find(key);
+  if (!v || v->isNull())
+    return Error::success(); // the default stays
+  if (!v->isNumber() || !(v->asDouble() > 0))
+    return fail("config.json: '" + std::string(key) + "' must be a number > 0");
+  out = v->asDouble();
+  return Error::success();
+}
+
+/// Whether `key` is absent, null or false.
+bool unset(const json::Value &j, const char *key) {
+  const json::Value *v = j.find(key);
+  return !v || v->isNull() || (v->isBool() && !v->asBool());
+}
+
+/// HF's name of each of our tensors (for the messages and the mapping).
+std::map<std::string, std::string> ourNames(const Config &c) {
+  std::map<std::string, std::string> hf{
+      {"model.embed_tokens.weight", "token_embeddings.weight"},
+      {"model.norm.weight", "ln_final.weight"}};
+  if (!c.tieEmbeddings)
+    hf["lm_head.weight"] = "lm_head.weight";
+  const std::pair<const char *, const char *> block[] = {
+      {"self_attn.q_proj.weight", "attn.q_proj.weight"},
+      {"self_attn.k_proj.weight", "attn.k_proj.weight"},
+      {"self_attn.v_proj.weight", "attn.v_proj.weight"},
+      {"self_attn.o_proj.weight", "attn.output_proj.weight"},
+      {"mlp.gate_proj.weight", "ffn.w1.weight"},
+      {"mlp.down_proj.weight", "ffn.w2.weight"},
+      {"mlp.up_proj.weight", "ffn.w3.weight"},
+      {"input_layernorm.weight", "ln1.weight"},
+      {"post_attention_layernorm.weight", "ln2.weight"}};
+  for (int64_t i = 0; i < c.numLayers; ++i)
+    for (const auto &[from, to] : block)
+      hf["model.layers." + std::to_string(i) + "." + from] =
+          "layers." + std::to_string(i) + "." + to;
+  return hf;
+}
+
+/// The shard files of `dir`: those model.safetensors.index.json lists, or
+/// model.safetensors.
+Expected<std::vector<std::string>> shardFiles(const std::string &dir) {
+  std::string index = dir + "/model.safetensors.index.json";
+  if (!std::filesystem::exists(index))
+    return std::vector<std::string>{dir + "/model.safetensors"};
+  auto text = io::readRegularFile(index, 64ull << 20);
+  if (!text)
+    return text.takeError();
+  auto j = json::Value::parse(*text);
+  if (!j)
+    return fail(index + ": " + j.takeError().message());
+  const json::Value *map = j->find("weight_map");
+  if (!map || !map->isObject())
+    return fail(index + ": no 'weight_map' object");
+  std::set<std::string> files;
+  for (const json::Value &file : map->elements()) {
+    if (!file.isString() || file.asString().find('/') != std::string::npos)
+      return fail(index + ": 'weight_map' values must be file names in " + dir);
+    files.insert(file.asString());
+  }
+  std::vector<std::string> out;
+  for (const std::string &f : files)
+    out.push_back(dir + "/" + f);
+  return out;
+}
+
+/// Row r of the permuted q/k matrix is HF's row perm(r): within each head
+/// of d rows, 2i <- i and 2i + 1 <- i + d / 2.
+int64_t hfRow(int64_t r, int64_t d) {
+  int64_t head = r / d, i = r % d;
+  return head * d + (i % 2 == 0 ? i / 2 : i / 2 + d / 2);
+}
+
+} // namespace
+
+Expected<Config> readHfConfig(const std::string &dir) {
+  std::string path = dir + "/config.json";
+  auto text = io::readRegularFile(path, 1 << 20);
+  if (!text)
+    return fail(text.takeError().message());
+  auto parsed = json::Value::parse(*text);
+  if (!parsed)
+    return fail(path + ": " + parsed.takeError().message());
+  const json::Value &j = *parsed;
+  if (!j.isObject())
+    return fail(path + ": not a JSON object");
+  Config c;
+  c.rmsNormEps = 1e-6; // LlamaConfig's default
+  if (Error err = readSize(j, "hidden_size", c.dModel))
+    return err;
+  if (Error err = readSize(j, "intermediate_size", c.dFF))
+    return err;
+  if (Error err = readSize(j, "num_hidden_layers", c.numLayers))
+    return err;
+  if (Error err = readSize(j, "num_attention_heads", c.numHeads))
+    return err;
+  if (Error err = readSize(j, "num_key_value_heads", c.numKvHeads, c.numHeads))
+    return err;
+  if (Error err = readSize(j, "vocab_size", c.vocabSize))
+    return err;
+  if (Error err = readSize(j, "max_position_embeddings", c.contextLength))
+    return err;
+  if (Error err = readReal(j, "rms_norm_eps", c.rmsNormEps))
+    return err;
+  if (Error err = readReal(j, "rope_theta", c.ropeTheta))
+    return err;
+  if (const json::Value *t = j.find("tie_word_embeddings"))
+    c.tieEmbeddings = t->isBool() && t->asBool();
+  // What our model cannot express: refused by name, never approximated.
+  if (const json::Value *act = j.find("hidden_act");
+      act && !(act->isString() && act->asString() == "silu"))
+    return fail("config.json: 'hidden_act' must be \"silu\" (tlm's SwiGLU)");
+  for (const char *key : {"rope_scaling", "attention_bias", "mlp_bias"})
+    if (!unset(j, key))
+      return fail("config.json: '" + std::string(key) +
+                  "' is set, which tlm's model does not support");
+  // Mistral-style sliding windows; Qwen2 keeps a window size but turns it
+  // off with use_sliding_window.
+  if (!unset(j, "sliding_window") && (j.find("use_sliding_window") == nullptr ||
+                                      !unset(j, "use_sliding_window")))
+    return fail("config.json: 'sliding_window' is set, which tlm's "
+                "attention does not support (it attends to every past "
+                "token)");
+  if (const json::Value *hd = j.find("head_dim"); hd && !hd->isNull()) {
+    if (!hd->isInt64() || hd->asInt() * c.numHeads != c.dModel)
+      return fail("config.json: 'head_dim' must be hidden_size / "
+                  "num_attention_heads (" +
+                  std::to_string(c.dModel / c.numHeads) + ")");
+  }
+  if (Error err = validateConfig(c))
+    return fail("config.json: " + err.message());
+  return c;
+}
+
+Expected<Config> importHf(const std::string &dir, const std::string &outDir) {
+  auto config = readHfConfig(dir);
+  if (!config)
+    return config.takeError();
+  Config c = *config;
+  auto files = shardFiles(dir);
+  if (!files)
+    return files.takeError();
+  std::vector<io::SafeTensors> shards;
+  std::map<std::string, const io::Tensor *> byName;
+  for (const std::string &file : *files) {
+    auto st = io::SafeTensors::open(file, io::SafeTensors::Load::Map);
+    if (!st)
+      return fail(st.takeError().message());
+    shards.push_back(std::move(*st));
+  }
+  for (const io::SafeTensors &st : shards)
+    for (const auto &[name, tensor] : st.tensors())
+      if (!byName.try_emplace(name, &tensor).second)
+        return fail("tensor '" + name + "' is in two shards");
+
+  std::map<std::string, std::string> names = ourNames(c);
+  std::map<std::string, const io::Tensor *> ours; // by our name
+  std::map<std::string, std::string> hfOf;        // our name -> HF's
+  std::set<io::DType> matrixTypes;
+  for (const auto &[name, tensor] : byName) {
+    if (endsWith(name, ".rotary_emb.inv_freq"))
+      continue; // a buffer derived from rope_theta
+    auto it = names.find(name);
+    if (it == names.end())
+      return fail("tensor '" + name + "' has no counterpart in tlm's model" +
+                  (name.find("bias") != std::string::npos
+                       ? " (biases are not supported)"
+                   : name == "lm_head.weight"
+                       ? " (the config ties the embeddings)"
+                       : ""));
+    if (tensor->dtype != io::DType::F32 && tensor->dtype != io::DType::BF16 &&
+        tensor->dtype != io::DType::F16)
+      return fail("tensor '" + name + "' has dtype " +
+                  std::string(io::dtypeName(tensor->dtype)) +
+                  ", expected F32, BF16 or F16");
+    if (tensor->shape.size() == 2)
+      matrixTypes.insert(tensor->dtype);
+    ours[it->second] = tensor;
+    hfOf[it->second] = name;
+  }
+  // One dtype for the matrices: theirs when they agree, else f32 (exact).
+  c.dtype = WeightDtype::F32;
+  if (matrixTypes.size() == 1 && *matrixTypes.begin() == io::DType::BF16)
+    c.dtype = WeightDtype::BF16;
+  if (matrixTypes.size() == 1 && *matrixTypes.begin() == io::DType::F16)
+    c.dtype = WeightDtype::F16;
+
+  // Our tensors in order, converted (gains to f32, matrices to the dtype)
+  // and q/k permuted where needed; untouched matrices are written from the
+  // mapped shards.
+  std::map<std::string, std::string> hfName;
+  for (const auto &[hf, our] : names)
+    hfName[our] = hf;
+  std::vector<io::TensorView> views;
+  std::vector<std::vector<char>> owned;
+  for (const WeightSpec &spec : weightSpecs(c)) {
+    auto it = ours.find(spec.name);
+    if (it == ours.end())
+      return fail("missing tensor '" + hfName[spec.name] +
+                  "' (expected shape " + io::shapeString(spec.shape) + ")");
+    const io::Tensor &t = *it->second;
+    if (t.shape != spec.shape)
+      return fail("tensor '" + hfOf[spec.name] + "' has shape " +
+                  io::shapeString(t.shape) + ", expected " +
+                  io::shapeString(spec.shape));
+    bool rope =
+        c.useRope && (spec.name.find("attn.q_proj") != std::string::npos ||
+                      spec.name.find("attn.k_proj") != std::string::npos);
+    if (t.dtype == spec.dtype && !rope) {
+      views.push_back({spec.name, spec.dtype, spec.shape, t.data});
+      continue;
+    }
+    size_t elem = io::dtypeSize(spec.dtype);
+    int64_t rows = spec.shape.size() == 2 ? spec.shape[0] : 1;
+    int64_t cols = spec.shape.back();
+    owned.emplace_back(size_t(rows * cols) * elem);
+    char *out = owned.back().data();
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t from = rope ? hfRow(r, c.headDim()) : r;
+      if (t.dtype == spec.dtype) {
+        std::memcpy(out + r * cols * elem,
+                    static_cast<const char *>(t.data) + from * cols * elem,
+                    size_t(cols) * elem);
+        continue;
+      }
+      // Only widening to f32 reaches here (the dtype is the matrices' own
+      // or f32; gains are f32).
+      for (int64_t k = 0; k < cols; ++k) {
+        float v = io::elementAsF32(t.data, t.dtype, size_t(from * cols + k));
+        std::memcpy(out + (r * cols + k) * elem, &v, sizeof(float));
+      }
+    }
+    views.push_back({spec.name, spec.dtype, spec.shape, out});
+  }
+
+  std::string configPath = outDir + "/config.json";
+  std::string weightsPath = outDir + "/weights.safetensors";
+  std::vector<std::string> inputs = *files;
+  inputs.push_back(dir + "/config.json");
+  for (const std::string &output : {configPath, weightsPath})
+    if (Error err =
+            io::refuseOverwritingInput(output, inputs, "import-hf: output"))
+      return err;
+  std::error_code ec;
+  std::filesystem::create_directories(outDir, ec);
+  if (ec)
+    return fail("cannot create " + outDir + ": " + ec.message());
+  // The weights first: a config.json in the folder means both are whole.
+  if (Error err =
+          io::writeSafeTensors(weightsPath, views,
+                               {{"tlm.dtype", std::string(dtypeName(c.dtype))},
+                                {"tlm.source", "hf"}}))
+    return err;
+  Expected<io::AtomicFile> out = io::AtomicFile::create(configPath);
+  if (!out)
+    return out.takeError();
+  if (Error err = out->write(configToJson(c)))
+    return err;
+  if (Error err = out->commit())
+    return err;
+  return c;
+}
+
+} // namespace tlm::model
