@@ -148,6 +148,18 @@ Expected<std::string> readRegularFile(const std::string &path,
 Expected<AtomicFile> AtomicFile::create(const std::string &path) {
   // A name of our own rather than mkostemp's, which makes the file 0600:
   // created with 0666, it gets the umask's mode like any new file.
+  struct stat target;
+  if (::stat(path.c_str(), &target) == 0 && !S_ISREG(target.st_mode)) {
+    if (S_ISDIR(target.st_mode))
+      return fileError(path, "is a folder, not a file");
+    if (!S_ISCHR(target.st_mode) && !S_ISFIFO(target.st_mode))
+      return fileError(path, "is not a regular file, a device or a FIFO");
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+      return fileError(path,
+                       std::string("cannot write: ") + std::strerror(errno));
+    return AtomicFile(path, "", fd, nullptr);
+  }
   static std::atomic<unsigned> counter{0};
   std::string temp;
   int fd = -1;
@@ -199,6 +211,14 @@ Error AtomicFile::write(const void *data, size_t bytes) {
 }
 
 Error AtomicFile::commit() {
+  if (temp_.empty()) { // a device or FIFO, written directly
+    int closed = ::close(fd_);
+    fd_ = -1;
+    if (closed != 0)
+      return fileError(path_,
+                       std::string("cannot write: ") + std::strerror(errno));
+    return Error::success();
+  }
   // Data on disk before the name points at it: after a crash the path holds
   // the old file or the whole new one.
   if (::fsync(fd_) != 0)
