@@ -45,6 +45,14 @@ for candidate in [sys.executable, "/usr/bin/python3"]:
         break
 config.substitutions.append(("%torch_python", python))
 config.substitutions.append(("%python", sys.executable))
+# Hugging Face's JavaScript tokenizer, an encoder independent of tlm's, when
+# node and the package are here (.ci/run installs it into .cache/npm).
+node_modules = os.environ.get("TLM_NODE_MODULES") or os.path.join(
+    config.tlm_src_root, ".cache", "npm", "node_modules")
+if shutil.which("node") and os.path.isdir(
+        os.path.join(node_modules, "@huggingface", "tokenizers")):
+    config.available_features.add("hf-tokenizers-js")
+config.substitutions.append(("%node_modules", node_modules))
 # Sanitizer builds trade memory and time for checks: memory budgets and
 # timing-sensitive tests do not apply there.
 if config.tlm_sanitize:

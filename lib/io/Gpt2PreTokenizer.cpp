@@ -196,4 +196,73 @@ std::vector<std::string_view> splitGpt2(std::string_view text) {
   return pieces;
 }
 
+std::vector<std::string_view> splitLlama3(std::string_view text) {
+  std::vector<Unit> units = decodeUnits(text);
+  size_t n = units.size();
+  auto cp = [&](size_t j) { return j < n ? units[j].cp : 0; };
+  auto cls = [&](size_t j) { return j < n ? units[j].cls : CharClass::Space; };
+  auto isLineBreak = [&](size_t j) {
+    return j < n && (units[j].cp == '\r' || units[j].cp == '\n');
+  };
+  auto runEnd = [&](size_t j, CharClass c, size_t limit) {
+    while (j < n && j < limit && units[j].cls == c)
+      ++j;
+    return j;
+  };
+  auto lower = [](uint32_t c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; };
+
+  std::vector<std::string_view> pieces;
+  for (size_t i = 0; i < n;) {
+    size_t end = i;
+    // (?i:'s|'t|'re|'ve|'m|'ll|'d): contractions in either case.
+    if (cp(i) == '\'') {
+      uint32_t a = lower(cp(i + 1)), b = lower(cp(i + 2));
+      if (a == 's' || a == 't' || a == 'm' || a == 'd')
+        end = i + 2;
+      else if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') ||
+               (a == 'l' && b == 'l'))
+        end = i + 3;
+    }
+    // [^\r\n\p{L}\p{N}]?\p{L}+: a word, with one leading character that
+    // is neither a line break, a letter nor a digit.
+    if (end == i) {
+      if (cls(i) == CharClass::Letter)
+        end = runEnd(i, CharClass::Letter, n);
+      else if (cls(i) != CharClass::Number && !isLineBreak(i) &&
+               cls(i + 1) == CharClass::Letter && i + 1 < n)
+        end = runEnd(i + 1, CharClass::Letter, n);
+    }
+    // \p{N}{1,3}: digits in groups of at most three.
+    if (end == i && cls(i) == CharClass::Number)
+      end = runEnd(i, CharClass::Number, i + 3);
+    // ` ?[^\s\p{L}\p{N}]+[\r\n]*`: punctuation, the line breaks after it.
+    if (end == i) {
+      size_t start = cp(i) == ' ' ? i + 1 : i;
+      if (start < n && cls(start) == CharClass::Other) {
+        end = runEnd(start, CharClass::Other, n);
+        while (isLineBreak(end))
+          ++end;
+      }
+    }
+    if (end == i) {
+      // Here units[i] is whitespace (the classes above cover the rest).
+      size_t run = runEnd(i, CharClass::Space, n);
+      // \s*[\r\n]+: the whitespace up to and with its last line break.
+      for (size_t j = run; j > i; --j)
+        if (isLineBreak(j - 1)) {
+          end = j;
+          break;
+        }
+      // \s+(?!\S)|\s+: as GPT-2's, the last space goes to the next word.
+      if (end == i)
+        end = run < n && run - i >= 2 ? run - 1 : run;
+    }
+    size_t from = units[i].offset;
+    size_t to = end < n ? units[end].offset : text.size();
+    pieces.push_back(text.substr(from, to - from));
+    i = end;
+  }
+  return pieces;
+}
+
 } // namespace tlm::io

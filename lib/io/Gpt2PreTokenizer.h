@@ -32,6 +32,13 @@ CharClass classifyCodepoint(uint32_t cp);
 /// are not valid UTF-8 count as single "other" characters.
 std::vector<std::string_view> splitGpt2(std::string_view text);
 
+/// `text` cut into the pieces of Llama 3's split pattern (also used by
+/// later byte-level tokenizers), with the same character classes:
+///
+///   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+///    ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+std::vector<std::string_view> splitLlama3(std::string_view text);
+
 } // namespace tlm::io
 
 #endif // TLM_IO_GPT2PRETOKENIZER_H

@@ -1,10 +1,8 @@
 //===- Gpt2Tokenizer.cpp - GPT-2 byte-level BPE ---------------------------===//
 //
-// vocab.json and merges.txt spell tokens in GPT-2's byte alphabet: every
-// byte is shown as one printable character (printable Latin-1 bytes as
-// themselves, the other 68 bytes as U+0100 onwards, e.g. space as `Ġ`).
-// Loading translates both files back to raw bytes, so encoding and decoding
-// work on bytes only.
+// vocab.json and merges.txt spell tokens in GPT-2's byte alphabet
+// (ByteAlphabet.h); loading translates both back to raw bytes, so encoding
+// and decoding work on bytes only.
 //
 // Encoding cuts the text with GPT-2's pre-tokenisation (Gpt2PreTokenizer.h)
 // and applies BPE inside each piece: start from single bytes, and while any
@@ -13,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/io/ByteAlphabet.h"
 #include "lib/io/FileIO.h"
 #include "lib/io/Gpt2PreTokenizer.h"
 #include "lib/io/SymbolList.h"
@@ -26,18 +25,6 @@
 
 namespace tlm::io {
 namespace {
-
-/// GPT-2's byte alphabet: the character that stands for each byte.
-std::array<uint16_t, 256> byteAlphabet() {
-  std::array<uint16_t, 256> alphabet;
-  uint16_t nextSubstitute = 256;
-  for (int b = 0; b < 256; ++b) {
-    bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) ||
-                     (b >= 0xAE && b <= 0xFF);
-    alphabet[b] = printable ? b : nextSubstitute++;
-  }
-  return alphabet;
-}
 
 class Gpt2Tokenizer final : public Tokenizer {
 public:
@@ -68,34 +55,6 @@ private:
   void applyMerges(std::string_view piece, std::vector<int64_t> &out) const;
 };
 
-/// `spelled` (UTF-8 text in GPT-2's byte alphabet) as raw bytes; false when
-/// it is not UTF-8 or has a character outside the alphabet.
-bool unspell(std::string_view spelled,
-             const std::unordered_map<uint32_t, char> &toByte,
-             std::string &bytes) {
-  bytes.clear();
-  for (size_t i = 0; i < spelled.size();) {
-    // The alphabet lies below U+0800: one or two UTF-8 bytes.
-    auto c = static_cast<uint8_t>(spelled[i]);
-    uint32_t cp;
-    if (c < 0x80) {
-      cp = c;
-      i += 1;
-    } else if ((c & 0xE0) == 0xC0 && i + 1 < spelled.size() &&
-               (static_cast<uint8_t>(spelled[i + 1]) & 0xC0) == 0x80) {
-      cp = (c & 0x1F) << 6 | (static_cast<uint8_t>(spelled[i + 1]) & 0x3F);
-      i += 2;
-    } else {
-      return false;
-    }
-    auto it = toByte.find(cp);
-    if (it == toByte.end())
-      return false;
-    bytes += it->second;
-  }
-  return true;
-}
-
 Expected<std::unique_ptr<Tokenizer>>
 Gpt2Tokenizer::load(const std::string &dir) {
   std::string vocabPath = dir + "/vocab.json";
@@ -120,10 +79,7 @@ Gpt2Tokenizer::load(const std::string &dir) {
   if (!mergesText)
     return mergesText.takeError();
 
-  std::unordered_map<uint32_t, char> toByte;
-  std::array<uint16_t, 256> alphabet = byteAlphabet();
-  for (int b = 0; b < 256; ++b)
-    toByte[alphabet[b]] = static_cast<char>(b);
+  ByteAlphabet alphabet;
 
   // vocab.json: {"token": id, ...} with ids 0..n-1, each once.
   Expected<json::Value> parsed = json::Value::parse(*vocabText);
@@ -149,7 +105,7 @@ Gpt2Tokenizer::load(const std::string &dir) {
     if (seen[id])
       return fail(vocabPath, "id " + std::to_string(id) + " is given twice");
     seen[id] = true;
-    if (!unspell(spelled, toByte, bytes))
+    if (!alphabet.unspell(spelled, bytes))
       return fail(vocabPath, "token \"" + spelled +
                                  "\" has a character outside GPT-2's byte "
                                  "alphabet");
@@ -187,7 +143,7 @@ Gpt2Tokenizer::load(const std::string &dir) {
     if (a.empty() || b.empty() || b.find(' ') != std::string_view::npos)
       return bad("expected two tokens separated by one space, got \"" +
                  std::string(line) + "\"");
-    if (!unspell(a, toByte, left) || !unspell(b, toByte, right))
+    if (!alphabet.unspell(a, left) || !alphabet.unspell(b, right))
       return bad("\"" + std::string(line) +
                  "\" has a character outside GPT-2's byte alphabet");
     auto ia = tok->ids.find(left), ib = tok->ids.find(right);

@@ -13,8 +13,16 @@ Expected<std::unique_ptr<Tokenizer>> Tokenizer::load(const std::string &path) {
   struct stat status;
   if (::stat(path.c_str(), &status) != 0)
     return makeError("tokenizer: " + path + ": " + std::strerror(errno));
-  if (S_ISDIR(status.st_mode))
+  if (S_ISDIR(status.st_mode)) {
+    // A Hugging Face folder may hold both; tokenizer.json is the complete
+    // description (added tokens, normalizer, BOS).
+    std::string json = path + "/tokenizer.json";
+    if (::stat(json.c_str(), &status) == 0)
+      return loadHfTokenizer(json);
     return loadGpt2Tokenizer(path);
+  }
+  if (endsWith(path, ".json"))
+    return loadHfTokenizer(path);
   return loadLlama2cTokenizer(path);
 }
 

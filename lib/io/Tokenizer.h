@@ -1,10 +1,12 @@
 //===- Tokenizer.h - text <-> token ids -------------------------*- C++ -*-===//
 //
-// Two vocabularies, one interface:
+// Three vocabularies, one interface:
 //  - llama2.c's tokenizer.bin (a SentencePiece vocabulary exported with its
 //    scores), encoded the way llama2.c's run.c does: greedy merges by score.
 //  - GPT-2 byte-level BPE from a folder with vocab.json + merges.txt: merges
 //    applied by rank inside each piece of GPT-2's pre-tokenisation.
+//  - Hugging Face tokenizer.json, byte-level or SentencePiece-style BPE,
+//    encoded as the `tokenizers` library does (HfTokenizer.cpp).
 // Loading validates the whole file up front, so encode/decode never meet a
 // malformed table; every load error names the file and what is wrong.
 //
@@ -26,9 +28,11 @@ class Tokenizer {
 public:
   virtual ~Tokenizer();
 
-  /// `path` is a llama2.c tokenizer.bin file, or a folder with GPT-2-style
-  /// vocab.json + merges.txt. Errors name the file and what is wrong
-  /// (truncated file, bad JSON, a merge naming an unknown token, ...).
+  /// `path` is a llama2.c tokenizer.bin file, a Hugging Face
+  /// tokenizer.json (any file whose name ends in `.json`), or a folder with
+  /// GPT-2-style vocab.json + merges.txt or with a tokenizer.json. Errors
+  /// name the file and what is wrong (truncated file, bad JSON, a merge
+  /// naming an unknown token, a tokenizer.json feature not supported, ...).
   static Expected<std::unique_ptr<Tokenizer>> load(const std::string &path);
 
   /// The ids of `text`, any bytes (invalid UTF-8 goes through byte
@@ -55,6 +59,12 @@ public:
   /// End-of-text id if the vocabulary has one (llama2.c: 2, GPT-2:
   /// `<|endoftext|>`), else -1: generation stops there.
   virtual int64_t eos() const = 0;
+
+  /// Whether encode() cuts the vocabulary's added tokens (`<|endoftext|>`,
+  /// `<s>`, chat markers) out of the text as single ids; off by default, so
+  /// text that merely spells one is encoded as text. Returns false when the
+  /// vocabulary has no such tokens to recognise (only tokenizer.json has).
+  virtual bool setParseSpecial(bool on) { return !on; }
 };
 
 /// llama2.c's tokenizer.bin: int32 max_token_length, then per entry float32
@@ -64,6 +74,11 @@ loadLlama2cTokenizer(const std::string &file);
 
 /// GPT-2 byte-level BPE from `dir`/vocab.json and `dir`/merges.txt.
 Expected<std::unique_ptr<Tokenizer>> loadGpt2Tokenizer(const std::string &dir);
+
+/// A Hugging Face tokenizer.json with a BPE model, byte-level (GPT-2,
+/// Llama 3, SmolLM) or SentencePiece-style with byte fallback (Llama 2,
+/// TinyLlama); anything else in it is refused by name (HfTokenizer.cpp).
+Expected<std::unique_ptr<Tokenizer>> loadHfTokenizer(const std::string &file);
 
 /// Streams text while ids arrive: feed() returns the newly complete UTF-8
 /// text, holding back the bytes of a multi-byte sequence that is not complete

@@ -1,5 +1,4 @@
-//===- HfImport.h - import Hugging Face Llama-family checkpoints -*- C++
-//-*-===//
+//===- HfImport.h - Hugging Face Llama-family checkpoints ------*- C++ -*-===//
 //
 // A Hugging Face folder (config.json, model.safetensors or shards listed in
 // model.safetensors.index.json) of the Llama family: the same model as

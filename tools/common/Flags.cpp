@@ -138,6 +138,7 @@ const std::set<std::string> &runFlags(const std::string &command) {
         "presence-penalty",
         "sampling-seed",
         "ignore-eos",
+        "special",
         "seed",
         "target",
         "threads",

@@ -250,6 +250,8 @@ Error runGenerate(const Flags &f, const SessionMaker &make) {
     return userError(
         std::string(f.prompt.empty() ? "--prompt-file" : "--prompt") +
         " needs --tokenizer");
+  if (f.special && f.tokenizer.empty())
+    return userError("--special needs --tokenizer");
   if (f.ignoreEos && f.tokenizer.empty())
     return userError("--ignore-eos needs --tokenizer (without one no token "
                      "ends the text)");
@@ -283,6 +285,9 @@ Error runGenerate(const Flags &f, const SessionMaker &make) {
     if (!t)
       return t.takeError();
     tokenizer = std::move(*t);
+    if (!tokenizer->setParseSpecial(f.special))
+      return userError("--special needs a tokenizer.json (" + f.tokenizer +
+                       " has no added tokens to recognise)");
     if (tokenizer->vocabSize() > config->vocabSize)
       return userError("the tokenizer has " +
                        std::to_string(tokenizer->vocabSize()) +

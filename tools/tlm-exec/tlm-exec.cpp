@@ -123,12 +123,13 @@ Error parseFlags(int argc, char **argv, const std::string &command, Flags &f) {
     if (!allowed.count(name))
       return userError("--" + name + " is not an option of '" + command + "'");
     if (name == "json" || name == "ignore-eos" || name == "quiet" ||
-        name == "interactive") {
+        name == "interactive" || name == "special") {
       if (hasValue)
         return userError("--" + name + " takes no value");
       (name == "json"          ? f.json
        : name == "quiet"       ? f.quiet
        : name == "interactive" ? f.interactive
+       : name == "special"     ? f.special
                                : f.ignoreEos) = true;
       continue;
     }

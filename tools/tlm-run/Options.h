@@ -108,6 +108,10 @@ struct Options {
                               "the same KV cache, until end of file")};
   cl::opt<bool> quiet{"quiet",
                       cl::desc("generate: no summary or notes on stderr")};
+  cl::opt<bool> special{
+      "special", cl::desc("generate, tokenize: the tokenizer's added tokens "
+                          "(<|endoftext|>, <s>) in the text are single ids "
+                          "(tokenizer.json only)")};
   cl::opt<bool> ignoreEos{
       "ignore-eos", cl::desc("go on past the tokenizer's end-of-text token")};
   cl::opt<std::string> topPText{"top-p", cl::init("1.0"),

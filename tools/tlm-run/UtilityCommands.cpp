@@ -13,6 +13,7 @@
 #include "lib/model/Llama2c.h"
 #include "lib/model/Weights.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -100,6 +101,31 @@ llvm::Error runImportHf(const Options &o) {
                << o.positional[1] << "/weights.safetensors ("
                << model::parameterCount(*config) << " parameters, "
                << model::dtypeName(config->dtype) << ")\n";
+  // The folder's tokenizer.json goes along when tlm can encode with it, so
+  // OUTDIR is all that generate needs; one it cannot read is only a note,
+  // since the weights are right without it.
+  std::string from = o.positional[0] + "/tokenizer.json";
+  if (!llvm::sys::fs::exists(from))
+    return llvm::Error::success();
+  auto tokenizer = io::Tokenizer::load(from);
+  if (!tokenizer) {
+    llvm::errs() << "note: " << from << " not copied: "
+                 << tokenizer.takeError().message() << "\n";
+    return llvm::Error::success();
+  }
+  auto text = io::readRegularFile(from, uint64_t(256) << 20);
+  if (!text)
+    return asUserError(text.takeError());
+  std::string to = o.positional[1] + "/tokenizer.json";
+  auto out = io::AtomicFile::create(to);
+  if (!out)
+    return asUserError(out.takeError());
+  if (Error err = out->write(*text))
+    return asUserError(std::move(err));
+  if (Error err = out->commit())
+    return asUserError(std::move(err));
+  llvm::outs() << "wrote " << to << " (" << (*tokenizer)->vocabSize()
+               << " tokens)\n";
   return llvm::Error::success();
 }
 
@@ -110,6 +136,9 @@ loadTokenizer(const Options &o) {
   auto t = io::Tokenizer::load(o.tokenizer);
   if (!t)
     return asUserError(t.takeError());
+  if (!(*t)->setParseSpecial(o.special))
+    return flagError("--special needs a tokenizer.json (" + o.tokenizer +
+                     " has no added tokens to recognise)");
   return toLlvm(std::move(t));
 }
 

@@ -49,6 +49,7 @@ llvm::Error Options::resolve() {
   f.presencePenaltyText = presencePenaltyText;
   f.samplingSeedText = samplingSeedText, f.promptFile = promptFile;
   f.ignoreEos = ignoreEos, f.quiet = quiet, f.interactive = interactive;
+  f.special = special;
   f.stops.assign(stops.begin(), stops.end());
   f.stopTokensText = stopTokensText;
   f.promptLenText = promptLenText, f.genText = genText;
@@ -125,7 +126,8 @@ const std::map<std::string, Command> &commands() {
         "bf16 --output OUT.safetensors"}},
       {"tokenize",
        {runTokenize,
-        {"tokenizer", "text", "text-file", "bos", "output", "tokens-dtype"},
+        {"tokenizer", "text", "text-file", "bos", "special", "output",
+         "tokens-dtype"},
         "print the token ids of a text"}},
       {"detokenize",
        {runDetokenize, {"tokenizer", "ids"}, "print the text of token ids"}},

@@ -1,0 +1,794 @@
+//===- HfTokenizer.cpp - Hugging Face tokenizer.json (BPE) ----------------===//
+//
+// The `tokenizers` library's file describes a pipeline: added tokens cut out
+// of the text first, then a normalizer, pre-tokenizers that split the text
+// into pieces, a BPE model applied inside each piece, a post-processor that
+// adds BOS, and a decoder. Two families of it are in use and read here:
+//
+//  - byte-level BPE (GPT-2, Llama 3, SmolLM): a ByteLevel pre-tokenizer,
+//    vocab and merges spelled in GPT-2's byte alphabet (ByteAlphabet.h),
+//    split by GPT-2's or Llama 3's pattern and optionally by digits;
+//  - SentencePiece-style BPE (Llama 2, TinyLlama): spaces become `▁`, one
+//    `▁` is prepended (a Prepend normalizer or a Metaspace pre-tokenizer),
+//    symbols start as characters, and characters outside the vocabulary
+//    fall back to `<0xXX>` byte tokens.
+//
+// Merges apply as in `tokenizers`: the pair of lowest rank first, leftmost
+// on ties, one merge at a time. Every field whose value would change the
+// result and which is not implemented here is refused by name at load,
+// so a file is either encoded as `tokenizers` encodes it or not at all.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/io/ByteAlphabet.h"
+#include "lib/io/FileIO.h"
+#include "lib/io/Gpt2PreTokenizer.h"
+#include "lib/io/SymbolList.h"
+#include "lib/io/Tokenizer.h"
+
+#include "lib/support/Json.h"
+
+#include <algorithm>
+#include <array>
+#include <queue>
+#include <unordered_map>
+
+namespace tlm::io {
+namespace {
+
+constexpr std::string_view kMetaspace = "\xE2\x96\x81"; // U+2581 `▁`
+
+// The two split patterns known here, as tokenizer.json spells them.
+constexpr std::string_view kGpt2Pattern =
+    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|"
+    "\\s+(?!\\S)|\\s+";
+constexpr std::string_view kLlama3Pattern =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
+    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+/// One step of the pre-tokenization, applied to every piece in turn.
+struct PreStep {
+  enum Kind { Gpt2Split, Llama3Split, Digits, ByteLevel, Metaspace } kind;
+  bool flag = false; // Digits: individual; ByteLevel: add a prefix space;
+                     // Metaspace: split at each `▁`
+  bool regex = false;    // ByteLevel: GPT-2's split too
+  int prepend = 0;       // Metaspace: 0 never, 1 first piece, 2 always
+};
+
+std::string replaceAll(std::string_view text, std::string_view from,
+                       std::string_view to) {
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    if (text.substr(i, from.size()) == from) {
+      out += to;
+      i += from.size();
+    } else {
+      out += text[i++];
+    }
+  }
+  return out;
+}
+
+class HfTokenizer final : public Tokenizer {
+public:
+  static Expected<std::unique_ptr<Tokenizer>> load(const std::string &file);
+
+  std::vector<int64_t> encode(std::string_view text,
+                              bool addBos) const override;
+  Expected<std::string_view> piece(int64_t prev, int64_t id) const override;
+  int64_t vocabSize() const override { return texts.size(); }
+  int64_t bos() const override { return bosId; }
+  int64_t eos() const override { return eosId; }
+  bool setParseSpecial(bool on) override {
+    parseSpecial = on;
+    return true;
+  }
+
+private:
+  enum class Kind : uint8_t { Normal, Byte, Special, Added };
+  struct Merge {
+    int32_t rank, merged;
+  };
+  static uint64_t pairKey(int32_t a, int32_t b) {
+    return static_cast<uint64_t>(a) << 32 | static_cast<uint32_t>(b);
+  }
+
+  Error readModel(const json::Value &model, const std::string &file);
+  Error readPipeline(const json::Value &root, const std::string &file);
+
+  void encodeSegment(std::string_view text, bool first,
+                     std::vector<int64_t> &out) const;
+  void encodePiece(std::string_view piece, std::vector<int64_t> &out) const;
+
+  bool byteLevel = false;
+  /// Each id's text when decoded.
+  std::vector<std::string> texts;
+  std::vector<Kind> kinds;
+  /// The model's tokens (raw bytes in byte-level mode, the stored string
+  /// with `▁` otherwise) to their ids.
+  std::unordered_map<std::string, int32_t> ids;
+  std::unordered_map<uint64_t, Merge> merges;
+  /// Byte-level: each byte's token. SentencePiece: its `<0xXX>` token when
+  /// byte_fallback is on, else -1.
+  std::array<int32_t, 256> byteIds;
+  int32_t unkId = -1;
+  bool fuseUnk = false, ignoreMerges = false;
+
+  /// Normalizer: a prefix added to non-empty text; spaces replaced by `▁`.
+  std::string normalPrefix;
+  bool spacesToMetaspace = false;
+  std::vector<PreStep> steps;
+  /// The decoder drops the space that starts the first piece.
+  bool stripFirstSpace = false;
+
+  /// Added tokens, longest first, matched in text when parseSpecial.
+  std::vector<std::pair<std::string, int32_t>> added;
+  bool parseSpecial = false;
+  int32_t bosId = -1, eosId = -1;
+};
+
+/// A JSON object's members that `known` does not list, or an error naming
+/// the first unknown one: fields tlm does not know might change the result.
+Error checkKeys(const json::Value &v, const std::string &where,
+                std::initializer_list<std::string_view> known) {
+  for (const std::string &key : v.keys())
+    if (std::find(known.begin(), known.end(), key) == known.end())
+      return makeError(where + ": '" + key + "' is not supported");
+  return Error::success();
+}
+
+bool isFalseOrNull(const json::Value *v) {
+  return !v || v->isNull() || (v->isBool() && !v->asBool());
+}
+
+std::string typeOf(const json::Value &v) {
+  const json::Value *t = v.isObject() ? v.find("type") : nullptr;
+  return t && t->isString() ? t->asString() : "";
+}
+
+Error HfTokenizer::readModel(const json::Value &model,
+                             const std::string &file) {
+  auto fail = [&](const std::string &what) {
+    return makeError("tokenizer: " + file + ": model: " + what);
+  };
+  if (typeOf(model) != "BPE")
+    return fail("type '" + typeOf(model) +
+                "' is not supported (only BPE: byte-level or "
+                "SentencePiece-style)");
+  if (auto e = checkKeys(model, "tokenizer: " + file + ": model",
+                         {"type", "dropout", "unk_token",
+                          "continuing_subword_prefix", "end_of_word_suffix",
+                          "fuse_unk", "byte_fallback", "ignore_merges",
+                          "vocab", "merges"}))
+    return e;
+  if (!isFalseOrNull(model.find("dropout")))
+    if (const json::Value *d = model.find("dropout");
+        !(d->isNumber() && d->asDouble() == 0))
+      return fail("'dropout' is set: BPE dropout samples, tlm encodes "
+                  "deterministically");
+  for (const char *key : {"continuing_subword_prefix", "end_of_word_suffix"})
+    if (const json::Value *v = model.find(key);
+        v && !v->isNull() && !(v->isString() && v->asString().empty()))
+      return fail("'" + std::string(key) + "' is not supported");
+  fuseUnk = !isFalseOrNull(model.find("fuse_unk"));
+  ignoreMerges = !isFalseOrNull(model.find("ignore_merges"));
+  bool byteFallback = !isFalseOrNull(model.find("byte_fallback"));
+
+  const json::Value *vocab = model.find("vocab");
+  if (!vocab || !vocab->isObject() || vocab->size() == 0)
+    return fail("'vocab' must be a non-empty object of token -> id");
+  ByteAlphabet alphabet;
+  std::string bytes;
+  for (size_t item = 0; item < vocab->size(); ++item) {
+    const std::string &token = vocab->keys()[item];
+    const json::Value &value = vocab->elements()[item];
+    if (!value.isUnsigned() || value.asUint() >= (1u << 24))
+      return fail("token \"" + token + "\" has id " + value.dump() +
+                  "; ids must be integers 0..16777215");
+    auto id = static_cast<int32_t>(value.asUint());
+    if (static_cast<size_t>(id) >= texts.size()) {
+      texts.resize(id + 1);
+      kinds.resize(id + 1, Kind::Special);
+    }
+    if (kinds[id] != Kind::Special)
+      return fail("id " + std::to_string(id) + " is given twice");
+    kinds[id] = Kind::Normal;
+    if (byteLevel) {
+      // Special tokens may be spelled outside the alphabet; added_tokens
+      // gives their text, and a token without one is caught there.
+      if (alphabet.unspell(token, bytes)) {
+        texts[id] = bytes;
+        ids.try_emplace(bytes, id);
+      } else {
+        ids.try_emplace(token, id);
+        texts[id] = token;
+        kinds[id] = Kind::Added; // must be an added token (checked below)
+      }
+    } else {
+      texts[id] = replaceAll(token, kMetaspace, " ");
+      ids.try_emplace(token, id);
+    }
+  }
+
+  byteIds.fill(-1);
+  if (byteLevel) {
+    for (int b = 0; b < 256; ++b) {
+      auto it = ids.find(std::string(1, static_cast<char>(b)));
+      if (it == ids.end())
+        return fail("has no token for byte " + std::to_string(b) +
+                    ", so some text could not be encoded");
+      byteIds[b] = it->second;
+    }
+  } else {
+    for (int b = 0; b < 256 && byteFallback; ++b) {
+      static const char *hex = "0123456789ABCDEF";
+      std::string spelled = {'<', '0', 'x', hex[b >> 4], hex[b & 15], '>'};
+      auto it = ids.find(spelled);
+      if (it == ids.end())
+        return fail("byte_fallback is on, but there is no token " + spelled);
+      byteIds[b] = it->second;
+      kinds[it->second] = Kind::Byte;
+      texts[it->second] = std::string(1, static_cast<char>(b));
+    }
+  }
+  if (const json::Value *unk = model.find("unk_token");
+      unk && !unk->isNull()) {
+    auto it = unk->isString() ? ids.find(unk->asString()) : ids.end();
+    if (it == ids.end())
+      return fail("unk_token " + unk->dump() + " is not in the vocab");
+    unkId = it->second;
+  } else if (!byteLevel && !byteFallback) {
+    return fail("neither byte_fallback nor unk_token is set, so text "
+                "outside the vocabulary could not be encoded");
+  }
+
+  // merges: "a b" strings (older files) or ["a", "b"] pairs.
+  const json::Value *list = model.find("merges");
+  if (!list || !list->isArray())
+    return fail("'merges' must be an array");
+  int32_t rank = 0;
+  for (const json::Value &m : list->elements()) {
+    std::string a, b;
+    if (m.isString()) {
+      size_t space = m.asString().find(' ');
+      if (space == std::string::npos ||
+          m.asString().find(' ', space + 1) != std::string::npos)
+        return fail("merge " + m.dump() +
+                    " must be two tokens separated by one space");
+      a = m.asString().substr(0, space);
+      b = m.asString().substr(space + 1);
+    } else if (m.isArray() && m.size() == 2 && m.elements()[0].isString() &&
+               m.elements()[1].isString()) {
+      a = m.elements()[0].asString();
+      b = m.elements()[1].asString();
+    } else {
+      return fail("merge " + m.dump() + " is neither \"a b\" nor [\"a\", \"b\"]");
+    }
+    std::string joined = a + b;
+    std::string keyA = a, keyB = b, keyJoined = joined;
+    if (byteLevel && (!alphabet.unspell(a, keyA) ||
+                      !alphabet.unspell(b, keyB) ||
+                      !alphabet.unspell(joined, keyJoined)))
+      return fail("merge " + m.dump() +
+                  " has a character outside the byte alphabet");
+    auto ia = ids.find(keyA), ib = ids.find(keyB), im = ids.find(keyJoined);
+    if (ia == ids.end() || ib == ids.end() || im == ids.end())
+      return fail("merge " + m.dump() + ": \"" +
+                  (ia == ids.end() ? a : ib == ids.end() ? b : joined) +
+                  "\" is not in the vocab");
+    // A repeated merge keeps its first (best) rank.
+    merges.try_emplace(pairKey(ia->second, ib->second),
+                       Merge{rank++, im->second});
+  }
+  return Error::success();
+}
+
+/// The pre-tokenizer steps of `v` appended to `steps`.
+Error readPreTokenizer(const json::Value &v, const std::string &where,
+                       std::vector<PreStep> &steps) {
+  std::string type = typeOf(v);
+  auto fail = [&](const std::string &what) {
+    return makeError(where + ": " + what);
+  };
+  if (type == "Sequence") {
+    const json::Value *list = v.find("pretokenizers");
+    if (!list || !list->isArray())
+      return fail("Sequence without 'pretokenizers'");
+    for (const json::Value &step : list->elements())
+      if (auto e = readPreTokenizer(step, where, steps))
+        return e;
+    return Error::success();
+  }
+  if (type == "ByteLevel") {
+    if (auto e = checkKeys(v, where + ": ByteLevel",
+                           {"type", "add_prefix_space", "trim_offsets",
+                            "use_regex"}))
+      return e;
+    // use_regex defaults to true: GPT-2's split.
+    const json::Value *regex = v.find("use_regex");
+    bool useRegex = !(regex && regex->isBool() && !regex->asBool());
+    steps.push_back({PreStep::ByteLevel,
+                     !isFalseOrNull(v.find("add_prefix_space")), useRegex});
+    return Error::success();
+  }
+  if (type == "Split") {
+    if (auto e = checkKeys(v, where + ": Split",
+                           {"type", "pattern", "behavior", "invert"}))
+      return e;
+    const json::Value *pattern = v.find("pattern");
+    const json::Value *regex =
+        pattern && pattern->isObject() ? pattern->find("Regex") : nullptr;
+    const json::Value *behavior = v.find("behavior");
+    if (!isFalseOrNull(v.find("invert")) || !behavior ||
+        !behavior->isString() || behavior->asString() != "Isolated")
+      return fail("Split is supported with behavior Isolated only");
+    if (regex && regex->isString() && regex->asString() == kGpt2Pattern)
+      steps.push_back({PreStep::Gpt2Split});
+    else if (regex && regex->isString() && regex->asString() == kLlama3Pattern)
+      steps.push_back({PreStep::Llama3Split});
+    else
+      return fail("Split pattern " +
+                  (pattern ? pattern->dump().substr(0, 200) : "(none)") +
+                  " is not one tlm knows (GPT-2's or Llama 3's)");
+    return Error::success();
+  }
+  if (type == "Digits") {
+    if (auto e = checkKeys(v, where + ": Digits", {"type", "individual_digits"}))
+      return e;
+    steps.push_back(
+        {PreStep::Digits, !isFalseOrNull(v.find("individual_digits"))});
+    return Error::success();
+  }
+  if (type == "Metaspace") {
+    if (auto e = checkKeys(v, where + ": Metaspace",
+                           {"type", "replacement", "add_prefix_space",
+                            "prepend_scheme", "split", "str_rep"}))
+      return e;
+    const json::Value *rep = v.find("replacement");
+    if (rep && !(rep->isString() && rep->asString() == kMetaspace))
+      return fail("Metaspace replacement " + rep->dump() +
+                  " is not supported (only \"\xE2\x96\x81\")");
+    int prepend = 2;
+    if (const json::Value *scheme = v.find("prepend_scheme");
+        scheme && scheme->isString()) {
+      const std::string &s = scheme->asString();
+      if (s != "always" && s != "first" && s != "never")
+        return fail("Metaspace prepend_scheme '" + s + "' is not supported");
+      prepend = s == "always" ? 2 : s == "first" ? 1 : 0;
+    } else if (isFalseOrNull(v.find("add_prefix_space")) &&
+               v.find("add_prefix_space")) {
+      prepend = 0;
+    }
+    const json::Value *split = v.find("split");
+    steps.push_back({PreStep::Metaspace, !split || !isFalseOrNull(split),
+                     false, prepend});
+    return Error::success();
+  }
+  return fail("pre-tokenizer '" + type + "' is not supported");
+}
+
+Error HfTokenizer::readPipeline(const json::Value &root,
+                                const std::string &file) {
+  std::string where = "tokenizer: " + file;
+  auto fail = [&](const std::string &what) {
+    return makeError(where + ": " + what);
+  };
+  // Truncation and padding shape batches for training; tlm encodes one text
+  // whole.
+  if (auto e = checkKeys(root, where,
+                         {"version", "truncation", "padding", "added_tokens",
+                          "normalizer", "pre_tokenizer", "post_processor",
+                          "decoder", "model"}))
+    return e;
+  for (const char *key : {"truncation", "padding"})
+    if (!isFalseOrNull(root.find(key)))
+      return fail("'" + std::string(key) + "' is set, which tlm does not do");
+
+  // Normalizer: none, or SentencePiece's Prepend("▁") and Replace(" ", "▁").
+  if (const json::Value *n = root.find("normalizer"); n && !n->isNull()) {
+    std::vector<const json::Value *> parts;
+    if (typeOf(*n) == "Sequence") {
+      const json::Value *list = n->find("normalizers");
+      if (!list || !list->isArray())
+        return fail("normalizer: Sequence without 'normalizers'");
+      for (const json::Value &p : list->elements())
+        parts.push_back(&p);
+    } else {
+      parts.push_back(n);
+    }
+    for (const json::Value *p : parts) {
+      std::string type = typeOf(*p);
+      const json::Value *prepend = p->find("prepend");
+      const json::Value *pattern = p->find("pattern");
+      const json::Value *literal =
+          pattern && pattern->isObject() ? pattern->find("String") : nullptr;
+      const json::Value *content = p->find("content");
+      if (type == "Prepend" && prepend && prepend->isString() &&
+          prepend->asString() == kMetaspace) {
+        normalPrefix = prepend->asString();
+      } else if (type == "Replace" && literal && literal->isString() &&
+                 literal->asString() == " " && content &&
+                 content->isString() && content->asString() == kMetaspace) {
+        spacesToMetaspace = true;
+      } else {
+        return fail("normalizer '" + type + "' " + p->dump().substr(0, 200) +
+                    " is not supported (only SentencePiece's Prepend and "
+                    "Replace of spaces by \"\xE2\x96\x81\")");
+      }
+    }
+  }
+
+  if (const json::Value *p = root.find("pre_tokenizer"); p && !p->isNull())
+    if (auto e = readPreTokenizer(*p, where + ": pre_tokenizer", steps))
+      return e;
+  byteLevel = std::any_of(steps.begin(), steps.end(), [](const PreStep &s) {
+    return s.kind == PreStep::ByteLevel;
+  });
+  bool metaspace = std::any_of(steps.begin(), steps.end(), [](const PreStep &s) {
+    return s.kind == PreStep::Metaspace;
+  });
+  if (byteLevel && (metaspace || spacesToMetaspace || !normalPrefix.empty()))
+    return fail("mixes byte-level and SentencePiece-style steps");
+
+  // Decoder: must undo what the encoder did, nothing else.
+  const json::Value *d = root.find("decoder");
+  std::vector<const json::Value *> decoders;
+  if (d && typeOf(*d) == "Sequence") {
+    const json::Value *list = d->find("decoders");
+    if (!list || !list->isArray())
+      return fail("decoder: Sequence without 'decoders'");
+    for (const json::Value &p : list->elements())
+      decoders.push_back(&p);
+  } else if (d && !d->isNull()) {
+    decoders.push_back(d);
+  }
+  for (const json::Value *p : decoders) {
+    std::string type = typeOf(*p);
+    const json::Value *content = p->find("content");
+    if (type == "ByteLevel" && byteLevel)
+      continue;
+    if ((type == "ByteFallback" || type == "Fuse") && !byteLevel)
+      continue;
+    if (type == "Replace" && !byteLevel && content && content->isString() &&
+        content->asString() == " ")
+      continue;
+    if (type == "Metaspace" && !byteLevel) {
+      stripFirstSpace = !isFalseOrNull(p->find("add_prefix_space")) ||
+                        (p->find("prepend_scheme") &&
+                         p->find("prepend_scheme")->isString() &&
+                         p->find("prepend_scheme")->asString() != "never");
+      continue;
+    }
+    if (type == "Strip" && !byteLevel && content && content->isString() &&
+        content->asString() == " ") {
+      const json::Value *start = p->find("start");
+      const json::Value *stop = p->find("stop");
+      if (start && start->isUnsigned() && start->asUint() <= 1 && stop &&
+          stop->isUnsigned() && stop->asUint() == 0) {
+        stripFirstSpace = start->asUint() == 1;
+        continue;
+      }
+    }
+    return fail("decoder '" + type + "' " + p->dump().substr(0, 200) +
+                " is not supported with this model");
+  }
+
+  if (const json::Value *model = root.find("model"))
+    return readModel(*model, file);
+  return fail("no 'model'");
+}
+
+Expected<std::unique_ptr<Tokenizer>>
+HfTokenizer::load(const std::string &file) {
+  auto fail = [&](const std::string &what) {
+    return makeError("tokenizer: " + file + ": " + what);
+  };
+  // Llama 3's file is 9 MB.
+  Expected<std::string> text = readRegularFile(file, 256 << 20);
+  if (!text)
+    return makeError("tokenizer: " + text.takeError().message());
+  Expected<json::Value> parsed = json::Value::parse(*text);
+  if (!parsed)
+    return fail("is not valid JSON: " + parsed.takeError().message());
+  const json::Value &root = *parsed;
+  if (!root.isObject() || !root.find("model"))
+    return fail("is not a tokenizer.json (no 'model' object)");
+
+  auto tok = std::make_unique<HfTokenizer>();
+  if (auto e = tok->readPipeline(root, file))
+    return std::move(e);
+
+  // Added tokens: their text overrides the model's; special ones (BOS, EOS,
+  // chat markers) decode to nothing, as `skip_special_tokens` shows them.
+  if (const json::Value *list = root.find("added_tokens");
+      list && !list->isNull()) {
+    if (!list->isArray())
+      return fail("'added_tokens' must be an array");
+    for (const json::Value &t : list->elements()) {
+      const json::Value *id = t.isObject() ? t.find("id") : nullptr;
+      const json::Value *content = t.isObject() ? t.find("content") : nullptr;
+      if (!id || !id->isUnsigned() || id->asUint() >= (1u << 24) ||
+          !content || !content->isString() || content->asString().empty())
+        return fail("added token " + t.dump().substr(0, 200) +
+                    " needs an integer 'id' and a non-empty 'content'");
+      for (const char *key : {"single_word", "lstrip", "rstrip"})
+        if (!isFalseOrNull(t.find(key)))
+          return fail("added token \"" + content->asString() + "\": '" + key +
+                      "' is not supported");
+      auto n = static_cast<int32_t>(id->asUint());
+      if (static_cast<size_t>(n) >= tok->texts.size()) {
+        tok->texts.resize(n + 1);
+        tok->kinds.resize(n + 1, Kind::Special);
+      }
+      bool special = !isFalseOrNull(t.find("special"));
+      tok->kinds[n] = special ? Kind::Special : Kind::Added;
+      tok->texts[n] = special ? "" : content->asString();
+      tok->added.push_back({content->asString(), n});
+    }
+  }
+  for (size_t id = 0; id < tok->texts.size(); ++id) {
+    bool isAdded = std::any_of(
+        tok->added.begin(), tok->added.end(),
+        [&](const auto &a) { return a.second == static_cast<int32_t>(id); });
+    if (tok->kinds[id] == Kind::Special && !isAdded)
+      return fail("id " + std::to_string(id) +
+                  " has no token (ids must be 0.." +
+                  std::to_string(tok->texts.size() - 1) + " without gaps)");
+    if (tok->kinds[id] == Kind::Added && !isAdded)
+      return fail("token \"" + tok->texts[id] +
+                  "\" has a character outside the byte alphabet");
+  }
+  std::sort(tok->added.begin(), tok->added.end(),
+            [](const auto &a, const auto &b) {
+              return a.first.size() != b.first.size()
+                         ? a.first.size() > b.first.size()
+                         : a.second < b.second;
+            });
+  auto addedId = [&](std::string_view content) -> int32_t {
+    for (const auto &[text, id] : tok->added)
+      if (text == content)
+        return id;
+    return -1;
+  };
+
+  // BOS: the special token the post-processor puts before a single text.
+  if (const json::Value *p = root.find("post_processor"); p && !p->isNull()) {
+    std::string type = typeOf(*p);
+    if (type == "TemplateProcessing") {
+      const json::Value *single = p->find("single");
+      if (!single || !single->isArray())
+        return fail("post_processor: TemplateProcessing without 'single'");
+      for (size_t i = 0; i < single->size(); ++i) {
+        const json::Value &item = single->elements()[i];
+        const json::Value *special = item.find("SpecialToken");
+        const json::Value *name = special ? special->find("id") : nullptr;
+        if (i == 0 && name && name->isString() &&
+            addedId(name->asString()) >= 0) {
+          tok->bosId = addedId(name->asString());
+          continue;
+        }
+        if (item.find("Sequence"))
+          continue;
+        return fail("post_processor: template item " +
+                    item.dump().substr(0, 200) +
+                    " is not supported (only a leading special token)");
+      }
+    } else if (type != "ByteLevel") {
+      return fail("post_processor '" + type + "' is not supported");
+    }
+  }
+  // EOS: tokenizer.json does not say which token ends a text; the names
+  // the families use, in order.
+  for (std::string_view name : {"</s>", "<|endoftext|>", "<|end_of_text|>",
+                                "<|eot_id|>", "<|im_end|>", "<eos>"})
+    if (int32_t id = addedId(name); id >= 0 && id != tok->bosId) {
+      tok->eosId = id;
+      break;
+    }
+  return std::unique_ptr<Tokenizer>(std::move(tok));
+}
+
+std::vector<int64_t> HfTokenizer::encode(std::string_view text,
+                                         bool addBos) const {
+  std::vector<int64_t> out;
+  if (addBos && bosId >= 0)
+    out.push_back(bosId);
+  // Added tokens are cut out first (leftmost, then longest); the text
+  // between them is encoded on its own, as `tokenizers` does.
+  size_t start = 0;
+  bool first = true;
+  if (parseSpecial && !added.empty()) {
+    for (size_t i = 0; i < text.size();) {
+      auto match = std::find_if(added.begin(), added.end(), [&](const auto &a) {
+        return text.substr(i, a.first.size()) == a.first;
+      });
+      if (match == added.end()) {
+        ++i;
+        continue;
+      }
+      encodeSegment(text.substr(start, i - start), first, out);
+      out.push_back(match->second);
+      first = false;
+      i += match->first.size();
+      start = i;
+    }
+  }
+  encodeSegment(text.substr(start), first, out);
+  return out;
+}
+
+void HfTokenizer::encodeSegment(std::string_view text, bool first,
+                                std::vector<int64_t> &out) const {
+  if (text.empty())
+    return;
+  std::string normal = spacesToMetaspace
+                           ? replaceAll(text, " ", kMetaspace)
+                           : std::string(text);
+  normal.insert(0, normalPrefix);
+
+  // Pieces own their text: Metaspace and ByteLevel rewrite it.
+  std::vector<std::string> pieces{std::move(normal)}, next;
+  auto keep = [&](const std::vector<std::string_view> &parts) {
+    for (std::string_view p : parts)
+      next.emplace_back(p);
+  };
+  for (const PreStep &step : steps) {
+    next.clear();
+    for (size_t k = 0; k < pieces.size(); ++k) {
+      const std::string &p = pieces[k];
+      switch (step.kind) {
+      case PreStep::Gpt2Split:
+        keep(splitGpt2(p));
+        break;
+      case PreStep::Llama3Split:
+        keep(splitLlama3(p));
+        break;
+      case PreStep::Digits: {
+        // Runs of digits (or single digits) apart from the rest.
+        std::vector<std::string_view> parts;
+        std::string_view rest = p;
+        size_t from = 0;
+        for (size_t i = 0; i <= rest.size();) {
+          bool digit = i < rest.size() && rest[i] >= '0' && rest[i] <= '9';
+          if (!digit) {
+            ++i;
+            continue;
+          }
+          size_t end = i + 1;
+          while (!step.flag && end < rest.size() && rest[end] >= '0' &&
+                 rest[end] <= '9')
+            ++end;
+          if (i > from)
+            parts.push_back(rest.substr(from, i - from));
+          parts.push_back(rest.substr(i, end - i));
+          from = i = end;
+        }
+        if (from < rest.size())
+          parts.push_back(rest.substr(from));
+        keep(parts);
+        break;
+      }
+      case PreStep::ByteLevel: {
+        std::string q = p;
+        if (step.flag && !startsWith(q, " "))
+          q.insert(0, " ");
+        if (step.regex)
+          keep(splitGpt2(q));
+        else
+          next.push_back(q);
+        break;
+      }
+      case PreStep::Metaspace: {
+        std::string q = replaceAll(p, " ", kMetaspace);
+        bool prefix = step.prepend == 2 || (step.prepend == 1 && first && k == 0);
+        if (prefix && !startsWith(q, kMetaspace))
+          q.insert(0, kMetaspace);
+        if (!step.flag) {
+          next.push_back(q);
+          break;
+        }
+        // Split before every `▁`, which starts the next piece.
+        size_t from = 0;
+        for (size_t at = q.find(kMetaspace, 1); at != std::string::npos;
+             at = q.find(kMetaspace, at + 1)) {
+          next.push_back(q.substr(from, at - from));
+          from = at;
+        }
+        next.push_back(q.substr(from));
+        break;
+      }
+      }
+    }
+    pieces.swap(next);
+  }
+  for (const std::string &p : pieces)
+    if (!p.empty())
+      encodePiece(p, out);
+}
+
+void HfTokenizer::encodePiece(std::string_view piece,
+                              std::vector<int64_t> &out) const {
+  if (ignoreMerges)
+    if (auto it = ids.find(std::string(piece)); it != ids.end()) {
+      out.push_back(it->second);
+      return;
+    }
+  std::vector<int32_t> symbols;
+  if (byteLevel) {
+    for (char c : piece)
+      symbols.push_back(byteIds[static_cast<uint8_t>(c)]);
+  } else {
+    // One symbol per character; an unknown one becomes its bytes' tokens,
+    // or <unk> (several in a row fused into one when fuse_unk).
+    for (size_t i = 0; i < piece.size();) {
+      size_t len = 1;
+      while (len < 4 && i + len < piece.size() &&
+             (static_cast<uint8_t>(piece[i + len]) & 0xC0) == 0x80)
+        ++len;
+      auto it = ids.find(std::string(piece.substr(i, len)));
+      if (it != ids.end()) {
+        symbols.push_back(it->second);
+      } else if (byteIds[0] >= 0) {
+        for (size_t k = 0; k < len; ++k)
+          symbols.push_back(byteIds[static_cast<uint8_t>(piece[i + k])]);
+      } else if (!(fuseUnk && !symbols.empty() && symbols.back() == unkId)) {
+        symbols.push_back(unkId);
+      }
+      i += len;
+    }
+  }
+
+  // The lowest rank first, leftmost on ties; a candidate names the two ids
+  // it saw, so one made stale by an earlier merge is skipped when popped.
+  struct Candidate {
+    int32_t rank, left, leftId, rightId, merged;
+  };
+  auto later = [](const Candidate &a, const Candidate &b) {
+    return a.rank != b.rank ? a.rank > b.rank : a.left > b.left;
+  };
+  std::priority_queue<Candidate, std::vector<Candidate>, decltype(later)> heap(
+      later);
+  int32_t n = symbols.size();
+  SymbolList list(std::move(symbols));
+  auto consider = [&](int32_t left) {
+    if (left < 0 || list.next(left) < 0)
+      return;
+    int32_t a = list.at(left), b = list.at(list.next(left));
+    auto it = merges.find(pairKey(a, b));
+    if (it != merges.end())
+      heap.push({it->second.rank, left, a, b, it->second.merged});
+  };
+  for (int32_t i = 0; i + 1 < n; ++i)
+    consider(i);
+  while (!heap.empty()) {
+    Candidate c = heap.top();
+    heap.pop();
+    if (!list.merge(c.left, c.leftId, c.rightId, c.merged))
+      continue;
+    consider(list.prev(c.left));
+    consider(c.left);
+  }
+  list.appendTo(out);
+}
+
+Expected<std::string_view> HfTokenizer::piece(int64_t prev, int64_t id) const {
+  if (id < 0 || id >= vocabSize())
+    return makeError("token id " + std::to_string(id) +
+                     " is outside the vocabulary (0.." +
+                     std::to_string(vocabSize() - 1) + ")");
+  std::string_view text = texts[id];
+  // SentencePiece's decoder drops the prepended `▁` of the first piece (the
+  // one after BOS); a byte token's space is a real one.
+  if (stripFirstSpace && (prev < 0 || prev == bosId) &&
+      kinds[id] == Kind::Normal && startsWith(text, " "))
+    text.remove_prefix(1);
+  return text;
+}
+
+} // namespace
+
+Expected<std::unique_ptr<Tokenizer>> loadHfTokenizer(const std::string &file) {
+  return HfTokenizer::load(file);
+}
+
+} // namespace tlm::io
