@@ -11,6 +11,21 @@
 
 #include "dialect/TlmOpsDialect.h.inc"
 
+namespace mlir::tlm {
+/// Fails, naming the value, when an operand or result of `op` has a static
+/// dimension of size zero (TlmDialect.td, Tlm_NonEmptyShapes).
+LogicalResult verifyNonEmptyShapes(Operation *op);
+
+template <typename ConcreteType>
+class NonEmptyShapes
+    : public OpTrait::TraitBase<ConcreteType, NonEmptyShapes> {
+public:
+  static LogicalResult verifyTrait(Operation *op) {
+    return verifyNonEmptyShapes(op);
+  }
+};
+} // namespace mlir::tlm
+
 #define GET_OP_CLASSES
 #include "dialect/TlmOps.h.inc"
 

@@ -20,7 +20,14 @@ def Tlm_Dialect : Dialect {
   let cppNamespace = "::mlir::tlm";
 }
 
+// No operand or result of a tlm op has a static dimension of size zero: the
+// lowering tiles, packs and normalizes over these sizes and assumes at least
+// one element (an empty tensor crashed the CPU pipeline). Every op has it.
+def Tlm_NonEmptyShapes : NativeOpTrait<"NonEmptyShapes"> {
+  let cppNamespace = "::mlir::tlm";
+}
+
 class Tlm_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Tlm_Dialect, mnemonic, traits>;
+    : Op<Tlm_Dialect, mnemonic, !listconcat(traits, [Tlm_NonEmptyShapes])>;
 
 #endif // TLM_DIALECT_TD

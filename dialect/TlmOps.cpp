@@ -89,6 +89,24 @@ LogicalResult verifyProjection(Operation *op, StringRef name, Value weight,
 }
 } // namespace
 
+LogicalResult mlir::tlm::verifyNonEmptyShapes(Operation *op) {
+  auto check = [&](Value v, StringRef kind, unsigned i) -> LogicalResult {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t || !llvm::is_contained(t.getShape(), 0))
+      return success();
+    return op->emitOpError() << "expected no dimension of size 0 in " << kind
+                             << " #" << i << ", found shape " << shapeStr(t)
+                             << " (the lowering needs at least one element)";
+  };
+  for (auto [i, v] : llvm::enumerate(op->getOperands()))
+    if (failed(check(v, "operand", i)))
+      return failure();
+  for (auto [i, v] : llvm::enumerate(op->getResults()))
+    if (failed(check(v, "result", i)))
+      return failure();
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // LinearOp
 //===----------------------------------------------------------------------===//

@@ -9,7 +9,11 @@ include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
 def Tlm_FloatTensor : RankedTensorOf<[AnyFloat]>;
-def Tlm_IndexTensor : RankedTensorOf<[AnySignlessInteger]>;
+// Token ids and positions: the integer types the lowering converts to index
+// (an i1 or i128 id has no meaning there).
+def Tlm_IndexTensor : RankedTensorOf<[I32, I64]>;
+// An attention mask: nonzero where a query may see a key, any width.
+def Tlm_MaskTensor : RankedTensorOf<[AnySignlessInteger]>;
 
 //===----------------------------------------------------------------------===//
 // Layers with weights
@@ -263,7 +267,7 @@ def Tlm_SDPAOp : Tlm_Op<"sdpa", [Pure]> {
     ```
   }];
   let arguments = (ins Tlm_FloatTensor:$q, Tlm_FloatTensor:$k,
-                       Tlm_FloatTensor:$v, Optional<Tlm_IndexTensor>:$mask,
+                       Tlm_FloatTensor:$v, Optional<Tlm_MaskTensor>:$mask,
                        UnitAttr:$causal);
   let results = (outs Tlm_FloatTensor:$result);
   let assemblyFormat = [{

@@ -9,6 +9,7 @@
 #define TLM_PASSES_COMMON_OPTIONCHECKS_H
 
 #include "mlir/IR/Operation.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <initializer_list>
 
@@ -18,16 +19,24 @@ struct OptionBound {
   llvm::StringRef name;
   int64_t value;
   int64_t min;
+  /// Vector lanes: a count of f32 in a register, so 1, 2, 4, 8, 16, ...
+  bool powerOfTwo = false;
 };
 
-/// Fails with "<pass>: <name> must be >= <min>, got <value>" on `op` for the
-/// first option below its bound.
+/// Fails with "<pass>: <name> must be >= <min>, got <value>" (or "must be a
+/// power of two") on `op` for the first option out of its bound.
 inline LogicalResult checkOptions(Operation *op, llvm::StringRef pass,
                                   std::initializer_list<OptionBound> options) {
-  for (const OptionBound &o : options)
+  for (const OptionBound &o : options) {
     if (o.value < o.min)
       return op->emitError() << pass << ": " << o.name
                              << " must be >= " << o.min << ", got " << o.value;
+    if (o.powerOfTwo && !llvm::isPowerOf2_64(o.value))
+      return op->emitError() << pass << ": " << o.name
+                             << " must be a power of two (f32 lanes of a "
+                                "vector register), got "
+                             << o.value;
+  }
   return success();
 }
 

@@ -419,7 +419,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
 
   void runOnOperation() override {
     if (failed(tlm::checkOptions(getOperation(), "tlm-tile-matmuls",
-                                 {{"lanes", lanes, 1},
+                                 {{"lanes", lanes, 1, true},
                                   {"pack-cols", packCols, 1},
                                   {"pack-rows", packRows, 1},
                                   {"gemv-columns", gemvColumns, 1},

@@ -96,7 +96,7 @@ struct TlmVectorizeElementwise
   void runOnOperation() override {
     if (failed(
             tlm::checkOptions(getOperation(), "tlm-vectorize-elementwise",
-                              {{"lanes", lanes, 1}, {"threads", threads, 1}})))
+                              {{"lanes", lanes, 1, true}, {"threads", threads, 1}})))
       return signalPassFailure();
     IRRewriter rewriter(&getContext());
     // A transpose that keeps the innermost dim in place (the new cache rows'

@@ -115,7 +115,7 @@ func.func @case12(%i: tensor<3xi64>, %t: tensor<10x4xf32>) {
 // -----
 
 func.func @case13(%i: tensor<3xf32>, %t: tensor<10x4xf32>) {
-  // expected-error @+1 {{operand #0 must be ranked tensor of signless integer values}}
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values}}
   %y = tlm.embedding %i, %t : tensor<3xf32>, tensor<10x4xf32> -> tensor<3x4xf32>
   return
 }
@@ -677,5 +677,32 @@ func.func @dequantize_scale_type(%q: tensor<8x64xi8>, %s: tensor<8x2xf16>) {
 func.func @dequantize_dynamic(%q: tensor<?x64xi8>, %s: tensor<?x2xf32>) {
   // expected-error @+1 {{expected a static result shape, found (?, 64)}}
   %w = tlm.dequantize %q, %s {bits = 8 : i64} : tensor<?x64xi8>, tensor<?x2xf32> -> tensor<?x64xf32>
+  return
+}
+
+// -----
+
+// No tlm op takes an empty tensor (Tlm_NonEmptyShapes): the CPU pipeline
+// crashed on this one.
+func.func @zero_dim(%x: tensor<4x0xf32>, %w: tensor<8x0xf32>) {
+  // expected-error @+1 {{expected no dimension of size 0 in operand #0, found shape (4, 0) (the lowering needs at least one element)}}
+  %y = tlm.linear %x, %w : tensor<4x0xf32>, tensor<8x0xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @zero_dim_result(%ids: tensor<0xi64>, %t: tensor<100x64xf32>) {
+  // expected-error @+1 {{expected no dimension of size 0 in operand #0, found shape (0)}}
+  %e = tlm.embedding %ids, %t : tensor<0xi64>, tensor<100x64xf32> -> tensor<0x64xf32>
+  return
+}
+
+// -----
+
+// Ids are i32 or i64.
+func.func @ids_i1(%ids: tensor<3xi1>, %t: tensor<100x64xf32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values}}
+  %e = tlm.embedding %ids, %t : tensor<3xi1>, tensor<100x64xf32> -> tensor<3x64xf32>
   return
 }

@@ -4,6 +4,10 @@
 // RUN: tlm-opt %s --tlm-cpu-pipeline="lanes=8 vector-registers=16" | FileCheck %s --check-prefix=AVX2
 // RUN: tlm-opt %s --tlm-cpu-pipeline="parallel=true threads=2" | FileCheck %s --check-prefix=OMP
 // RUN: tlm-opt %s --tlm-cpu-pipeline="parallel=true threads=2" | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=OMPIR
+// Lanes count f32 in a vector register: a power of two, checked by each pass
+// that takes them before it rewrites anything.
+// RUN: not tlm-opt %s --tlm-cpu-pipeline="lanes=7" 2>&1 | FileCheck %s --check-prefix=BADLANES
+// BADLANES: error: tlm-{{[a-z-]+}}: lanes must be a power of two (f32 lanes of a vector register), got 7
 
 // A whole pre-norm TransformerBlock (d_model 64, 4 heads, GQA 2 kv heads,
 // RoPE, SwiGLU) with dynamic batch and sequence goes all the way to the LLVM

@@ -36,7 +36,7 @@ struct TlmFuseAttention
   void runOnOperation() override {
     if (failed(
             tlm::checkOptions(getOperation(), "tlm-fuse-attention",
-                              {{"lanes", lanes, 1}, {"threads", threads, 1}})))
+                              {{"lanes", lanes, 1, true}, {"threads", threads, 1}})))
       return signalPassFailure();
     SmallVector<CachedAttentionOp> ops;
     getOperation()->walk([&](CachedAttentionOp op) {
