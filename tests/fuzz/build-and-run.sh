@@ -9,7 +9,7 @@
 # Environment:
 #   TLM_FUZZ_SECONDS     seconds of fuzzing per target (default 60; 0 = only
 #                        build and replay the crashers)
-#   TLM_FUZZ_TARGETS     targets to run (default "config json safetensors tokenizer tokens")
+#   TLM_FUZZ_TARGETS     targets to run (default "config json safetensors tokenizer hf_tokenizer tokens")
 #   TLM_FUZZ_INVARIANTS  1: the targets also abort on broken parser promises
 #                        (see tests/fuzz/FuzzUtil.h); default off. Then the
 #                        inputs of tests/fuzz/invariants/<target>/ are
@@ -28,7 +28,7 @@ FUZZ_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$FUZZ_DIR/../.." && pwd)
 BUILD=${1:-$ROOT/build-fuzz}
 SECS=${TLM_FUZZ_SECONDS:-60}
-TARGETS=${TLM_FUZZ_TARGETS:-config json safetensors tokenizer tokens}
+TARGETS=${TLM_FUZZ_TARGETS:-config json safetensors tokenizer hf_tokenizer tokens}
 NICE="nice -n ${TLM_FUZZ_NICE:-19}"
 CXX=${CXX:-clang++-22}
 INVARIANTS=0
@@ -56,7 +56,12 @@ sources_of() {
                  lib/support/Json.cpp lib/support/JsonParse.cpp ;;
     tokenizer) echo lib/io/Tokenizer.cpp lib/io/LlamaTokenizer.cpp \
                     lib/io/Gpt2Tokenizer.cpp lib/io/Gpt2PreTokenizer.cpp \
+                    lib/io/HfTokenizer.cpp lib/io/ByteAlphabet.cpp \
                     lib/io/FileIO.cpp lib/support/Json.cpp lib/support/JsonParse.cpp ;;
+    hf_tokenizer) echo lib/io/Tokenizer.cpp lib/io/LlamaTokenizer.cpp \
+                       lib/io/Gpt2Tokenizer.cpp lib/io/Gpt2PreTokenizer.cpp \
+                       lib/io/HfTokenizer.cpp lib/io/ByteAlphabet.cpp \
+                       lib/io/FileIO.cpp lib/support/Json.cpp lib/support/JsonParse.cpp ;;
     json) echo lib/support/Json.cpp lib/support/JsonParse.cpp ;;
     *) echo "unknown target '$1'" >&2; return 1 ;;
   esac
@@ -68,6 +73,7 @@ extra_args_of() {
     safetensors) echo -max_len=65536 ;;
     tokens) echo -max_len=4096 ;;
     tokenizer) echo -max_len=8192 ;;
+    hf_tokenizer) echo -max_len=16384 ;;
   esac
 }
 

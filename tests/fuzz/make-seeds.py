@@ -7,6 +7,7 @@ same names are overwritten; others are left alone.
 import json
 import os
 import struct
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -166,3 +167,18 @@ tok("valid-dup-and-empty.bin",
 out("tokenizer", "invalid-truncated.bin", full_tok[:len(full_tok) // 2])
 tok("invalid-no-space.bin", specials + byte_pieces + [(b"x", 0.0)])
 out("tokenizer", "invalid-max-len.bin", struct.pack("<i", 0) + full_tok[4:64])
+
+# --- hf_tokenizer (Hugging Face tokenizer.json) ------------------------------
+# The tokenizers of the lit tests, one of each family and pre-tokenizer,
+# compact (no indentation) so they fit the target's -max_len.
+import subprocess
+import tempfile
+with tempfile.TemporaryDirectory() as tmp:
+    for kind in ["hand-bytelevel", "hand-sp", "llama3", "smollm", "metaspace"]:
+        path = os.path.join(tmp, kind + ".json")
+        subprocess.run([sys.executable, os.path.join(ROOT, "tests", "tools", "Inputs",
+                                                     "make_hf_tokenizer.py"), kind, path],
+                       check=True)
+        with open(path, encoding="utf-8") as f:
+            compact = json.dumps(json.load(f), ensure_ascii=False, separators=(",", ":"))
+        out("hf_tokenizer", kind + ".json", compact.encode("utf-8"))
