@@ -43,7 +43,9 @@ struct Options {
                               cl::value_desc("\"1 2 3\"")};
   cl::opt<std::string> tokensFile{
       "tokens-file",
-      cl::desc("safetensors with an integer 'tokens' (batch, seq)"),
+      cl::desc("token ids: safetensors with an integer 'tokens' (batch, "
+               "seq); eval also takes a flat (seq) stream, or raw ids with "
+               "--tokens-dtype"),
       cl::value_desc("T.safetensors")};
   cl::opt<std::string> output{"output",
                               cl::desc("write the F32 'logits' tensor here"),

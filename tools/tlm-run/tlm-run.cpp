@@ -208,6 +208,24 @@ llvm::Error parseFlags(int argc, char **argv, const std::string &name,
   for (auto &[flag, opt] : llvm::cl::getRegisteredOptions())
     if (!command.flags.count(flag.str()) && flag != "help")
       opt->setHiddenFlag(llvm::cl::ReallyHidden);
+  // --output means something else in each command that writes a file.
+  static const std::map<std::string, std::pair<const char *, const char *>>
+      outputHelp = {
+          {"forward",
+           {"logits.safetensors", "write the F32 'logits' tensor here"}},
+          {"init", {"W.safetensors", "write the seeded weights here"}},
+          {"quantize",
+           {"OUT.safetensors", "write the weights in --dtype here"}},
+          {"tokenize",
+           {"T", "write the ids here as a token file for eval, instead of "
+                 "printing them"}},
+          {"compile",
+           {"A.so", "write the artifact (a shared library) here"}}};
+  if (auto it = outputHelp.find(name); it != outputHelp.end())
+    if (auto *output = llvm::cl::getRegisteredOptions().lookup("output")) {
+      output->setValueStr(it->second.first);
+      output->setDescription(it->second.second);
+    }
   if (auto *threads = llvm::cl::getRegisteredOptions().lookup("threads")) {
     static std::string desc = "worker threads (default: all cores, here " +
                               std::to_string(options.threads) + ")";
