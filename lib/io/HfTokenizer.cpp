@@ -552,7 +552,17 @@ HfTokenizer::load(const std::string &file) {
   };
 
   // BOS: the special token the post-processor puts before a single text.
+  // Llama 3 wraps its template in a Sequence after a (no-op) ByteLevel.
+  std::vector<const json::Value *> processors;
   if (const json::Value *p = root.find("post_processor"); p && !p->isNull()) {
+    const json::Value *list = p->find("processors");
+    if (typeOf(*p) == "Sequence" && list && list->isArray())
+      for (const json::Value &q : list->elements())
+        processors.push_back(&q);
+    else
+      processors.push_back(p);
+  }
+  for (const json::Value *p : processors) {
     std::string type = typeOf(*p);
     if (type == "TemplateProcessing") {
       const json::Value *single = p->find("single");

@@ -10,7 +10,8 @@ KIND is one of
   gpt2 | smollm | llama3
                   byte-level BPE trained here on a small corpus, with GPT-2's
                   ByteLevel split, SmolLM's individual digits before it, or
-                  Llama 3's Split pattern (and ignore_merges, BOS template);
+                  Llama 3's Split pattern (and ignore_merges, merges as
+                  pairs, a BOS template inside a Sequence post-processor);
   llama2 | metaspace
                   SentencePiece-style BPE with byte fallback, trained here,
                   with Llama 2's normalizer or the older Metaspace
@@ -119,13 +120,16 @@ def bytelevel(hand, flavour):
             {"type": "Split", "pattern": {"Regex": pattern},
              "behavior": "Isolated", "invert": False},
             dict(bl, use_regex=False)]}
-        post = {"type": "TemplateProcessing",
-                "single": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}},
-                           {"Sequence": {"id": "A", "type_id": 0}}],
-                "pair": [{"Sequence": {"id": "A", "type_id": 0}}],
-                "special_tokens": {"<|begin_of_text|>": {
-                    "id": "<|begin_of_text|>", "ids": [vocab["<|begin_of_text|>"]],
-                    "tokens": ["<|begin_of_text|>"]}}}
+        # As Llama 3 writes it: the template after a ByteLevel step.
+        post = {"type": "Sequence", "processors": [
+            dict(post, add_prefix_space=True),
+            {"type": "TemplateProcessing",
+             "single": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}},
+                        {"Sequence": {"id": "A", "type_id": 0}}],
+             "pair": [{"Sequence": {"id": "A", "type_id": 0}}],
+             "special_tokens": {"<|begin_of_text|>": {
+                 "id": "<|begin_of_text|>", "ids": [vocab["<|begin_of_text|>"]],
+                 "tokens": ["<|begin_of_text|>"]}}}]}
     else:
         pre = bl
     return {"version": "1.0", "truncation": None, "padding": None,
