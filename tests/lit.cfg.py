@@ -19,6 +19,9 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 # tlm-run's compile cache: one folder for the test run, never the user's.
 config.environment["XDG_CACHE_HOME"] = os.path.join(config.tlm_obj_root,
                                                     "tests", "cache")
+# Progress lines (tools/common/Progress.h) depend on how fast the machine
+# is; off in the tests, except where a test sets the threshold itself.
+config.environment["TLM_PROGRESS_AFTER_MS"] = "100000000"
 llvm_config.add_tool_substitutions(
     ["tlm-opt", "tlm-run", "tlm-exec", "tlm-gemm-bench", "tlm-c-generate",
      "mlir-translate"],

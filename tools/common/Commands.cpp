@@ -1,6 +1,7 @@
 //===- Commands.cpp - forward and eval (generate: Generate.cpp) -----------===//
 
 #include "tools/common/Commands.h"
+#include "tools/common/Progress.h"
 
 #include "lib/io/FileIO.h"
 #include "lib/io/SafeTensors.h"
@@ -320,11 +321,35 @@ Expected<Run> setUp(const Flags &f, int64_t batch, const SessionMaker &make) {
   // returned before the weights are read, so peak memory is the larger of
   // the two rather than their sum.
   auto start = Clock::now();
+  Phase compile(!f.quiet, f.json, "compile",
+                f.artifact.empty() ? "compiling the model (MLIR passes, then "
+                                     "LLVM; --cache-dir keeps the result)"
+                                   : "loading the artifact");
   auto session = make(f, *config, batch);
   if (!session)
     return session.takeError();
   double compileMs = msSince(start);
+  const runtime::CompileStats &stats = (*session)->program().stats();
+  if (!f.artifact.empty())
+    compile.done("loaded the artifact");
+  else if (stats.cacheHit)
+    compile.done("loaded the compiled code from the cache",
+                 "\"cache\": \"hit\"");
+  else
+    compile.done(formatString("compiled (MLIR passes %.2f s, LLVM %.2f s)",
+                              stats.pipelineMs / 1000, stats.codegenMs / 1000),
+                 formatString("\"cache\": \"%s\", \"pipeline_ms\": %.1f, "
+                              "\"codegen_ms\": %.1f",
+                              f.noCache ? "off" : "miss", stats.pipelineMs,
+                              stats.codegenMs));
   start = Clock::now();
+  double megabytes = 0;
+  for (const model::WeightSpec &spec : model::weightSpecs(*config))
+    megabytes += spec.numElements() * io::dtypeSize(spec.dtype) / 1e6;
+  Phase load(!f.quiet, f.json, "weights",
+             formatString("%s the weights (%.1f MB)",
+                          f.weights.empty() ? "initialising" : "reading",
+                          megabytes));
   auto weights = loadWeights(f, *config);
   if (!weights)
     return weights.takeError();
@@ -332,6 +357,11 @@ Expected<Run> setUp(const Flags &f, int64_t batch, const SessionMaker &make) {
   if (Error err = run.session->setWeights(run.weights.pointers()))
     return Error::withExitCode(3, "target " + f.target + ": " + err.message());
   run.weightsMs = msSince(start);
+  load.done(formatString("%s %.1f MB of weights (%.0f MB/s)",
+                         f.weights.empty() ? "initialised" : "read", megabytes,
+                         megabytes / (run.weightsMs / 1000)),
+            formatString("\"mb\": %.1f, \"mb_s\": %.1f", megabytes,
+                         megabytes / (run.weightsMs / 1000)));
   return run;
 }
 
@@ -414,7 +444,17 @@ Error evalWindows(const Flags &f, const SessionMaker &make,
   double loss = 0;
   int64_t scored = 0, windows = 0, scoredUpTo = 0; // targets < it are done
   auto start = Clock::now();
+  // A line every few seconds of a long eval: where it is and how fast.
+  auto lastReport = start;
+  auto report = std::chrono::milliseconds(
+      std::max<int64_t>(progressAfter().count() * 5, 1));
   for (int64_t begin = 0; scoredUpTo < total; begin += stride) {
+    if (!f.quiet && Clock::now() - lastReport >= report) {
+      lastReport = Clock::now();
+      double s = msSince(start) / 1000;
+      std::fprintf(stderr, "eval: %lld of %lld tokens scored, %.1f tok/s\n",
+                   (long long)scored, (long long)total, scored / s);
+    }
     int64_t end = std::min(begin + context, total);
     auto ids = stream->read(begin, end - begin);
     if (!ids)

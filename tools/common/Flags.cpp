@@ -114,7 +114,7 @@ const std::set<std::string> &runFlags(const std::string &command) {
       {"forward",
        {"config", "weights", "tokens", "tokens-file", "output", "target",
         "threads", "seed", "init", "weights-load", "huge-pages", "artifact",
-        "weights-dtype"}},
+        "weights-dtype", "quiet", "json"}},
       {"generate",
        {"config",
         "weights",
@@ -149,11 +149,11 @@ const std::set<std::string> &runFlags(const std::string &command) {
         "weights-dtype"}},
       {"bench",
        {"config", "weights", "prompt-len", "gen", "batch", "repeat", "threads",
-        "target", "json", "seed", "init", "weights-load", "huge-pages",
-        "artifact", "weights-dtype"}},
+        "target", "json", "quiet", "seed", "init", "weights-load",
+        "huge-pages", "artifact", "weights-dtype"}},
       {"eval",
        {"config", "weights", "tokens-file", "tokens-dtype", "context", "stride",
-        "max-tokens", "json", "threads", "target", "seed", "init",
+        "max-tokens", "json", "quiet", "threads", "target", "seed", "init",
         "weights-load", "huge-pages", "artifact", "weights-dtype"}},
   };
   static const std::set<std::string> none;

@@ -29,7 +29,8 @@ struct Flags {
   /// empty: the weights file's, else the config's.
   std::string weightsDtype;
   bool json = false, noCache = false;
-  /// generate: no summary on stderr.
+  /// Nothing on stderr but errors: no progress (Progress.h), and no
+  /// summary from generate.
   bool quiet = false;
   /// Numbers as given; resolveNumbers() reads them into the fields below,
   /// so a malformed one gets one `error:` line naming its flag.

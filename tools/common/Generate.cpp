@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/common/Commands.h"
+#include "tools/common/Progress.h"
 
 #include "lib/io/FileIO.h"
 #include "lib/io/Tokenizer.h"
@@ -364,10 +365,17 @@ Error runGenerate(const Flags &f, const SessionMaker &make) {
     if (Error err = checkTokens(turnIds, run->config))
       return err;
     auto stepStart = Clock::now();
+    Phase prefill(!f.quiet, f.json, "prefill",
+                  formatString("prefill of %zu tokens", next.size()));
     auto sampled = g.feed(next);
     if (!sampled)
       return sampled.takeError();
-    prefillMs += msSince(stepStart);
+    double stepMs = msSince(stepStart);
+    prefillMs += stepMs;
+    prefill.done(formatString("prefill: %zu tokens (%.1f tok/s)", next.size(),
+                              next.size() / (stepMs / 1000)),
+                 formatString("\"tokens\": %zu, \"tok_s\": %.1f",
+                              next.size(), next.size() / (stepMs / 1000)));
     promptTokens += next.size();
     auto decodeStart = Clock::now();
     auto t = g.turn(*sampled, next.back());
