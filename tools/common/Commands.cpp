@@ -329,6 +329,7 @@ Expected<Run> setUp(const Flags &f, int64_t batch, const SessionMaker &make) {
   if (!session)
     return session.takeError();
   double compileMs = msSince(start);
+  double compilePeakMb = peakRssMb();
   const runtime::CompileStats &stats = (*session)->program().stats();
   if (!f.artifact.empty())
     compile.done("loaded the artifact");
@@ -354,6 +355,7 @@ Expected<Run> setUp(const Flags &f, int64_t batch, const SessionMaker &make) {
   if (!weights)
     return weights.takeError();
   Run run{*config, std::move(*weights), std::move(*session), compileMs};
+  run.compilePeakMb = compilePeakMb;
   if (Error err = run.session->setWeights(run.weights.pointers()))
     return Error::withExitCode(3, "target " + f.target + ": " + err.message());
   run.weightsMs = msSince(start);

@@ -86,6 +86,22 @@ struct Run {
   /// Milliseconds compiling (or loading the code) and reading or
   /// initialising the weights (with their upload to a GPU).
   double compileMs = 0, weightsMs = 0;
+  /// Peak RSS when the compile (or the artifact's load) was done, before
+  /// the weights: the compiler's high-water mark, MiB.
+  double compilePeakMb = 0;
+};
+
+/// The resident-memory budget of docs/memory.md, MiB: 1.2 x weights + KV
+/// cache + activations + the process at start + the compiler's high-water
+/// mark above the start.
+struct MemoryBudget {
+  double weights = 0, kvCache = 0, activations = 0, start = 0, compile = 0;
+  double bound() const {
+    return 1.2 * weights + kvCache + activations + start + compile;
+  }
+  /// The warning bench prints when `peak` exceeds the bound (by how much,
+  /// in MB and percent), or "" within it.
+  std::string warning(double peak) const;
 };
 
 /// The config, a session for `batch` sequences, then the weights bound to
