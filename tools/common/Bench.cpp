@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/common/Commands.h"
+#include "tools/common/Progress.h"
 
 #include "lib/runtime/Artifact.h"
 #include "lib/runtime/Session.h"
@@ -123,7 +124,9 @@ Error runBench(const Flags &given, const SessionMaker &make) {
   double stepBytes = double(model::weightBytes(mc));
   if (!mc.tieEmbeddings)
     stepBytes -= (mc.vocabSize - 1) * rowBytes;
-  double decodeGBs = stepBytes * decodeTokS / 1e9;
+  // A step reads the weights once for all `batch` sequences: the rate of
+  // steps is the aggregate tok/s over the batch.
+  double decodeGBs = stepBytes * (decodeTokS / batch) / 1e9;
   std::string dtype(model::dtypeName(mc.dtype));
   // An artifact runs on the threads it was compiled for.
   const runtime::ArtifactManifest *artifact =
@@ -171,7 +174,7 @@ Error runBench(const Flags &given, const SessionMaker &make) {
       "%d\ncache         %s\ncompile       %s\n"
       "prefill       %.1f ms for %d x %d "
       "tokens "
-      "(%.1f tok/s)\ndecode        %.2f tok/s over %d steps (%s weights, "
+      "(%.1f tok/s)\ndecode        %.2f tok/s%s over %d steps (%s weights, "
       "%.1f MB read per step, %.2f GB/s)\npeak RSS      "
       "%.1f MB (weights %.1f MB, KV cache %.1f MB, activations %.1f MB, "
       "process at start %.1f MB, compile %.1f MB)\nRSS bound     %.1f MB "
@@ -179,7 +182,12 @@ Error runBench(const Flags &given, const SessionMaker &make) {
       "compile)\n",
       (o.config.empty() ? o.artifact : o.config).c_str(), (long long)params,
       target, threads, cache, compiled, prefillMs, (int)batch, o.promptLen,
-      prefillTokS, decodeTokS, o.gen, dtype.c_str(), stepBytes / 1e6, decodeGBs,
+      prefillTokS, decodeTokS,
+      batch > 1 ? formatString(" (all %lld sequences; %.2f each)",
+                               (long long)batch, decodeTokS / batch)
+                      .c_str()
+                : "",
+      o.gen, dtype.c_str(), stepBytes / 1e6, decodeGBs,
       peakMb, weightsMb, kvMb, activationsMb, o.startRssMb, compileMb,
       boundMb);
   if (o.repeat > 1)
@@ -197,13 +205,14 @@ Error runBench(const Flags &given, const SessionMaker &make) {
         "\"threads\": %d, \"compile_threads\": %u, \"target\": \"%s\", "
         "\"cache\": \"%s\", \"weights_dtype\": \"%s\", "
         "\"weight_bytes_per_token\": %.0f, \"decode_gb_s\": %.3f, "
-        "\"runs\": %d, \"prefill_tok_s_min\": %.3f, "
+        "\"batch\": %lld, \"runs\": %d, \"prefill_tok_s_min\": %.3f, "
         "\"prefill_tok_s_max\": %.3f, \"decode_tok_s_min\": %.3f, "
         "\"decode_tok_s_max\": %.3f}\n",
         run->compileMs, stats.pipelineMs, stats.codegenMs, prefillMs,
         prefillTokS, decodeTokS, peakMb, weightsMb, kvMb, activationsMb,
         o.startRssMb, compileMb, boundMb, (long long)params, threads, stats.compileThreads,
-        target, cache, dtype.c_str(), stepBytes, decodeGBs, o.repeat,
+        target, cache, dtype.c_str(), stepBytes, decodeGBs, (long long)batch,
+        o.repeat,
         *prefillLo, *prefillHi, *decodeLo, *decodeHi);
   return Error::success();
 }
