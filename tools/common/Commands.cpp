@@ -19,7 +19,9 @@
 #include <csignal>
 #include <cstdio>
 #include <optional>
+#include <cstring>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 namespace tlm::cli {
 
@@ -281,6 +283,26 @@ StopOnSignal::StopOnSignal() {
 StopOnSignal::~StopOnSignal() {
   sigaction(SIGINT, &oldInt, nullptr);
   sigaction(SIGTERM, &oldTerm, nullptr);
+}
+
+int finishStdout(int code, int failedErrno) {
+  errno = 0;
+  int flushed = std::fflush(stdout);
+  int err = failedErrno ? failedErrno : flushed != 0 ? errno : 0;
+  if (err == 0 && !std::ferror(stdout))
+    return code;
+  // stdio keeps only that a write failed, not why: a pipe's failure is its
+  // reader leaving, anything else (ENOSPC, EIO, EFBIG) is lost output.
+  struct stat st;
+  bool pipe = err == EPIPE ||
+              (err == 0 && ::fstat(1, &st) == 0 && S_ISFIFO(st.st_mode));
+  // A command that failed has said why already.
+  if (!pipe && code == 0) {
+    std::fprintf(stderr, "error: cannot write to standard output: %s\n",
+                 err ? std::strerror(err) : "a write failed");
+    code = 1;
+  }
+  return code;
 }
 
 Error checkFinite(const Run &run, const float *logits, int64_t count) {

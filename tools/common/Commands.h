@@ -118,6 +118,13 @@ Error runGenerate(const Flags &f, const SessionMaker &make);
 Error runEval(const Flags &f, const SessionMaker &make);
 Error runBench(const Flags &f, const SessionMaker &make);
 
+/// The exit code after the command returned `code`: stdout is flushed, and
+/// a write to it that failed (a full disk, `> /dev/full`; `failedErrno` is
+/// a failure the caller's own stream saw, else 0) becomes one `error:` line
+/// and exit 1 instead of a silent exit 0. A pipe whose reader went away
+/// (`| head`) ends quietly with `code`.
+int finishStdout(int code, int failedErrno);
+
 /// `message` safe to print as one line: control characters (which a config
 /// key or a file name could carry, to forge a line or move the cursor)
 /// escaped as \xNN, and at most about 1000 bytes: a long one keeps its

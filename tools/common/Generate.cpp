@@ -18,7 +18,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <set>
@@ -182,7 +184,12 @@ struct Generator {
       auto stopped = printer.add(next);
       if (!stopped)
         return stopped.takeError();
-      std::fflush(stdout);
+      // A full disk stops generation at once with its reason; a reader that
+      // went away (EPIPE) is seen above, quietly, before the next token.
+      errno = 0;
+      if (std::fflush(stdout) != 0 && errno != EPIPE)
+        return userError(std::string("cannot write to standard output: ") +
+                         std::strerror(errno));
       if (*stopped) {
         ++t.printed;
         t.stop = Stop::StopString;

@@ -190,7 +190,6 @@ int main(int argc, char **argv) {
   // The artifact's own session, and the config it records unless --config
   // names one (which must then be the same model).
   SessionMaker artifact = artifactSession;
-  // Output lost to a reader that went away ends quietly (stdio's flush at
-  // exit fails without a word).
-  return report(it->second.first(flags, artifact));
+  // A failed write to stdout is an error line, unless a pipe's reader left.
+  return finishStdout(report(it->second.first(flags, artifact)), 0);
 }

@@ -297,11 +297,12 @@ int main(int argc, char **argv) {
     return report(std::move(err));
   int code = report(it->second.run(options));
   llvm::outs().flush();
-  // Output lost to a reader that went away ends quietly: raw_ostream would
-  // report it as a fatal error when it flushes at exit, so leave without.
+  // raw_ostream would report its own error as fatal when it flushes at
+  // exit; exitAfterStdout reports it as one line (or not, for a pipe).
+  int failed = 0;
   if (llvm::outs().has_error()) {
+    failed = llvm::outs().error().value();
     llvm::outs().clear_error();
-    std::_Exit(code);
   }
-  return code;
+  return tlm::cli::finishStdout(code, failed);
 }
