@@ -2,7 +2,12 @@
 
 #include "lib/model/Config.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <sys/resource.h>
 #include <unistd.h>
 
 using namespace tlm::model;
@@ -131,13 +136,99 @@ int64_t tlm::model::weightBytes(const Config &c) {
   return n;
 }
 
-std::string tlm::model::memoryShortfall(double bytes, const std::string &what) {
-  double physical = double(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
-  if (bytes <= physical)
+namespace {
+
+/// The number after `key` in /proc/self/status, in bytes (kB there), or -1.
+double statusBytes(const char *key) {
+  FILE *f = std::fopen("/proc/self/status", "r");
+  if (!f)
+    return -1;
+  char line[256];
+  double value = -1;
+  size_t n = std::strlen(key);
+  while (std::fgets(line, sizeof(line), f))
+    if (std::strncmp(line, key, n) == 0) {
+      value = std::strtod(line + n, nullptr) * 1024;
+      break;
+    }
+  std::fclose(f);
+  return value;
+}
+
+/// The first number in `path`, or -1 (also for cgroup v2's "max").
+double fileNumber(const std::string &path) {
+  FILE *f = std::fopen(path.c_str(), "r");
+  if (!f)
+    return -1;
+  double value = -1;
+  if (std::fscanf(f, "%lf", &value) != 1)
+    value = -1;
+  std::fclose(f);
+  return value;
+}
+
+/// The memory controller's folder of this process's cgroup (v2 or v1), or "".
+std::string cgroupMemoryDir() {
+  FILE *f = std::fopen("/proc/self/cgroup", "r");
+  if (!f)
     return "";
-  char buf[160];
-  std::snprintf(buf, sizeof(buf),
-                "%s needs %.1f GB but this machine has %.1f GB", what.c_str(),
-                bytes / 1e9, physical / 1e9);
+  char line[512];
+  std::string v1, v2;
+  while (std::fgets(line, sizeof(line), f)) {
+    std::string s(line);
+    if (!s.empty() && s.back() == '\n')
+      s.pop_back();
+    size_t a = s.find(':'), b = s.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos)
+      continue;
+    std::string controllers = s.substr(a + 1, b - a - 1), path = s.substr(b + 1);
+    if (s.compare(0, a, "0") == 0 && controllers.empty())
+      v2 = "/sys/fs/cgroup" + path;
+    else if (controllers == "memory")
+      v1 = "/sys/fs/cgroup/memory" + path;
+  }
+  std::fclose(f);
+  if (!v2.empty() && fileNumber(v2 + "/memory.max") >= 0)
+    return v2;
+  return v1;
+}
+
+} // namespace
+
+tlm::model::MemoryLimit tlm::model::memoryLimit() {
+  MemoryLimit limit{double(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE),
+                    "this machine has"};
+  auto consider = [&](double headroom, const char *what) {
+    if (headroom >= 0 && headroom < limit.bytes)
+      limit = {headroom, what};
+  };
+  struct rlimit r;
+  if (getrlimit(RLIMIT_AS, &r) == 0 && r.rlim_cur != RLIM_INFINITY)
+    if (double size = statusBytes("VmSize:"); size >= 0)
+      consider(std::max(0.0, double(r.rlim_cur) - size),
+               "the process's RLIMIT_AS (ulimit -v) leaves");
+  if (getrlimit(RLIMIT_DATA, &r) == 0 && r.rlim_cur != RLIM_INFINITY)
+    if (double data = statusBytes("VmData:"); data >= 0)
+      consider(std::max(0.0, double(r.rlim_cur) - data),
+               "the process's RLIMIT_DATA (ulimit -d) leaves");
+  if (std::string dir = cgroupMemoryDir(); !dir.empty()) {
+    bool v2 = fileNumber(dir + "/memory.max") >= 0;
+    double max = fileNumber(dir + (v2 ? "/memory.max" : "/memory.limit_in_bytes"));
+    double used = fileNumber(dir + (v2 ? "/memory.current" : "/memory.usage_in_bytes"));
+    // v1 writes "no limit" as a huge number (2^63 rounded to pages).
+    if (max > 0 && max < 1e18 && used >= 0)
+      consider(std::max(0.0, max - used), "the cgroup's memory limit leaves");
+  }
+  return limit;
+}
+
+std::string tlm::model::memoryShortfall(double bytes, const std::string &what) {
+  MemoryLimit limit = memoryLimit();
+  if (bytes <= limit.bytes)
+    return "";
+  char buf[256];
+  std::snprintf(buf, sizeof(buf), "%s needs %.2f GB but %s %.2f GB",
+                what.c_str(), bytes / 1e9, limit.what.c_str(),
+                limit.bytes / 1e9);
   return buf;
 }

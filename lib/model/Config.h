@@ -102,8 +102,22 @@ int64_t parameterCount(const Config &config);
 /// Bytes of all the weights as stored (weightSpecs' dtypes).
 int64_t weightBytes(const Config &config);
 
-/// An empty string when `bytes` of `what` fit in this machine's physical
-/// memory, else a message saying how much is needed and available.
+/// The memory this process may still take, in bytes, and what limits it:
+/// the smallest of the machine's physical memory, the headroom under the
+/// process's RLIMIT_AS (`ulimit -v`, against its address space now) and
+/// RLIMIT_DATA (against its data segment now), and under its cgroup's memory
+/// limit (against the cgroup's usage now).
+struct MemoryLimit {
+  double bytes;
+  /// "this machine has", or the limit: "the process's RLIMIT_AS (ulimit -v)
+  /// leaves", ...
+  std::string what;
+};
+MemoryLimit memoryLimit();
+
+/// An empty string when `bytes` of `what` fit in memoryLimit(), else a
+/// message saying how much is needed and what limits it, the same for each
+/// kind of limit: "<what> needs X GB but <limit> Y GB".
 std::string memoryShortfall(double bytes, const std::string &what);
 
 } // namespace tlm::model

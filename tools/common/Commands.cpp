@@ -333,12 +333,35 @@ Error checkFinite(const Run &run, const float *logits, int64_t count) {
                    "): the weights are finite, so the model overflows f32");
 }
 
-Expected<Run> setUp(const Flags &f, int64_t batch, const SessionMaker &make) {
+/// The compiler's high-water mark above the process at start, with room:
+/// ~80 MiB measured (docs/memory.md), more in address space (each compile
+/// thread's malloc arena reserves 64 MiB).
+constexpr double kCompileAllowanceBytes = 256e6;
+
+Expected<Run> setUp(const Flags &f, int64_t batch, const SessionMaker &make,
+                    double outputBytes) {
   if (Error err = checkRunFlags(f))
     return err;
   auto config = loadConfig(f);
   if (!config)
     return config.takeError();
+  {
+    // The KV cache alone first: a batch that could never fit says so.
+    std::string kvShortfall = runtime::Session::memoryShortfall(*config, batch);
+    if (!kvShortfall.empty())
+      return userError(kvShortfall);
+    double weights = double(model::weightBytes(*config));
+    double kv = runtime::Session::kvCacheBytes(*config, batch);
+    double compile = f.artifact.empty() ? kCompileAllowanceBytes : 0;
+    std::string shortfall = model::memoryShortfall(
+        weights + kv + outputBytes + compile,
+        formatString("this run (weights %.2f GB, KV cache %.2f GB, logits "
+                     "%.2f GB, compiler ~%.2f GB)",
+                     weights / 1e9, kv / 1e9, outputBytes / 1e9,
+                     compile / 1e9));
+    if (!shortfall.empty())
+      return userError(shortfall);
+  }
   // Compile first (it depends on the config only): the compiler's heap is
   // returned before the weights are read, so peak memory is the larger of
   // the two rather than their sum.
@@ -403,7 +426,8 @@ Error runForward(const Flags &f, const SessionMaker &make) {
     return tokens.takeError();
   if (Error err = checkTokens(*tokens, *config))
     return err;
-  auto run = setUp(f, tokens->batch, make);
+  auto run = setUp(f, tokens->batch, make,
+                   4.0 * tokens->batch * tokens->seq * config->vocabSize);
   if (!run)
     return run.takeError();
   int64_t vocab = run->config.vocabSize;
@@ -460,7 +484,7 @@ Error evalWindows(const Flags &f, const SessionMaker &make,
   if (total < 2)
     return userError("eval needs at least 2 tokens, found " +
                      std::to_string(total));
-  auto run = setUp(f, 1, make);
+  auto run = setUp(f, 1, make, 4.0 * context * config.vocabSize);
   if (!run)
     return run.takeError();
   int64_t vocab = run->config.vocabSize;
@@ -536,7 +560,8 @@ Error runEval(const Flags &f, const SessionMaker &make) {
                      std::to_string(tokens->seq));
   if (Error err = checkTokens(*tokens, *config))
     return err;
-  auto run = setUp(f, tokens->batch, make);
+  auto run = setUp(f, tokens->batch, make,
+                   4.0 * tokens->batch * tokens->seq * config->vocabSize);
   if (!run)
     return run.takeError();
   int64_t vocab = run->config.vocabSize, seq = tokens->seq;

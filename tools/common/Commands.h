@@ -105,8 +105,12 @@ struct MemoryBudget {
 };
 
 /// The config, a session for `batch` sequences, then the weights bound to
-/// it.
-Expected<Run> setUp(const Flags &f, int64_t batch, const SessionMaker &make);
+/// it. First, before any work, the whole run's memory (weights, KV cache,
+/// `outputBytes` of the command's own buffers such as its logits, and the
+/// compiler's) is checked against what the process may take
+/// (model::memoryLimit: the machine, ulimit -v / -d, the cgroup).
+Expected<Run> setUp(const Flags &f, int64_t batch, const SessionMaker &make,
+                    double outputBytes);
 
 /// An error when `logits` (`count` floats, rows of the vocabulary) hold NaN
 /// or Inf: the weights' fault (it names the first weight that is not

@@ -310,7 +310,7 @@ Error runGenerate(const Flags &f, const SessionMaker &make) {
     if (Error err = checkTokens(prompt, *config))
       return err;
   }
-  auto run = setUp(f, 1, make);
+  auto run = setUp(f, 1, make, 4.0 * config->vocabSize);
   if (!run)
     return run.takeError();
   // A vocabulary padded past the tokenizer's: the padding rows are never

@@ -18,6 +18,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
+#include <unistd.h>
 #include <map>
 
 using namespace tlm;
@@ -162,6 +164,16 @@ Error parseFlags(int argc, char **argv, const std::string &command, Flags &f) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // A failed allocation (past setUp's estimate): one line and exit 1, as in
+  // tlm-run, instead of std::bad_alloc's abort.
+  std::set_new_handler([] {
+    static const char message[] =
+        "error: out of memory (the machine's memory, the process's ulimit "
+        "-v or -d, or its cgroup's limit ran out; see docs/memory.md)\n";
+    ssize_t written = ::write(2, message, sizeof(message) - 1);
+    (void)written;
+    std::_Exit(1);
+  });
   runtime::keepFreedMemory();
   // A write past the file-size limit fails with EFBIG and is reported like
   // any write error; a closed stdout is a write error the commands see.

@@ -16,6 +16,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
@@ -26,6 +27,7 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <unistd.h>
 
 using namespace tlm;
 using namespace tlm::cli;
@@ -264,8 +266,22 @@ llvm::Error parseFlags(int argc, char **argv, const std::string &name,
 
 } // namespace
 
+/// An allocation that fails anyway (the estimate of setUp is an estimate):
+/// one line and exit 1, not LLVM's "out of memory" abort with a stack dump.
+/// Only async-signal-safe calls: the heap may be exhausted.
+[[noreturn]] static void outOfMemory(void *, const char *, bool) {
+  static const char message[] =
+      "error: out of memory (the machine's memory, the process's ulimit -v "
+      "or -d, or its cgroup's limit ran out; see docs/memory.md)\n";
+  ssize_t written = ::write(2, message, sizeof(message) - 1);
+  (void)written;
+  std::_Exit(1);
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  llvm::install_bad_alloc_error_handler(outOfMemory);
+  llvm::install_out_of_memory_new_handler();
   tlm::runtime::keepFreedMemory();
   // A write past the file-size limit fails with EFBIG and is reported like
   // any write error, instead of killing the process.
