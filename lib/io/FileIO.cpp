@@ -145,21 +145,42 @@ Expected<std::string> readRegularFile(const std::string &path,
   return data;
 }
 
-Expected<AtomicFile> AtomicFile::create(const std::string &path) {
+Expected<AtomicFile> AtomicFile::create(const std::string &given) {
+  std::string path = given;
+  struct stat target, link;
+  bool exists = ::stat(path.c_str(), &target) == 0;
+  // An output that is a stream already open elsewhere (/dev/stdout, a
+  // /proc/self/fd link, a device, a FIFO) is written into, appending, as a
+  // shell's `>>` would: renaming over it would replace the link or the
+  // device node with a file.
+  bool stream = exists && !S_ISREG(target.st_mode);
+  if (exists && !stream && ::lstat(path.c_str(), &link) == 0 &&
+      S_ISLNK(link.st_mode)) {
+    char linkTarget[PATH_MAX];
+    ssize_t n = ::readlink(path.c_str(), linkTarget, sizeof(linkTarget) - 1);
+    std::string_view to(linkTarget, n > 0 ? size_t(n) : 0);
+    char resolved[PATH_MAX];
+    if (startsWith(path, "/proc/") || startsWith(to, "/proc/") ||
+        startsWith(to, "/dev/") || !::realpath(path.c_str(), resolved))
+      stream = true;
+    else
+      path = resolved; // the file the link names is replaced, the link kept
+  }
+  if (stream) {
+    if (S_ISDIR(target.st_mode))
+      return fileError(given, "is a folder, not a file");
+    if (!S_ISREG(target.st_mode) && !S_ISCHR(target.st_mode) &&
+        !S_ISFIFO(target.st_mode))
+      return fileError(given, "is not a regular file, a device or a FIFO");
+    int flags = O_WRONLY | O_CLOEXEC | (S_ISREG(target.st_mode) ? O_APPEND : 0);
+    int fd = ::open(given.c_str(), flags);
+    if (fd < 0)
+      return fileError(given,
+                       std::string("cannot write: ") + std::strerror(errno));
+    return AtomicFile(given, "", fd, nullptr);
+  }
   // A name of our own rather than mkostemp's, which makes the file 0600:
   // created with 0666, it gets the umask's mode like any new file.
-  struct stat target;
-  if (::stat(path.c_str(), &target) == 0 && !S_ISREG(target.st_mode)) {
-    if (S_ISDIR(target.st_mode))
-      return fileError(path, "is a folder, not a file");
-    if (!S_ISCHR(target.st_mode) && !S_ISFIFO(target.st_mode))
-      return fileError(path, "is not a regular file, a device or a FIFO");
-    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-      return fileError(path,
-                       std::string("cannot write: ") + std::strerror(errno));
-    return AtomicFile(path, "", fd, nullptr);
-  }
   static std::atomic<unsigned> counter{0};
   std::string temp;
   int fd = -1;

@@ -7,9 +7,11 @@
 //   once instead of a hang or an unbounded read;
 // - an output is written to a temporary file beside it and renamed over it
 //   once complete: an error, a full disk or a signal leaves the old file as
-//   it was and no partial one. An output that is a device or a FIFO
-//   (`/dev/null`, `/dev/stdout` on a pipe) is written straight into, since
-//   renaming over it would replace the device with a file;
+//   it was and no partial one. An output that is a device, a FIFO or a
+//   link into /proc (`/dev/null`, `/dev/stdout`) is written straight into
+//   (appending), since renaming over it would replace the device node or
+//   the link with a file; a link to a regular file has its target replaced
+//   and stays a link;
 // - an output that is also an input is refused before anything is written.
 //
 //===----------------------------------------------------------------------===//
@@ -37,8 +39,8 @@ Expected<std::string> readRegularFile(const std::string &path,
 class AtomicFile {
 public:
   /// Starts writing `path` (its folder must exist). A `path` that is a
-  /// character device or a FIFO is written directly; a folder, a socket or
-  /// a block device is an error.
+  /// character device, a FIFO or a link into /proc is written directly; a
+  /// folder, a socket or a block device is an error.
   static Expected<AtomicFile> create(const std::string &path);
   AtomicFile(AtomicFile &&other);
   AtomicFile &operator=(AtomicFile &&) = delete;
