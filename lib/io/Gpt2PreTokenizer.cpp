@@ -265,4 +265,29 @@ std::vector<std::string_view> splitLlama3(std::string_view text) {
   return pieces;
 }
 
+std::vector<std::string_view> splitDigits(std::string_view text,
+                                          bool individual) {
+  std::vector<Unit> units = decodeUnits(text);
+  size_t n = units.size();
+  auto offset = [&](size_t j) { return j < n ? units[j].offset : text.size(); };
+  std::vector<std::string_view> pieces;
+  size_t from = 0; // unit where the current non-number stretch began
+  for (size_t i = 0; i < n;) {
+    if (units[i].cls != CharClass::Number) {
+      ++i;
+      continue;
+    }
+    size_t end = i + 1;
+    while (!individual && end < n && units[end].cls == CharClass::Number)
+      ++end;
+    if (i > from)
+      pieces.push_back(text.substr(offset(from), offset(i) - offset(from)));
+    pieces.push_back(text.substr(offset(i), offset(end) - offset(i)));
+    from = i = end;
+  }
+  if (from < n)
+    pieces.push_back(text.substr(offset(from)));
+  return pieces;
+}
+
 } // namespace tlm::io

@@ -39,6 +39,12 @@ std::vector<std::string_view> splitGpt2(std::string_view text);
 ///    ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
 std::vector<std::string_view> splitLlama3(std::string_view text);
 
+/// `text` cut around its numbers (\p{N}, as Rust's char::is_numeric): each
+/// number character a piece when `individual`, else each run of them; the
+/// text between stays whole (tokenizers' Digits pre-tokenizer).
+std::vector<std::string_view> splitDigits(std::string_view text,
+                                          bool individual);
+
 } // namespace tlm::io
 
 #endif // TLM_IO_GPT2PRETOKENIZER_H

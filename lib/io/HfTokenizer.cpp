@@ -93,7 +93,8 @@ private:
     return static_cast<uint64_t>(a) << 32 | static_cast<uint32_t>(b);
   }
 
-  Error readModel(const json::Value &model, const std::string &file);
+  Error readModel(const json::Value &model, const std::string &file,
+                  size_t idLimit);
   Error readPipeline(const json::Value &root, const std::string &file);
 
   void encodeSegment(std::string_view text, bool first,
@@ -118,11 +119,15 @@ private:
   std::string normalPrefix;
   bool spacesToMetaspace = false;
   std::vector<PreStep> steps;
-  /// The decoder drops the space that starts the first piece.
-  bool stripFirstSpace = false;
+  /// The decoder drops the space that starts the first piece (only a
+  /// vocab token's, or a byte token's too).
+  bool stripFirstSpace = false, stripByteSpace = false;
 
-  /// Added tokens, longest first, matched in text when parseSpecial.
+  /// Added tokens, longest first, matched in text when parseSpecial; the
+  /// indices of those that start with each byte, so a position tries only
+  /// those.
   std::vector<std::pair<std::string, int32_t>> added;
+  std::array<std::vector<uint32_t>, 256> addedByFirstByte;
   bool parseSpecial = false;
   int32_t bosId = -1, eosId = -1;
 };
@@ -146,8 +151,8 @@ std::string typeOf(const json::Value &v) {
   return t && t->isString() ? t->asString() : "";
 }
 
-Error HfTokenizer::readModel(const json::Value &model,
-                             const std::string &file) {
+Error HfTokenizer::readModel(const json::Value &model, const std::string &file,
+                             size_t idLimit) {
   auto fail = [&](const std::string &what) {
     return makeError("tokenizer: " + file + ": model: " + what);
   };
@@ -182,9 +187,12 @@ Error HfTokenizer::readModel(const json::Value &model,
   for (size_t item = 0; item < vocab->size(); ++item) {
     const std::string &token = vocab->keys()[item];
     const json::Value &value = vocab->elements()[item];
-    if (!value.isUnsigned() || value.asUint() >= (1u << 24))
+    // Ids run 0..n-1 without gaps over the vocab and the added tokens, so
+    // none can reach their count (checked before any table grows to it).
+    if (!value.isUnsigned() || value.asUint() >= idLimit)
       return fail("token \"" + token + "\" has id " + value.dump() +
-                  "; ids must be integers 0..16777215");
+                  "; ids must be integers 0.." + std::to_string(idLimit - 1) +
+                  " (the vocab's and added tokens' count, less one)");
     auto id = static_cast<int32_t>(value.asUint());
     if (static_cast<size_t>(id) >= texts.size()) {
       texts.resize(id + 1);
@@ -276,9 +284,10 @@ Error HfTokenizer::readModel(const json::Value &model,
       return fail("merge " + m.dump() + ": \"" +
                   (ia == ids.end() ? a : ib == ids.end() ? b : joined) +
                   "\" is not in the vocab");
-    // A repeated merge keeps its first (best) rank.
-    merges.try_emplace(pairKey(ia->second, ib->second),
-                       Merge{rank++, im->second});
+    // A repeated merge takes its later rank, as tokenizers' map of merges
+    // keeps the last insertion.
+    merges.insert_or_assign(pairKey(ia->second, ib->second),
+                            Merge{rank++, im->second});
   }
   return Error::success();
 }
@@ -429,9 +438,20 @@ Error HfTokenizer::readPipeline(const json::Value &root,
   });
   if (byteLevel && (metaspace || spacesToMetaspace || !normalPrefix.empty()))
     return fail("mixes byte-level and SentencePiece-style steps");
+  // After ByteLevel, tokenizers' later steps see the byte alphabet (`Ġ` is
+  // a letter there); tlm splits raw text, so only steps before it are exact.
+  for (size_t i = 0, seen = 0; i < steps.size(); ++i) {
+    if (seen && steps[i].kind != PreStep::ByteLevel)
+      return fail("pre_tokenizer: a Split or Digits after ByteLevel is not "
+                  "supported (it would split the byte alphabet's spelling)");
+    seen |= steps[i].kind == PreStep::ByteLevel;
+  }
 
   // Decoder: must undo what the encoder did, nothing else.
   const json::Value *d = root.find("decoder");
+  if (!d || d->isNull())
+    return fail("no 'decoder': tokenizers would print the tokens as spelled "
+                "in the vocab, which tlm does not");
   std::vector<const json::Value *> decoders;
   if (d && typeOf(*d) == "Sequence") {
     const json::Value *list = d->find("decoders");
@@ -449,14 +469,22 @@ Error HfTokenizer::readPipeline(const json::Value &root,
       continue;
     if ((type == "ByteFallback" || type == "Fuse") && !byteLevel)
       continue;
+    const json::Value *pattern = p->find("pattern");
+    const json::Value *literal =
+        pattern && pattern->isObject() ? pattern->find("String") : nullptr;
     if (type == "Replace" && !byteLevel && content && content->isString() &&
-        content->asString() == " ")
+        content->asString() == " " && literal && literal->isString() &&
+        literal->asString() == kMetaspace)
       continue;
     if (type == "Metaspace" && !byteLevel) {
-      stripFirstSpace = !isFalseOrNull(p->find("add_prefix_space")) ||
-                        (p->find("prepend_scheme") &&
-                         p->find("prepend_scheme")->isString() &&
-                         p->find("prepend_scheme")->asString() != "never");
+      // It drops the first token's `▁` unless it prepends none (its
+      // default prepend_scheme is "always").
+      const json::Value *scheme = p->find("prepend_scheme");
+      const json::Value *prefix = p->find("add_prefix_space");
+      stripFirstSpace =
+          scheme && scheme->isString()
+              ? scheme->asString() != "never"
+              : !(prefix && prefix->isBool() && !prefix->asBool());
       continue;
     }
     if (type == "Strip" && !byteLevel && content && content->isString() &&
@@ -465,7 +493,9 @@ Error HfTokenizer::readPipeline(const json::Value &root,
       const json::Value *stop = p->find("stop");
       if (start && start->isUnsigned() && start->asUint() <= 1 && stop &&
           stop->isUnsigned() && stop->asUint() == 0) {
-        stripFirstSpace = start->asUint() == 1;
+        // Strip works on the fused text: a leading space goes whichever
+        // token made it, a byte token's too.
+        stripFirstSpace = stripByteSpace = start->asUint() == 1;
         continue;
       }
     }
@@ -473,8 +503,15 @@ Error HfTokenizer::readPipeline(const json::Value &root,
                 " is not supported with this model");
   }
 
+  // The count of distinct ids bounds every id (readModel).
+  size_t idLimit = 0;
   if (const json::Value *model = root.find("model"))
-    return readModel(*model, file);
+    if (const json::Value *vocab = model->find("vocab"); vocab && vocab->isObject())
+      idLimit += vocab->size();
+  if (const json::Value *list = root.find("added_tokens"); list && list->isArray())
+    idLimit += list->size();
+  if (const json::Value *model = root.find("model"))
+    return readModel(*model, file, std::max<size_t>(idLimit, 1));
   return fail("no 'model'");
 }
 
@@ -507,7 +544,7 @@ HfTokenizer::load(const std::string &file) {
     for (const json::Value &t : list->elements()) {
       const json::Value *id = t.isObject() ? t.find("id") : nullptr;
       const json::Value *content = t.isObject() ? t.find("content") : nullptr;
-      if (!id || !id->isUnsigned() || id->asUint() >= (1u << 24) ||
+      if (!id || !id->isUnsigned() || id->asUint() >= list->size() + tok->texts.size() ||
           !content || !content->isString() || content->asString().empty())
         return fail("added token " + t.dump().substr(0, 200) +
                     " needs an integer 'id' and a non-empty 'content'");
@@ -526,10 +563,11 @@ HfTokenizer::load(const std::string &file) {
       tok->added.push_back({content->asString(), n});
     }
   }
+  std::vector<bool> addedIds(tok->texts.size(), false);
+  for (const auto &a : tok->added)
+    addedIds[a.second] = true;
   for (size_t id = 0; id < tok->texts.size(); ++id) {
-    bool isAdded = std::any_of(
-        tok->added.begin(), tok->added.end(),
-        [&](const auto &a) { return a.second == static_cast<int32_t>(id); });
+    bool isAdded = addedIds[id];
     if (tok->kinds[id] == Kind::Special && !isAdded)
       return fail("id " + std::to_string(id) +
                   " has no token (ids must be 0.." +
@@ -544,6 +582,9 @@ HfTokenizer::load(const std::string &file) {
                          ? a.first.size() > b.first.size()
                          : a.second < b.second;
             });
+  for (size_t i = 0; i < tok->added.size(); ++i)
+    tok->addedByFirstByte[static_cast<uint8_t>(tok->added[i].first[0])]
+        .push_back(i);
   auto addedId = [&](std::string_view content) -> int32_t {
     for (const auto &[text, id] : tok->added)
       if (text == content)
@@ -609,13 +650,16 @@ std::vector<int64_t> HfTokenizer::encode(std::string_view text,
   bool first = true;
   if (parseSpecial && !added.empty()) {
     for (size_t i = 0; i < text.size();) {
-      auto match = std::find_if(added.begin(), added.end(), [&](const auto &a) {
-        return text.substr(i, a.first.size()) == a.first;
-      });
-      if (match == added.end()) {
+      const auto &candidates = addedByFirstByte[static_cast<uint8_t>(text[i])];
+      auto index = std::find_if(
+          candidates.begin(), candidates.end(), [&](uint32_t k) {
+            return text.substr(i, added[k].first.size()) == added[k].first;
+          });
+      if (index == candidates.end()) {
         ++i;
         continue;
       }
+      auto match = added.begin() + *index;
       encodeSegment(text.substr(start, i - start), first, out);
       out.push_back(match->second);
       first = false;
@@ -653,31 +697,9 @@ void HfTokenizer::encodeSegment(std::string_view text, bool first,
       case PreStep::Llama3Split:
         keep(splitLlama3(p));
         break;
-      case PreStep::Digits: {
-        // Runs of digits (or single digits) apart from the rest.
-        std::vector<std::string_view> parts;
-        std::string_view rest = p;
-        size_t from = 0;
-        for (size_t i = 0; i <= rest.size();) {
-          bool digit = i < rest.size() && rest[i] >= '0' && rest[i] <= '9';
-          if (!digit) {
-            ++i;
-            continue;
-          }
-          size_t end = i + 1;
-          while (!step.flag && end < rest.size() && rest[end] >= '0' &&
-                 rest[end] <= '9')
-            ++end;
-          if (i > from)
-            parts.push_back(rest.substr(from, i - from));
-          parts.push_back(rest.substr(i, end - i));
-          from = i = end;
-        }
-        if (from < rest.size())
-          parts.push_back(rest.substr(from));
-        keep(parts);
+      case PreStep::Digits:
+        keep(splitDigits(p, step.flag));
         break;
-      }
       case PreStep::ByteLevel: {
         std::string q = p;
         if (step.flag && !startsWith(q, " "))
@@ -731,8 +753,11 @@ void HfTokenizer::encodePiece(std::string_view piece,
     // One symbol per character; an unknown one becomes its bytes' tokens,
     // or <unk> (several in a row fused into one when fuse_unk).
     for (size_t i = 0; i < piece.size();) {
+      // A character: a lead byte and its continuation bytes. An ASCII or
+      // stray continuation byte stands alone (and falls back to its byte).
       size_t len = 1;
-      while (len < 4 && i + len < piece.size() &&
+      while (static_cast<uint8_t>(piece[i]) >= 0xC0 && len < 4 &&
+             i + len < piece.size() &&
              (static_cast<uint8_t>(piece[i + len]) & 0xC0) == 0x80)
         ++len;
       auto it = ids.find(std::string(piece.substr(i, len)));
@@ -788,9 +813,11 @@ Expected<std::string_view> HfTokenizer::piece(int64_t prev, int64_t id) const {
                      std::to_string(vocabSize() - 1) + ")");
   std::string_view text = texts[id];
   // SentencePiece's decoder drops the prepended `▁` of the first piece (the
-  // one after BOS); a byte token's space is a real one.
+  // one after BOS).
   if (stripFirstSpace && (prev < 0 || prev == bosId) &&
-      kinds[id] == Kind::Normal && startsWith(text, " "))
+      (kinds[id] == Kind::Normal ||
+       (stripByteSpace && kinds[id] == Kind::Byte)) &&
+      startsWith(text, " "))
     text.remove_prefix(1);
   return text;
 }
