@@ -167,6 +167,23 @@ double fileNumber(const std::string &path) {
   return value;
 }
 
+/// The number after `key` (a line "key N") in the file `path`, or -1.
+double keyedNumber(const std::string &path, const char *key) {
+  FILE *f = std::fopen(path.c_str(), "r");
+  if (!f)
+    return -1;
+  char line[256];
+  double value = -1;
+  size_t n = std::strlen(key);
+  while (std::fgets(line, sizeof(line), f))
+    if (std::strncmp(line, key, n) == 0 && line[n] == ' ') {
+      value = std::strtod(line + n + 1, nullptr);
+      break;
+    }
+  std::fclose(f);
+  return value;
+}
+
 /// The memory controller's folder of this process's cgroup (v2 or v1), or "".
 std::string cgroupMemoryDir() {
   FILE *f = std::fopen("/proc/self/cgroup", "r");
@@ -190,6 +207,10 @@ std::string cgroupMemoryDir() {
   std::fclose(f);
   if (!v2.empty() && fileNumber(v2 + "/memory.max") >= 0)
     return v2;
+  // Without a cgroup namespace the path is the host's, absent from this
+  // mount: the mount's root is then this container's group.
+  if (!v1.empty() && fileNumber(v1 + "/memory.limit_in_bytes") < 0)
+    return "/sys/fs/cgroup/memory";
   return v1;
 }
 
@@ -215,6 +236,12 @@ tlm::model::MemoryLimit tlm::model::memoryLimit() {
     bool v2 = fileNumber(dir + "/memory.max") >= 0;
     double max = fileNumber(dir + (v2 ? "/memory.max" : "/memory.limit_in_bytes"));
     double used = fileNumber(dir + (v2 ? "/memory.current" : "/memory.usage_in_bytes"));
+    // The usage counts the page cache, which the kernel reclaims before it
+    // fails an allocation: its inactive part is free to take.
+    double cache = keyedNumber(dir + "/memory.stat",
+                               v2 ? "inactive_file" : "total_inactive_file");
+    if (cache > 0 && used >= cache)
+      used -= cache;
     // v1 writes "no limit" as a huge number (2^63 rounded to pages).
     if (max > 0 && max < 1e18 && used >= 0)
       consider(std::max(0.0, max - used), "the cgroup's memory limit leaves");

@@ -295,7 +295,8 @@ int finishStdout(int code, int failedErrno) {
   // reader leaving, anything else (ENOSPC, EIO, EFBIG) is lost output.
   struct stat st;
   bool pipe = err == EPIPE ||
-              (err == 0 && ::fstat(1, &st) == 0 && S_ISFIFO(st.st_mode));
+              (err == 0 && ::fstat(1, &st) == 0 &&
+               (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)));
   // A command that failed has said why already.
   if (!pipe && code == 0) {
     std::fprintf(stderr, "error: cannot write to standard output: %s\n",
@@ -494,14 +495,20 @@ Error evalWindows(const Flags &f, const SessionMaker &make,
   auto start = Clock::now();
   // A line every few seconds of a long eval: where it is and how fast.
   auto lastReport = start;
-  auto report = std::chrono::milliseconds(
-      std::max<int64_t>(progressAfter().count() * 5, 1));
+  // (A threshold of 0, the tests' mode, reports after every window.)
+  auto report = progressAfter() * 5;
   for (int64_t begin = 0; scoredUpTo < total; begin += stride) {
-    if (!f.quiet && Clock::now() - lastReport >= report) {
+    if (!f.quiet && scored > 0 && Clock::now() - lastReport >= report) {
       lastReport = Clock::now();
       double s = msSince(start) / 1000;
-      std::fprintf(stderr, "eval: %lld of %lld tokens scored, %.1f tok/s\n",
-                   (long long)scored, (long long)total, scored / s);
+      if (f.json)
+        std::fprintf(stderr,
+                     "{\"phase\": \"eval\", \"scored\": %lld, "
+                     "\"tokens\": %lld, \"tok_s\": %.1f}\n",
+                     (long long)scored, (long long)total, scored / s);
+      else
+        std::fprintf(stderr, "eval: %lld of %lld tokens scored, %.1f tok/s\n",
+                     (long long)scored, (long long)total, scored / s);
     }
     int64_t end = std::min(begin + context, total);
     auto ids = stream->read(begin, end - begin);
