@@ -629,10 +629,12 @@ HfTokenizer::load(const std::string &file) {
     }
   }
   // EOS: tokenizer.json does not say which token ends a text; the names
-  // the families use, in order.
+  // the families' base models use, in order (it may be BOS as well, as
+  // <|endoftext|> is in GPT-2 style). An instruct model's end of turn
+  // (<|eot_id|>, <|im_end|>) is a --stop-tokens away.
   for (std::string_view name : {"</s>", "<|endoftext|>", "<|end_of_text|>",
                                 "<|eot_id|>", "<|im_end|>", "<eos>"})
-    if (int32_t id = addedId(name); id >= 0 && id != tok->bosId) {
+    if (int32_t id = addedId(name); id >= 0) {
       tok->eosId = id;
       break;
     }
