@@ -139,6 +139,7 @@ const std::set<std::string> &runFlags(const std::string &command) {
         "sampling-seed",
         "ignore-eos",
         "special",
+        "echo",
         "seed",
         "target",
         "threads",

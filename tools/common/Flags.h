@@ -47,8 +47,9 @@ struct Flags {
   std::vector<std::string> stops;
   std::string stopTokensText;
   bool ignoreEos = false, interactive = false;
-  /// generate: the tokenizer's added tokens in the prompt are single ids.
-  bool special = false;
+  /// generate: the tokenizer's added tokens in the prompt are single ids;
+  /// the prompt is printed before the continuation.
+  bool special = false, echo = false;
   /// Whether --prompt-len and --gen were given (bench fits its defaults
   /// to the model's context otherwise).
   bool promptLenGiven = false, genGiven = false;

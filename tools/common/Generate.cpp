@@ -325,6 +325,19 @@ Error runGenerate(const Flags &f, const SessionMaker &make) {
               std::set<int64_t>(stopTokens.begin(), stopTokens.end()),
               std::vector<float>(run->config.vocabSize)};
   StopOnSignal stopOnSignal;
+  if (f.echo && !ids->empty()) {
+    // The continuation follows on the same line: text from the last prompt
+    // id on, or ids after a space.
+    if (tokenizer) {
+      auto text = tokenizer->decode(*ids);
+      if (!text)
+        return text.takeError();
+      std::fwrite(text->data(), 1, text->size(), stdout);
+    } else {
+      for (int64_t id : *ids)
+        std::printf("%lld ", (long long)id);
+    }
+  }
 
   // One turn per prompt: the flags' one, then (interactive) each line.
   Turn total;

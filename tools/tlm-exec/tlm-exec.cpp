@@ -125,13 +125,14 @@ Error parseFlags(int argc, char **argv, const std::string &command, Flags &f) {
     if (!allowed.count(name))
       return userError("--" + name + " is not an option of '" + command + "'");
     if (name == "json" || name == "ignore-eos" || name == "quiet" ||
-        name == "interactive" || name == "special") {
+        name == "interactive" || name == "special" || name == "echo") {
       if (hasValue)
         return userError("--" + name + " takes no value");
       (name == "json"          ? f.json
        : name == "quiet"       ? f.quiet
        : name == "interactive" ? f.interactive
        : name == "special"     ? f.special
+       : name == "echo"        ? f.echo
                                : f.ignoreEos) = true;
       continue;
     }

@@ -114,6 +114,9 @@ struct Options {
       "special", cl::desc("generate, tokenize: the tokenizer's added tokens "
                           "(<|endoftext|>, <s>) in the text are single ids "
                           "(tokenizer.json only)")};
+  cl::opt<bool> echo{"echo", cl::desc("generate: print the prompt (its "
+                                      "text, or its ids) before the "
+                                      "continuation")};
   cl::opt<bool> ignoreEos{
       "ignore-eos", cl::desc("go on past the tokenizer's end-of-text token")};
   cl::opt<std::string> topPText{"top-p", cl::init("1.0"),

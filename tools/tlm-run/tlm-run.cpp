@@ -51,7 +51,7 @@ llvm::Error Options::resolve() {
   f.presencePenaltyText = presencePenaltyText;
   f.samplingSeedText = samplingSeedText, f.promptFile = promptFile;
   f.ignoreEos = ignoreEos, f.quiet = quiet, f.interactive = interactive;
-  f.special = special;
+  f.special = special, f.echo = echo;
   f.stops.assign(stops.begin(), stops.end());
   f.stopTokensText = stopTokensText;
   f.promptLenText = promptLenText, f.genText = genText;
