@@ -13,6 +13,8 @@
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace tlm::cli {
@@ -104,13 +106,29 @@ llvm::Error runEmit(const Options &o) {
   auto module = mlir::OwningOpRef<mlir::ModuleOp>(
       mlir::ModuleOp::create(mlir::UnknownLoc::get(&ctx)));
   model::addGenerationFunctions(*module, *config);
-  if (o.stage != "tlm") {
+  if (o.stage == "tlm") {
+    // No pipeline runs: MLIR's flags would have nothing to observe.
+    for (auto &[flag, opt] : llvm::cl::getRegisteredOptions())
+      if (flag.starts_with("mlir-") && opt->getNumOccurrences() > 0)
+        return flagError("--" + flag.str() +
+                         " observes MLIR's pass pipeline, which --stage tlm "
+                         "does not run");
+  } else {
     mlir::PassManager pm(&ctx);
     if (o.stage == "linalg")
       mlir::tlm::buildLinalgPipeline(pm);
     else
       mlir::tlm::buildCpuPipeline(pm);
-    if (failed(mlir::applyPassManagerCLOptions(pm)) || failed(pm.run(*module)))
+    // --mlir-timing as in a compile (JitFlags.cpp): the report comes when
+    // the pipeline is done.
+    auto timing = std::make_unique<mlir::DefaultTimingManager>();
+    mlir::applyDefaultTimingManagerCLOptions(*timing);
+    if (failed(mlir::applyPassManagerCLOptions(pm)))
+      return llvm::make_error<ExitError>(2,
+                                         "the " + o.stage + " pipeline failed");
+    if (timing->isEnabled())
+      pm.enableTiming(std::move(timing));
+    if (failed(pm.run(*module)))
       return llvm::make_error<ExitError>(2,
                                          "the " + o.stage + " pipeline failed");
   }

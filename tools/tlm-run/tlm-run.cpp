@@ -93,6 +93,59 @@ llvm::Error runModelCommand(const Options &o) {
   return toExitError(Run(o.flags(), jitSessions(o)));
 }
 
+/// The commands that run MLIR's pass pipeline (unless given --artifact), so
+/// MLIR's --mlir-* flags mean something there.
+const std::set<std::string> &runsPipeline() {
+  static const std::set<std::string> names = {"forward", "generate", "eval",
+                                              "bench",   "compile",  "emit"};
+  return names;
+}
+
+/// The MLIR flags their --help shows (all --mlir-* parse; these are the
+/// ones a user of tlm reaches for).
+const std::set<std::string> &shownMlirFlags() {
+  static const std::set<std::string> names = {
+      "mlir-timing", "mlir-print-ir-after-all", "mlir-print-ir-before-all",
+      "mlir-print-ir-after-failure", "mlir-pass-statistics"};
+  return names;
+}
+
+/// Each command's --help ends with these.
+const std::map<std::string, const char *> &examples() {
+  static const std::map<std::string, const char *> table = {
+      {"forward",
+       "  tlm-run forward --config examples/tiny.json --tokens \"1 2 3\"\n"
+       "  tlm-run forward --config C.json --weights W.safetensors "
+       "--tokens-file T.safetensors --output logits.safetensors\n"},
+      {"generate",
+       "  tlm-run generate --config examples/tiny.json --prompt-tokens \"1 2 "
+       "3\" --max-new-tokens 16\n"
+       "  tlm-run generate --config C.json --weights W.safetensors "
+       "--tokenizer tokenizer.json --prompt \"Once upon a time\" "
+       "--temperature 0.8 --top-p 0.9\n"},
+      {"eval",
+       "  tlm-run eval --config C.json --weights W.safetensors --tokens-file "
+       "T.safetensors\n"
+       "  tlm-run eval --config C.json --weights W.safetensors --tokens-file "
+       "train.bin --tokens-dtype uint16 --context 512 --stride 256\n"},
+      {"bench",
+       "  tlm-run bench --config examples/small.json --threads 2 --repeat 5 "
+       "--json\n"},
+      {"emit", "  tlm-run emit --config examples/tiny.json --stage linalg "
+               "--mlir-timing\n"},
+      {"compile",
+       "  tlm-run compile --config examples/small.json --output small.so\n"},
+      {"init", "  tlm-run init --config examples/tiny.json --output "
+               "W.safetensors --seed 1\n"},
+      {"quantize", "  tlm-run quantize --config C.json --weights W.safetensors "
+                   "--dtype q8_0 --output W-q8.safetensors\n"},
+      {"tokenize", "  tlm-run tokenize --tokenizer tokenizer.json --text "
+                   "\"Once upon a time\" --bos\n"},
+      {"import-hf", "  tlm-run import-hf ~/models/TinyLlama-1.1B /tmp/tl\n"},
+  };
+  return table;
+}
+
 /// A model command's flags: the run-time ones both tools take, and the
 /// compiler's.
 std::set<std::string> withCompileFlags(const std::string &command) {
@@ -206,9 +259,12 @@ llvm::Error parseFlags(int argc, char **argv, const std::string &name,
     options.threadsGiven = true;
   }
   // `tlm-run <command> --help` lists that command's flags only, not every
-  // option LLVM's and MLIR's libraries register (they still parse).
+  // option LLVM's and MLIR's libraries register (they still parse), and the
+  // MLIR flags that observe its pipeline where it runs one.
+  bool pipeline = runsPipeline().count(name) > 0;
   for (auto &[flag, opt] : llvm::cl::getRegisteredOptions())
-    if (!command.flags.count(flag.str()) && flag != "help")
+    if (!command.flags.count(flag.str()) && flag != "help" &&
+        !(pipeline && shownMlirFlags().count(flag.str())))
       opt->setHiddenFlag(llvm::cl::ReallyHidden);
   // --output means something else in each command that writes a file.
   static const std::map<std::string, std::pair<const char *, const char *>>
@@ -236,6 +292,8 @@ llvm::Error parseFlags(int argc, char **argv, const std::string &name,
   std::string parseErrors;
   llvm::raw_string_ostream errs(parseErrors);
   std::string overview = "tlm-run " + name + ": " + command.help + "\n";
+  if (auto it = examples().find(name); it != examples().end())
+    overview += "\nEXAMPLES:\n" + std::string(it->second);
   if (!llvm::cl::ParseCommandLineOptions(args.size(), args.data(), overview,
                                          &errs)) {
     llvm::StringRef msg = llvm::StringRef(parseErrors).trim();
@@ -257,8 +315,16 @@ llvm::Error parseFlags(int argc, char **argv, const std::string &name,
   for (auto &[flag, opt] : llvm::cl::getRegisteredOptions()) {
     if (opt->getNumOccurrences() == 0 || command.flags.count(flag.str()))
       continue;
+    // MLIR's own flags observe the pass pipeline: where none runs they
+    // would be ignored, so they are refused.
+    if (flag.starts_with("mlir-") && pipeline && options.artifact.empty())
+      continue;
     if (flag.starts_with("mlir-"))
-      continue; // MLIR's own flags apply to the compile pipeline
+      return flagError(
+          "--" + flag + " observes MLIR's pass pipeline, which '" + name +
+          (pipeline ? " --artifact' does not run (the artifact is compiled)"
+                    : "' does not run (forward, generate, eval, bench, "
+                      "compile and emit do)"));
     return flagError("--" + flag + " is not an option of '" + name + "'");
   }
   return options.resolve();
