@@ -2,6 +2,7 @@
 
 #include "lib/io/SafeTensors.h"
 #include "lib/io/FileIO.h"
+#include "lib/io/MapGuard.h"
 
 #include "lib/support/Float16.h"
 #include "lib/support/Json.h"
@@ -242,8 +243,13 @@ Expected<SafeTensors> SafeTensors::open(const std::string &path, Load load,
     void *base = ::mmap(nullptr, fileSize, PROT_READ, MAP_PRIVATE, file.fd, 0);
     if (base == MAP_FAILED)
       return fail(std::string("cannot map: ") + std::strerror(errno));
-    result.mapping_ = std::shared_ptr<void>(
-        base, [fileSize](void *p) { ::munmap(p, fileSize); });
+    // A SIGBUS from the file shrinking under the mapping is reported, not
+    // a crash (MapGuard.h).
+    guardMapping(base, fileSize, path);
+    result.mapping_ = std::shared_ptr<void>(base, [fileSize](void *p) {
+      unguardMapping(p);
+      ::munmap(p, fileSize);
+    });
     for (auto &[name, range] : where) {
       Tensor &t = result.tensors_.find(name)->second;
       auto *data = static_cast<char *>(base) + dataStart + range.first;

@@ -47,11 +47,11 @@ LDFLAGS=()
 sources_of() {
   case $1 in
     config) echo lib/model/ConfigJson.cpp lib/model/Config.cpp \
-                 lib/io/SafeTensors.cpp lib/io/LargeBuffer.cpp lib/io/FileIO.cpp \
+                 lib/io/SafeTensors.cpp lib/io/MapGuard.cpp lib/io/LargeBuffer.cpp lib/io/FileIO.cpp \
                  lib/support/Json.cpp lib/support/JsonParse.cpp ;;
-    safetensors) echo lib/io/SafeTensors.cpp lib/io/LargeBuffer.cpp \
+    safetensors) echo lib/io/SafeTensors.cpp lib/io/MapGuard.cpp lib/io/LargeBuffer.cpp \
                       lib/io/FileIO.cpp lib/support/Json.cpp lib/support/JsonParse.cpp ;;
-    tokens) echo lib/io/TokenFile.cpp lib/io/SafeTensors.cpp \
+    tokens) echo lib/io/TokenFile.cpp lib/io/SafeTensors.cpp lib/io/MapGuard.cpp \
                  lib/io/LargeBuffer.cpp lib/io/FileIO.cpp \
                  lib/support/Json.cpp lib/support/JsonParse.cpp ;;
     tokenizer) echo lib/io/Tokenizer.cpp lib/io/LlamaTokenizer.cpp \
