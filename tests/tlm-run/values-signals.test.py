@@ -2,6 +2,7 @@
 
   nan WEIGHTS.st NAME       set element 3 of tensor NAME to NaN, in place
   sigint TLM-RUN ARGS...    start tlm-run, send SIGINT after its first output
+  sigterm TLM-RUN ARGS...   the same with SIGTERM
   epipe TLM-RUN ARGS...     run tlm-run with stdout a pipe nobody reads
 Each prints what the test checks: the exit code, and the output's shape.
 """
@@ -22,10 +23,10 @@ def nan(path, name):
         f.write(struct.pack("<f", float("nan")))
 
 
-def sigint(args):
+def interrupt(args, sig):
     p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     first = p.stdout.read(1)
-    p.send_signal(signal.SIGINT)
+    p.send_signal(sig)
     rest = p.stdout.read()
     err = p.stderr.read().decode()
     code = p.wait()
@@ -50,6 +51,8 @@ if __name__ == "__main__":
     if what == "nan":
         nan(sys.argv[2], sys.argv[3])
     elif what == "sigint":
-        sigint(sys.argv[2:])
+        interrupt(sys.argv[2:], signal.SIGINT)
+    elif what == "sigterm":
+        interrupt(sys.argv[2:], signal.SIGTERM)
     else:
         epipe(sys.argv[2:])
