@@ -259,6 +259,23 @@ Error AtomicFile::commit() {
   return Error::success();
 }
 
+RemoveOnSignal::RemoveOnSignal(const std::string &path)
+    : registered_(removeOnSignal(path)) {}
+
+RemoveOnSignal::~RemoveOnSignal() { dontRemoveOnSignal(registered_); }
+
+Error syncFile(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || ::fsync(fd) != 0) {
+    int err = errno;
+    if (fd >= 0)
+      ::close(fd);
+    return fileError(path, std::string("cannot write: ") + std::strerror(err));
+  }
+  ::close(fd);
+  return Error::success();
+}
+
 Error refuseOverwritingInput(const std::string &output,
                              const std::vector<std::string> &inputs,
                              std::string_view what) {

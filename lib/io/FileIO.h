@@ -62,6 +62,24 @@ private:
   char *registered_ = nullptr;
 };
 
+/// While alive, SIGINT, SIGTERM, SIGHUP or SIGQUIT remove `path` before the
+/// signal takes its course: for a temporary file written by someone else
+/// (the linker's output) that is renamed into place when whole.
+class RemoveOnSignal {
+public:
+  explicit RemoveOnSignal(const std::string &path);
+  ~RemoveOnSignal();
+  RemoveOnSignal(const RemoveOnSignal &) = delete;
+  RemoveOnSignal &operator=(const RemoveOnSignal &) = delete;
+
+private:
+  char *registered_;
+};
+
+/// Flushes the regular file `path` to disk (before it is renamed into
+/// place, so a crash leaves the old file or the whole new one).
+Error syncFile(const std::string &path);
+
 /// An error when `output` names the same file as one of `inputs` (missing
 /// files and empty names are fine); `what` names the output's flag.
 Error refuseOverwritingInput(const std::string &output,

@@ -1,6 +1,7 @@
 //===- ArtifactLink.cpp - link compiled code into an artifact -------------===//
 
 #include "lib/runtime/ArtifactLink.h"
+#include "lib/io/FileIO.h"
 
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
@@ -191,6 +192,8 @@ llvm::Error linkArtifact(llvm::ArrayRef<Bytes> objects,
     cleanup();
     return artifactError(path, "cannot write: " + ec.message());
   }
+  // An interrupted compile leaves no half-linked temporary behind.
+  io::RemoveOnSignal removeTemp(temp.str().str());
   // -Bsymbolic: the code refers to its own functions directly (they are
   // dso_local in the module), never through a preemptible symbol.
   std::vector<std::string> args = {TLM_LLD,      "-shared",
@@ -226,6 +229,11 @@ llvm::Error linkArtifact(llvm::ArrayRef<Bytes> objects,
     llvm::sys::fs::remove(temp);
     return artifactError(path, "linking with " TLM_LLD " failed: " +
                                    (lldOutput.empty() ? errorText : lldOutput));
+  }
+  // On disk before the name points at it, as AtomicFile does.
+  if (Error err = io::syncFile(temp.str().str())) {
+    llvm::sys::fs::remove(temp);
+    return artifactError(path, err.message());
   }
   if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
     llvm::sys::fs::remove(temp);
