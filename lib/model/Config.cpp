@@ -138,23 +138,6 @@ int64_t tlm::model::weightBytes(const Config &c) {
 
 namespace {
 
-/// The number after `key` in /proc/self/status, in bytes (kB there), or -1.
-double statusBytes(const char *key) {
-  FILE *f = std::fopen("/proc/self/status", "r");
-  if (!f)
-    return -1;
-  char line[256];
-  double value = -1;
-  size_t n = std::strlen(key);
-  while (std::fgets(line, sizeof(line), f))
-    if (std::strncmp(line, key, n) == 0) {
-      value = std::strtod(line + n, nullptr) * 1024;
-      break;
-    }
-  std::fclose(f);
-  return value;
-}
-
 /// The first number in `path`, or -1 (also for cgroup v2's "max").
 double fileNumber(const std::string &path) {
   FILE *f = std::fopen(path.c_str(), "r");
@@ -167,7 +150,8 @@ double fileNumber(const std::string &path) {
   return value;
 }
 
-/// The number after `key` (a line "key N") in the file `path`, or -1.
+/// The number after `key` on a line "key N" (or "key\tN") of the file
+/// `path`, or -1.
 double keyedNumber(const std::string &path, const char *key) {
   FILE *f = std::fopen(path.c_str(), "r");
   if (!f)
@@ -176,12 +160,18 @@ double keyedNumber(const std::string &path, const char *key) {
   double value = -1;
   size_t n = std::strlen(key);
   while (std::fgets(line, sizeof(line), f))
-    if (std::strncmp(line, key, n) == 0 && line[n] == ' ') {
+    if (std::strncmp(line, key, n) == 0 && (line[n] == ' ' || line[n] == '\t')) {
       value = std::strtod(line + n + 1, nullptr);
       break;
     }
   std::fclose(f);
   return value;
+}
+
+/// The size `key` ("VmSize:") of /proc/self/status, in bytes, or -1.
+double statusBytes(const char *key) {
+  double kb = keyedNumber("/proc/self/status", key);
+  return kb < 0 ? -1 : kb * 1024;
 }
 
 /// The memory controller's folder of this process's cgroup (v2 or v1), or "".

@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/io/Tokenizer.h"
-#include "tests/fuzz/FuzzUtil.h"
+#include "tests/fuzz/TokenizerChecks.h"
 
 #include "lib/support/Error.h"
 
@@ -40,29 +40,7 @@ const char *const kTexts[] = {
 
 void exercise(const tlm::io::Tokenizer &tok, std::string_view text,
               bool addBos) {
-  std::vector<int64_t> ids = tok.encode(text, addBos);
-  for (int64_t id : ids)
-    TLM_FUZZ_CHECK(id >= 0 && id < tok.vocabSize(),
-                   "encode produced an id outside the vocabulary");
-  tlm::Expected<std::string> decoded = tok.decode(ids);
-  if (!decoded) {
-    (void)decoded.takeError();
-    TLM_FUZZ_CHECK(false, "decode rejected the ids encode produced");
-    return;
-  }
-  tlm::io::StreamDecoder stream(tok);
-  std::string streamed;
-  for (int64_t id : ids) {
-    tlm::Expected<std::string> part = stream.feed(id);
-    if (!part) {
-      (void)part.takeError();
-      TLM_FUZZ_CHECK(false, "StreamDecoder rejected an encoded id");
-      return;
-    }
-    streamed += *part;
-  }
-  streamed += stream.finish();
-  TLM_FUZZ_CHECK(streamed == *decoded, "streamed text != decode");
+  (void)tlm::fuzz::checkDecoding(tok, tok.encode(text, addBos));
 }
 
 } // namespace
@@ -83,11 +61,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       for (bool addBos : {true, false})
         exercise(t, text, addBos);
   }
-  for (int64_t id : {int64_t(-1), t.vocabSize(), int64_t(INT64_MAX)}) {
-    tlm::Expected<std::string_view> piece = t.piece(-1, id);
-    TLM_FUZZ_CHECK(!piece, "piece() accepted an id outside the vocabulary");
-    if (!piece)
-      (void)piece.takeError();
-  }
+  tlm::fuzz::checkInvalidIds(t);
   return 0;
 }
