@@ -1,6 +1,7 @@
 //===- CpuCodegen.cpp - LLVM module to running code, on several threads ---===//
 
 #include "lib/runtime/CpuCodegen.h"
+#include "lib/runtime/abi/Alloc.h"
 
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -409,6 +410,22 @@ CpuCode::load(llvm::ArrayRef<Bytes> objects,
   if (!process)
     return process.takeError();
   (*jit)->getMainJITDylib().addGenerator(std::move(*process));
+  // The compiled code's heap (abi/Alloc.h): ours, so a failure is reported.
+  llvm::orc::SymbolMap heap;
+  auto define = [&](const char *name, void *address) {
+    heap[(*jit)->mangleAndIntern(name)] = {
+        llvm::orc::ExecutorAddr::fromPtr(address),
+        llvm::JITSymbolFlags::Exported};
+  };
+  define("_mlir_memref_to_llvm_alloc",
+         reinterpret_cast<void *>(&_mlir_memref_to_llvm_alloc));
+  define("_mlir_memref_to_llvm_aligned_alloc",
+         reinterpret_cast<void *>(&_mlir_memref_to_llvm_aligned_alloc));
+  define("_mlir_memref_to_llvm_free",
+         reinterpret_cast<void *>(&_mlir_memref_to_llvm_free));
+  if (llvm::Error err = (*jit)->getMainJITDylib().define(
+          llvm::orc::absoluteSymbols(std::move(heap))))
+    return std::move(err);
   for (size_t i = 0; i < objects.size(); ++i) {
     llvm::StringRef bytes(objects[i].data(), objects[i].size());
     if (llvm::Error err =

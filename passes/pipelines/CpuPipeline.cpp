@@ -130,7 +130,11 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createLowerAffinePass());
   // Before scf-to-cf: OpenMP regions hold memref.alloca_scope ops, which
   // must still have a single block when memrefs are lowered.
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // Allocations through _mlir_memref_to_llvm_alloc (lib/runtime/abi/Alloc.h):
+  // a failed one is an error line, not a null pointer written through.
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLlvm;
+  memrefToLlvm.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLlvm));
   pm.addNestedPass<func::FuncOp>(createSCFToControlFlowPass());
   // Those reductions (and attention's dot products) may reassociate into a
   // tree instead of a lane-by-lane chain.

@@ -23,8 +23,8 @@
 // CHECK-NOT: memref.
 // Inlined into its wrapper (alwaysinline), the entry itself may be dropped.
 // CHECK: llvm.func linkonce_odr @block(
-// CHECK: llvm.call @malloc
-// CHECK: llvm.call @free
+// CHECK: llvm.call @_mlir_memref_to_llvm_alloc
+// CHECK: llvm.call @_mlir_memref_to_llvm_free
 // CHECK: llvm.func @_mlir_ciface_block(
 // LLVMIR: define linkonce_odr void @block({{.*}}) #[[ATTRS:[0-9]+]]
 // LLVMIR: define void @_mlir_ciface_block(
