@@ -56,11 +56,11 @@ sources_of() {
                  lib/support/Json.cpp lib/support/JsonParse.cpp ;;
     tokenizer) echo lib/io/Tokenizer.cpp lib/io/LlamaTokenizer.cpp \
                     lib/io/Gpt2Tokenizer.cpp lib/io/Gpt2PreTokenizer.cpp \
-                    lib/io/HfTokenizer.cpp lib/io/ByteAlphabet.cpp \
+                    lib/io/HfTokenizer.cpp lib/io/HfTokenizerLoad.cpp lib/io/ByteAlphabet.cpp \
                     lib/io/FileIO.cpp lib/support/Json.cpp lib/support/JsonParse.cpp ;;
     hf_tokenizer) echo lib/io/Tokenizer.cpp lib/io/LlamaTokenizer.cpp \
                        lib/io/Gpt2Tokenizer.cpp lib/io/Gpt2PreTokenizer.cpp \
-                       lib/io/HfTokenizer.cpp lib/io/ByteAlphabet.cpp \
+                       lib/io/HfTokenizer.cpp lib/io/HfTokenizerLoad.cpp lib/io/ByteAlphabet.cpp \
                        lib/io/FileIO.cpp lib/support/Json.cpp lib/support/JsonParse.cpp ;;
     json) echo lib/support/Json.cpp lib/support/JsonParse.cpp ;;
     *) echo "unknown target '$1'" >&2; return 1 ;;
