@@ -77,7 +77,7 @@ Expected<std::unique_ptr<Tokenizer>> loadGpt2Tokenizer(const std::string &dir);
 
 /// A Hugging Face tokenizer.json with a BPE model, byte-level (GPT-2,
 /// Llama 3, SmolLM) or SentencePiece-style with byte fallback (Llama 2,
-/// TinyLlama); anything else in it is refused by name (HfTokenizer.cpp).
+/// TinyLlama); anything else in it is refused by name (HfTokenizerLoad.cpp).
 Expected<std::unique_ptr<Tokenizer>> loadHfTokenizer(const std::string &file);
 
 /// Streams text while ids arrive: feed() returns the newly complete UTF-8
