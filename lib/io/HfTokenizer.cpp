@@ -175,7 +175,6 @@ void HfTokenizer::encodePiece(std::string_view piece,
   };
   std::priority_queue<Candidate, std::vector<Candidate>, decltype(later)> heap(
       later);
-  int32_t n = symbols.size();
   SymbolList list(std::move(symbols));
   auto consider = [&](int32_t left) {
     if (left < 0 || list.next(left) < 0)
@@ -185,16 +184,7 @@ void HfTokenizer::encodePiece(std::string_view piece,
     if (it != merges.end())
       heap.push({it->second.rank, left, a, b, it->second.merged});
   };
-  for (int32_t i = 0; i + 1 < n; ++i)
-    consider(i);
-  while (!heap.empty()) {
-    Candidate c = heap.top();
-    heap.pop();
-    if (!list.merge(c.left, c.leftId, c.rightId, c.merged))
-      continue;
-    consider(list.prev(c.left));
-    consider(c.left);
-  }
+  list.mergeBestFirst(heap, consider);
   list.appendTo(out);
 }
 

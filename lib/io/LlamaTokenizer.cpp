@@ -222,7 +222,6 @@ void LlamaTokenizer::mergePairs(std::vector<int32_t> &symbols) const {
   std::priority_queue<Candidate, std::vector<Candidate>, decltype(lower)> heap(
       lower);
 
-  int32_t n = symbols.size();
   SymbolList list(std::move(symbols));
   std::string joined;
   auto consider = [&](int32_t left) {
@@ -239,17 +238,7 @@ void LlamaTokenizer::mergePairs(std::vector<int32_t> &symbols) const {
     if (it != normalIds.end())
       heap.push({scores[it->second], left, a, b, it->second});
   };
-  for (int32_t i = 0; i + 1 < n; ++i)
-    consider(i);
-
-  while (!heap.empty()) {
-    Candidate c = heap.top();
-    heap.pop();
-    if (!list.merge(c.left, c.leftId, c.rightId, c.merged))
-      continue;
-    consider(list.prev(c.left));
-    consider(c.left);
-  }
+  list.mergeBestFirst(heap, consider);
   symbols.clear();
   list.appendTo(symbols);
 }

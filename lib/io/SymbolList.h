@@ -1,6 +1,6 @@
 //===- SymbolList.h - the symbols BPE merges edit in place -----*- C++ -*-===//
 //
-// Both tokenizers merge the adjacent pairs of a piece from a priority queue
+// The tokenizers merge the adjacent pairs of a piece from a priority queue
 // of candidates; they differ only in how they rank the pairs. The list keeps
 // the symbols linked, so a merge is O(1), and tells a stale candidate (one
 // of its two symbols changed after it was queued) from a live one.
@@ -54,6 +54,26 @@ public:
     for (std::size_t i = 0; i < symbols_.size(); ++i)
       if (alive_[i])
         out.push_back(symbols_[i]);
+  }
+
+  /// Merges best first: every pair `consider(i)` can offer (it pushes a
+  /// candidate with left, leftId, rightId and merged onto `heap` when the
+  /// pair at node i has a merge), then the heap's best one at a time,
+  /// skipping those an earlier merge made stale and offering each merge's
+  /// new neighbours. llama2.c (by score) and tokenizer.json (by rank) only
+  /// order their heaps differently.
+  template <typename Heap, typename Consider>
+  void mergeBestFirst(Heap &heap, Consider consider) {
+    for (int32_t i = 0; i + 1 < size(); ++i)
+      consider(i);
+    while (!heap.empty()) {
+      auto c = heap.top();
+      heap.pop();
+      if (!merge(c.left, c.leftId, c.rightId, c.merged))
+        continue;
+      consider(prev(c.left));
+      consider(c.left);
+    }
   }
 
 private:
