@@ -5,6 +5,7 @@
 #include "lib/io/FileIO.h"
 #include "lib/io/SafeTensors.h"
 #include "lib/model/ConfigJson.h"
+#include "lib/model/Weights.h"
 #include "lib/support/Json.h"
 #include "lib/support/Strings.h"
 
@@ -274,30 +275,12 @@ Expected<Config> importHf(const std::string &dir, const std::string &outDir) {
     views.push_back({spec.name, spec.dtype, spec.shape, out});
   }
 
-  std::string configPath = outDir + "/config.json";
-  std::string weightsPath = outDir + "/weights.safetensors";
   std::vector<std::string> inputs = *files;
   inputs.push_back(dir + "/config.json");
-  for (const std::string &output : {configPath, weightsPath})
-    if (Error err =
-            io::refuseOverwritingInput(output, inputs, "import-hf: output"))
-      return err;
-  std::error_code ec;
-  std::filesystem::create_directories(outDir, ec);
-  if (ec)
-    return fail("cannot create " + outDir + ": " + ec.message());
-  // The weights first: a config.json in the folder means both are whole.
-  if (Error err =
-          io::writeSafeTensors(weightsPath, views,
-                               {{"tlm.dtype", std::string(dtypeName(c.dtype))},
-                                {"tlm.source", "hf"}}))
-    return err;
-  Expected<io::AtomicFile> out = io::AtomicFile::create(configPath);
-  if (!out)
-    return out.takeError();
-  if (Error err = out->write(configToJson(c)))
-    return err;
-  if (Error err = out->commit())
+  if (Error err = writeModelFolder(
+          outDir, c, views,
+          {{"tlm.dtype", std::string(dtypeName(c.dtype))}, {"tlm.source", "hf"}},
+          inputs, "import-hf"))
     return err;
   return c;
 }

@@ -5,8 +5,8 @@
 #include "lib/io/FileIO.h"
 #include "lib/io/SafeTensors.h"
 #include "lib/model/ConfigJson.h"
+#include "lib/model/Weights.h"
 
-#include <filesystem>
 
 #include <cstring>
 #include <sstream>
@@ -105,25 +105,8 @@ Expected<Config> importLlama2c(const std::string &modelPath,
                 " bytes after the last array (expected exactly " +
                 std::to_string(offset) + " bytes)");
 
-  std::string configPath = outDir + "/config.json";
-  std::string weightsPath = outDir + "/weights.safetensors";
-  for (const std::string &output : {configPath, weightsPath})
-    if (Error err = io::refuseOverwritingInput(output, {modelPath},
-                                               "import-llama2c: output"))
-      return err;
-  std::error_code ec;
-  std::filesystem::create_directories(outDir, ec);
-  if (ec)
-    return fail("cannot create " + outDir + ": " + ec.message());
-  // The weights first: a config.json in the folder means both are whole.
-  if (Error err = io::writeSafeTensors(weightsPath, views))
-    return err;
-  Expected<io::AtomicFile> config = io::AtomicFile::create(configPath);
-  if (!config)
-    return config.takeError();
-  if (Error err = config->write(configToJson(c)))
-    return err;
-  if (Error err = config->commit())
+  if (Error err =
+          writeModelFolder(outDir, c, views, {}, {modelPath}, "import-llama2c"))
     return err;
   return c;
 }

@@ -2,11 +2,14 @@
 
 #include "lib/model/Weights.h"
 
+#include "lib/io/FileIO.h"
+#include "lib/model/ConfigJson.h"
 #include "lib/model/Quantize.h"
 #include "lib/support/Float16.h"
 
 #include <cassert>
 #include <cmath>
+#include <filesystem>
 
 #include <map>
 
@@ -262,6 +265,30 @@ Expected<Weights> Weights::init(const Config &config, uint64_t seed,
   }
   initWeightsInto(config, seed, scheme, out);
   return w;
+}
+
+Error writeModelFolder(
+    const std::string &outDir, const Config &config,
+    const std::vector<io::TensorView> &tensors,
+    const std::vector<std::pair<std::string, std::string>> &metadata,
+    const std::vector<std::string> &inputs, const std::string &what) {
+  std::string configPath = outDir + "/config.json";
+  std::string weightsPath = outDir + "/weights.safetensors";
+  for (const std::string &output : {configPath, weightsPath})
+    if (Error err = io::refuseOverwritingInput(output, inputs, what + ": output"))
+      return err;
+  std::error_code ec;
+  std::filesystem::create_directories(outDir, ec);
+  if (ec)
+    return makeError(what + ": cannot create " + outDir + ": " + ec.message());
+  if (Error err = io::writeSafeTensors(weightsPath, tensors, metadata))
+    return err;
+  Expected<io::AtomicFile> out = io::AtomicFile::create(configPath);
+  if (!out)
+    return out.takeError();
+  if (Error err = out->write(configToJson(config)))
+    return err;
+  return out->commit();
 }
 
 } // namespace tlm::model

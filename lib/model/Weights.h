@@ -58,6 +58,17 @@ private:
   size_t bytes_ = 0;
 };
 
+/// An importer's output: `outDir`/weights.safetensors (`tensors` with
+/// `metadata`), then `outDir`/config.json, creating the folder. Refused
+/// before anything is written when either file is one of `inputs` (`what`
+/// names the command). The weights go first, so a config.json there means
+/// both are whole.
+Error writeModelFolder(
+    const std::string &outDir, const Config &config,
+    const std::vector<io::TensorView> &tensors,
+    const std::vector<std::pair<std::string, std::string>> &metadata,
+    const std::vector<std::string> &inputs, const std::string &what);
+
 } // namespace tlm::model
 
 #endif // TLM_MODEL_WEIGHTS_H
