@@ -206,9 +206,12 @@ std::string cgroupMemoryDir() {
 
 } // namespace
 
-tlm::model::MemoryLimit tlm::model::memoryLimit() {
+tlm::model::MemoryLimit tlm::model::memoryLimit(bool available) {
   MemoryLimit limit{double(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE),
                     "this machine has"};
+  if (available)
+    if (double kb = keyedNumber("/proc/meminfo", "MemAvailable:"); kb >= 0)
+      limit = {kb * 1024, "this machine has available"};
   auto consider = [&](double headroom, const char *what) {
     if (headroom >= 0 && headroom < limit.bytes)
       limit = {headroom, what};

@@ -106,14 +106,15 @@ int64_t weightBytes(const Config &config);
 /// the smallest of the machine's physical memory, the headroom under the
 /// process's RLIMIT_AS (`ulimit -v`, against its address space now) and
 /// RLIMIT_DATA (against its data segment now), and under its cgroup's memory
-/// limit (against the cgroup's usage now).
+/// limit (against the cgroup's usage now). With `available`, the machine's
+/// part is what it has free now (MemAvailable) rather than in all.
 struct MemoryLimit {
   double bytes;
   /// "this machine has", or the limit: "the process's RLIMIT_AS (ulimit -v)
   /// leaves", ...
   std::string what;
 };
-MemoryLimit memoryLimit();
+MemoryLimit memoryLimit(bool available = false);
 
 /// An empty string when `bytes` of `what` fit in memoryLimit(), else a
 /// message saying how much is needed and what limits it, the same for each

@@ -210,9 +210,22 @@ LoadedArtifact::load(const std::string &path) {
     sig.packed = *fn;
     artifact->entries_[entry.name] = std::move(sig);
   }
-  if (m.target == "cuda")
+  if (m.target == "cuda") {
     if (Error err = artifact->loadKernels())
       return err;
+  } else {
+    // The artifact's own copy of lib/runtime/abi/Alloc.cpp (absent from
+    // artifacts older than the counters: then nothing is counted).
+    Program::HeapCounters heap;
+    heap.peak = reinterpret_cast<uint64_t (*)()>(
+        artifact->lookup("tlm_abi_heap_peak"));
+    heap.resetPeak = reinterpret_cast<void (*)()>(
+        artifact->lookup("tlm_abi_heap_reset_peak"));
+    heap.setLimit = reinterpret_cast<void (*)(uint64_t)>(
+        artifact->lookup("tlm_abi_heap_set_limit"));
+    if (heap.peak && heap.resetPeak && heap.setLimit)
+      artifact->heap_ = heap;
+  }
   if (m.threads > 1)
     if (Error err = setOpenMPThreads(artifact->lookup("omp_set_num_threads"),
                                      m.threads))

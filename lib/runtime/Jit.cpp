@@ -3,6 +3,7 @@
 #include "lib/runtime/Jit.h"
 #include "lib/runtime/Artifact.h"
 #include "lib/runtime/ArtifactLink.h"
+#include "lib/runtime/abi/Alloc.h"
 #include "lib/runtime/CompileCache.h"
 #include "lib/runtime/CudaRuntime.h"
 #include "lib/runtime/HostTarget.h"
@@ -263,6 +264,10 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
   }
   bool cuda = options.target == Target::Cuda;
   jit->onDevice_ = cuda;
+  // CpuCodegen binds the code's allocation functions to this process's.
+  if (!cuda)
+    jit->heap_ = {&tlm_abi_heap_peak, &tlm_abi_heap_reset_peak,
+                  &tlm_abi_heap_set_limit};
 
   // Code for the host CPU (AVX-512 where present), or for --cpu.
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();

@@ -60,6 +60,16 @@ public:
   /// A dynamic size in a signature.
   static constexpr int64_t kDynamic = -1;
 
+  /// The CPU code's heap counters (lib/runtime/abi/Alloc.h): this
+  /// process's for code compiled here, the artifact's own copy for an
+  /// artifact; null for GPU code, whose buffers are the runtime's.
+  struct HeapCounters {
+    uint64_t (*peak)() = nullptr;
+    void (*resetPeak)() = nullptr;
+    void (*setLimit)(uint64_t) = nullptr;
+  };
+  const HeapCounters &heap() const { return heap_; }
+
 protected:
   struct Entry {
     /// Shapes of the inputs then the outputs (kDynamic for a dynamic size).
@@ -70,6 +80,7 @@ protected:
   std::map<std::string, Entry, std::less<>> entries_;
   CompileStats stats_;
   bool onDevice_ = false;
+  HeapCounters heap_;
 };
 
 /// Readies the process for libomp, before it loads:

@@ -16,6 +16,25 @@ std::string Session::memoryShortfall(const model::Config &config,
                                     std::to_string(batch));
 }
 
+double Session::activationBytes(const model::Config &config, int64_t batch,
+                                int64_t seq, int threads,
+                                bool everyPosition) {
+  // Counted on the examples and on variants of each size: per token, a
+  // layer keeps 3 x d_model floats until the step ends, and the largest
+  // of a layer's transients (the fused Q/K/V and W1/W3 outputs, the norms'
+  // and attention's rows) stays under 2 d_ff + 8 d_model + 2 (d_model +
+  // 2 kv_dim); attention keeps no (seq x seq) scores. Per thread, the
+  // packed panels: 64 rows of the longest reduction (measured 1 x, taken
+  // 2 x). The code's result, the logits, is a buffer of its own too.
+  double d = config.dModel, ff = config.dFF;
+  double perToken = 3 * d * config.numLayers + 2 * ff + 8 * d +
+                    2 * (d + 2.0 * config.kvDim());
+  double perThread = 2 * 64 * std::max(d, ff);
+  double logits = double(batch) * (everyPosition ? seq : 1) * config.vocabSize;
+  return 4 * (double(batch) * seq * perToken +
+              std::max(1, threads) * perThread + logits);
+}
+
 Error Session::setWeights(std::vector<const void *> weights) {
   assert(weights.size() == weightShapes_.size() &&
          "one pointer per weight spec");

@@ -75,6 +75,15 @@ public:
            config.kvDim();
   }
 
+  /// At most the bytes the compiled CPU code allocates while it runs `seq`
+  /// tokens of each of `batch` sequences on `threads` threads, with the
+  /// logits of every position (step) or of the last (stepLast): its
+  /// activations and its own logits, not the KV cache, the weights or the
+  /// caller's logits. An upper bound fitted to the counted heap
+  /// (tlm_abi_heap_peak) with room; ActivationBoundTest holds it to that.
+  static double activationBytes(const model::Config &config, int64_t batch,
+                                int64_t seq, int threads, bool everyPosition);
+
   /// Why a session of `batch` sequences would not fit in memory (the KV
   /// cache), or an empty string; create() fails with this message.
   static std::string memoryShortfall(const model::Config &config,

@@ -52,7 +52,7 @@ Error runBench(const Flags &given, const SessionMaker &make) {
                      std::to_string(int64_t(o.promptLen) + o.gen) +
                      ") exceeds context_length (" +
                      std::to_string(config->contextLength) + ")");
-  auto run = setUp(o, o.batch, make, 4.0 * o.batch * config->vocabSize);
+  auto run = setUp(o, {o.batch, o.promptLen, false}, make);
   if (!run)
     return run.takeError();
   runtime::Session &s = *run->session;

@@ -339,8 +339,9 @@ Error checkFinite(const Run &run, const float *logits, int64_t count) {
 /// thread's malloc arena reserves 64 MiB).
 constexpr double kCompileAllowanceBytes = 256e6;
 
-Expected<Run> setUp(const Flags &f, int64_t batch, const SessionMaker &make,
-                    double outputBytes) {
+Expected<Run> setUp(const Flags &f, const RunShape &shape,
+                    const SessionMaker &make) {
+  int64_t batch = shape.batch;
   if (Error err = checkRunFlags(f))
     return err;
   auto config = loadConfig(f);
@@ -353,12 +354,15 @@ Expected<Run> setUp(const Flags &f, int64_t batch, const SessionMaker &make,
       return userError(kvShortfall);
     double weights = double(model::weightBytes(*config));
     double kv = runtime::Session::kvCacheBytes(*config, batch);
+    double logits = shape.logitBytes(config->vocabSize);
+    double activations = runtime::Session::activationBytes(
+        *config, batch, shape.seq, f.threads, shape.everyPosition);
     double compile = f.artifact.empty() ? kCompileAllowanceBytes : 0;
     std::string shortfall = model::memoryShortfall(
-        weights + kv + outputBytes + compile,
+        weights + kv + logits + activations + compile,
         formatString("this run (weights %.2f GB, KV cache %.2f GB, logits "
-                     "%.2f GB, compiler ~%.2f GB)",
-                     weights / 1e9, kv / 1e9, outputBytes / 1e9,
+                     "%.2f GB, activations %.2f GB, compiler ~%.2f GB)",
+                     weights / 1e9, kv / 1e9, logits / 1e9, activations / 1e9,
                      compile / 1e9));
     if (!shortfall.empty())
       return userError(shortfall);
@@ -405,6 +409,16 @@ Expected<Run> setUp(const Flags &f, int64_t batch, const SessionMaker &make,
   if (Error err = run.session->setWeights(run.weights.pointers()))
     return Error::withExitCode(3, "target " + f.target + ": " + err.message());
   run.weightsMs = msSince(start);
+  // The weights are in and the KV cache reserved but not yet touched; the
+  // command's logits are still to be allocated. What is left of the memory
+  // available now is the compiled code's.
+  if (auto setLimit = run.session->program().heap().setLimit) {
+    double left = model::memoryLimit(/*available=*/true).bytes -
+                  runtime::Session::kvCacheBytes(*config, batch) +
+                  double(run.session->kvCacheResidentBytes()) -
+                  shape.logitBytes(config->vocabSize);
+    setLimit(uint64_t(std::max(left, 1.0)));
+  }
   load.done(formatString("%s %.1f MB of weights (%.0f MB/s)",
                          f.weights.empty() ? "initialised" : "read", megabytes,
                          megabytes / (run.weightsMs / 1000)),
@@ -427,8 +441,7 @@ Error runForward(const Flags &f, const SessionMaker &make) {
     return tokens.takeError();
   if (Error err = checkTokens(*tokens, *config))
     return err;
-  auto run = setUp(f, tokens->batch, make,
-                   4.0 * tokens->batch * tokens->seq * config->vocabSize);
+  auto run = setUp(f, {tokens->batch, tokens->seq, true}, make);
   if (!run)
     return run.takeError();
   int64_t vocab = run->config.vocabSize;
@@ -485,7 +498,7 @@ Error evalWindows(const Flags &f, const SessionMaker &make,
   if (total < 2)
     return userError("eval needs at least 2 tokens, found " +
                      std::to_string(total));
-  auto run = setUp(f, 1, make, 4.0 * context * config.vocabSize);
+  auto run = setUp(f, {1, context, true}, make);
   if (!run)
     return run.takeError();
   int64_t vocab = run->config.vocabSize;
@@ -567,8 +580,7 @@ Error runEval(const Flags &f, const SessionMaker &make) {
                      std::to_string(tokens->seq));
   if (Error err = checkTokens(*tokens, *config))
     return err;
-  auto run = setUp(f, tokens->batch, make,
-                   4.0 * tokens->batch * tokens->seq * config->vocabSize);
+  auto run = setUp(f, {tokens->batch, tokens->seq, true}, make);
   if (!run)
     return run.takeError();
   int64_t vocab = run->config.vocabSize, seq = tokens->seq;

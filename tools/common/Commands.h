@@ -104,13 +104,27 @@ struct MemoryBudget {
   std::string warning(double peak) const;
 };
 
-/// The config, a session for `batch` sequences, then the weights bound to
-/// it. First, before any work, the whole run's memory (weights, KV cache,
-/// `outputBytes` of the command's own buffers such as its logits, and the
-/// compiler's) is checked against what the process may take
-/// (model::memoryLimit: the machine, ulimit -v / -d, the cgroup).
-Expected<Run> setUp(const Flags &f, int64_t batch, const SessionMaker &make,
-                    double outputBytes);
+/// What a command's largest step computes: `seq` tokens of each of `batch`
+/// sequences, with the logits of every position or only of the last.
+struct RunShape {
+  int64_t batch = 1, seq = 1;
+  bool everyPosition = false;
+  /// The logits the command holds, bytes.
+  double logitBytes(int64_t vocab) const {
+    return 4.0 * batch * (everyPosition ? seq : 1) * vocab;
+  }
+};
+
+/// The config, a session for `shape.batch` sequences, then the weights bound
+/// to it. First, before any work, the whole run's memory (weights, KV cache,
+/// the command's logits, the compiled code's activations as
+/// Session::activationBytes estimates them, and the compiler's) is checked
+/// against what the process may take (model::memoryLimit: the machine,
+/// ulimit -v / -d, the cgroup). Then the compiled code's heap is bounded by
+/// what was available when the weights were in, so a run the estimate
+/// missed ends with an error line rather than the kernel's OOM killer.
+Expected<Run> setUp(const Flags &f, const RunShape &shape,
+                    const SessionMaker &make);
 
 /// An error when `logits` (`count` floats, rows of the vocabulary) hold NaN
 /// or Inf: the weights' fault (it names the first weight that is not

@@ -310,7 +310,11 @@ Error runGenerate(const Flags &f, const SessionMaker &make) {
     if (Error err = checkTokens(prompt, *config))
       return err;
   }
-  auto run = setUp(f, 1, make, 4.0 * config->vocabSize);
+  // Interactive lines are prefilled as they come: any length up to the
+  // context.
+  int64_t longestStep = f.interactive ? config->contextLength
+                                      : std::max<int64_t>(1, ids->size());
+  auto run = setUp(f, {1, longestStep, false}, make);
   if (!run)
     return run.takeError();
   // A vocabulary padded past the tokenizer's: the padding rows are never
