@@ -56,6 +56,13 @@ if shutil.which("node") and os.path.isdir(
         os.path.join(node_modules, "@huggingface", "tokenizers")):
     config.available_features.add("hf-tokenizers-js")
 config.substitutions.append(("%node_modules", node_modules))
+# A file system that fills up: a small tmpfs mounted in a private user and
+# mount namespace, where the kernel and the container allow them.
+if shutil.which("unshare") and subprocess.run(
+        ["unshare", "-rm", "sh", "-c",
+         "mount -t tmpfs -o size=64k none /tmp"],
+        capture_output=True).returncode == 0:
+    config.available_features.add("tmpfs-namespace")
 # Sanitizer builds trade memory and time for checks: memory budgets and
 # timing-sensitive tests do not apply there.
 if config.tlm_sanitize:

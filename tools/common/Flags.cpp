@@ -28,6 +28,8 @@ Error readNumber(const char *flag, const std::string &given, T &out) {
   std::string text = trim(given);
   // A sign only where it means something (as llvm::cl took them).
   bool ok = !text.empty() && (std::is_floating_point_v<T> || text[0] != '+');
+  // An integer that is one but does not fit says so, with the bound.
+  bool inRange = true;
   if (ok) {
     errno = 0;
     char *end = nullptr;
@@ -35,15 +37,27 @@ Error readNumber(const char *flag, const std::string &given, T &out) {
       out = std::strtod(text.c_str(), &end);
     } else if constexpr (std::is_unsigned_v<T>) {
       unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-      ok = text[0] != '-' && v <= std::numeric_limits<T>::max();
+      ok = text[0] != '-';
+      inRange = errno != ERANGE && v <= std::numeric_limits<T>::max();
       out = static_cast<T>(v);
     } else {
       long long v = std::strtoll(text.c_str(), &end, 10);
-      ok = v >= std::numeric_limits<T>::min() &&
-           v <= std::numeric_limits<T>::max();
+      inRange = errno != ERANGE && v >= std::numeric_limits<T>::min() &&
+                v <= std::numeric_limits<T>::max();
       out = static_cast<T>(v);
     }
-    ok = ok && errno == 0 && end == text.c_str() + text.size();
+    ok = ok && end == text.c_str() + text.size() &&
+         (std::is_integral_v<T> || errno == 0);
+  }
+  const std::string &shown = given; // report() escapes and bounds it
+  if (ok && !inRange) {
+    bool below = text[0] == '-';
+    std::string bound =
+        below ? std::to_string(std::numeric_limits<T>::min())
+              : std::to_string(std::numeric_limits<T>::max());
+    return Error::withExitCode(1, std::string("--") + flag + " must be " +
+                                      (below ? "at least " : "at most ") +
+                                      bound + ", found '" + shown + "'");
   }
   if (ok)
     return Error::success();
@@ -51,7 +65,7 @@ Error readNumber(const char *flag, const std::string &given, T &out) {
                      : std::is_unsigned_v<T>     ? "a non-negative integer"
                                                  : "an integer";
   return Error::withExitCode(1, std::string("--") + flag + " expects " + what +
-                                    ", found '" + given + "'");
+                                    ", found '" + shown + "'");
 }
 
 } // namespace
