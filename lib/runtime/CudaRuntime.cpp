@@ -9,7 +9,9 @@
 
 #include "lib/runtime/CudaRuntime.h"
 
+#include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <dlfcn.h>
 #include <mutex>
@@ -27,6 +29,7 @@ using CUfunction = void *;
 using CUstream = void *;
 using CUevent = void *;
 constexpr CUresult kSuccess = 0;
+constexpr CUresult kOutOfMemory = 2; // CUDA_ERROR_OUT_OF_MEMORY
 constexpr int kAttrComputeMajor = 75, kAttrComputeMinor = 76;
 constexpr int kJitErrorLogBuffer = 5;     // CU_JIT_ERROR_LOG_BUFFER
 constexpr int kJitErrorLogBufferSize = 6; // ..._LOG_BUFFER_SIZE_BYTES
@@ -133,6 +136,12 @@ struct State {
   CUdevice device = 0;
   std::mutex mutex;
   std::string sticky; // the first error of an mgpu* call
+  /// Its exit code: 3 (the target failed), or 1 when the GPU's memory ran
+  /// out (the run is too large, as on the CPU).
+  int stickyCode = 3;
+  /// Set with `sticky`: later launches are skipped, since their buffers
+  /// may be the null of a failed allocation.
+  std::atomic<bool> failed{false};
 };
 
 State &state() {
@@ -199,6 +208,22 @@ void check(CUresult r, const char *what, const char *log = nullptr) {
   s.sticky = std::string(what) + ": " + describe(s.driver, r);
   if (log && *log)
     s.sticky += " (the driver's log: " + std::string(log) + ")";
+  s.stickyCode = r == kOutOfMemory ? 1 : 3;
+  s.failed = true;
+}
+
+/// The message of a device allocation of `bytes` that failed with `r`.
+std::string allocationFailure(size_t bytes, const char *what, CUresult r) {
+  char size[64];
+  if (bytes >= 1e9)
+    std::snprintf(size, sizeof(size), "%.3f GB", double(bytes) / 1e9);
+  else
+    std::snprintf(size, sizeof(size), "%.3f MB", double(bytes) / 1e6);
+  if (r == kOutOfMemory)
+    return std::string("out of memory: the GPU could not allocate ") + size +
+           " of " + what + " (its memory holds the weights, the KV cache "
+           "and the activations; see docs/memory.md)";
+  return std::string("allocating ") + size + " of " + what;
 }
 
 /// Loads a module image (cubin, fatbin or PTX) with the driver's error log
@@ -267,9 +292,11 @@ Expected<void *> allocate(size_t bytes) {
   if (!d)
     return takeError();
   CUdeviceptr p = 0;
-  if (CUresult r = d->memAlloc(&p, bytes ? bytes : 1); r != kSuccess)
-    return unavailable("cannot allocate " + std::to_string(bytes) +
-                       " bytes on the GPU: " + describe(*d, r));
+  if (CUresult r = d->memAlloc(&p, bytes ? bytes : 1); r != kSuccess) {
+    std::string why =
+        allocationFailure(bytes, "GPU memory", r) + ": " + describe(*d, r);
+    return r == kOutOfMemory ? Error::withExitCode(1, why) : unavailable(why);
+  }
   return reinterpret_cast<void *>(p);
 }
 
@@ -302,8 +329,11 @@ Error takeError() {
   if (s.sticky.empty())
     return Error::success();
   std::string message = std::move(s.sticky);
+  int code = s.stickyCode;
   s.sticky.clear();
-  return unavailable(message);
+  s.stickyCode = 3;
+  s.failed = false;
+  return code == 1 ? Error::withExitCode(1, message) : unavailable(message);
 }
 
 //===----------------------------------------------------------------------===//
@@ -339,7 +369,7 @@ void mgpuLaunchKernel(void *fn, intptr_t gx, intptr_t gy, intptr_t gz,
                       void *stream, void **params, void **extra,
                       size_t /*paramsCount*/) {
   const Driver *d = current();
-  if (!d || !fn)
+  if (!d || !fn || state().failed)
     return;
   // An empty grid (a dimension of zero rows) launches nothing.
   if (gx == 0 || gy == 0 || gz == 0)
@@ -399,14 +429,17 @@ void *mgpuMemAlloc(uint64_t bytes, void *stream, bool hostShared) {
   if (!d || bytes == 0)
     return nullptr;
   CUdeviceptr p = 0;
-  if (hostShared)
-    check(d->memAllocManaged(&p, bytes, kMemAttachGlobal),
-          "allocating shared memory");
-  else if (d->memAllocAsync && stream)
-    // Stream-ordered: served from the driver's pool, no device-wide sync.
-    check(d->memAllocAsync(&p, bytes, stream), "allocating GPU memory");
-  else
-    check(d->memAlloc(&p, bytes), "allocating GPU memory");
+  const char *what = hostShared ? "shared memory" : "GPU memory";
+  CUresult r = hostShared ? d->memAllocManaged(&p, bytes, kMemAttachGlobal)
+               // Stream-ordered: served from the driver's pool, no
+               // device-wide sync.
+               : d->memAllocAsync && stream ? d->memAllocAsync(&p, bytes, stream)
+                                            : d->memAlloc(&p, bytes);
+  if (r != kSuccess) {
+    std::string why = allocationFailure(bytes, what, r);
+    check(r, why.c_str());
+    return nullptr;
+  }
   return reinterpret_cast<void *>(p);
 }
 

@@ -89,7 +89,10 @@ Error Program::call(std::string_view entry, Span<TensorRef> args) const {
   // recorded on the way.
   if (onDevice_)
     if (Error err = cuda::takeError())
-      return cuda::unavailable(name + " on the GPU: " + err.message());
+      return err.exitCode() == 1
+                 ? Error::withExitCode(1, name + " on the GPU: " +
+                                              err.message())
+                 : cuda::unavailable(name + " on the GPU: " + err.message());
   return Error::success();
 }
 

@@ -406,8 +406,15 @@ Expected<Run> setUp(const Flags &f, const RunShape &shape,
     return weights.takeError();
   Run run{*config, std::move(*weights), std::move(*session), compileMs};
   run.compilePeakMb = compilePeakMb;
-  if (Error err = run.session->setWeights(run.weights.pointers()))
-    return Error::withExitCode(3, "target " + f.target + ": " + err.message());
+  if (Error err = run.session->setWeights(run.weights.pointers())) {
+    // The GPU out of memory is the run's size (1), not the target (3). An
+    // artifact's target is its own, whatever --target said.
+    const char *target =
+        run.session->program().onDevice() ? "cuda" : f.target.c_str();
+    return Error::withExitCode(err.exitCode() == 1 ? 1 : 3,
+                               std::string("target ") + target + ": " +
+                                   err.message());
+  }
   run.weightsMs = msSince(start);
   // The weights are in and the KV cache reserved but not yet touched; the
   // command's logits are still to be allocated. What is left of the memory

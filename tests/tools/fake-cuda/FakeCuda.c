@@ -11,7 +11,9 @@
  *   TLM_FAKE_CUDA_LOG=path   at exit, append one line of counts to path;
  *   TLM_FAKE_CUDA_CC=NN      the compute capability reported (default 90);
  *   TLM_FAKE_CUDA_FAIL_LOAD  module loads fail with CUDA_ERROR_INVALID_PTX
- *                            and a line in the JIT error log.
+ *                            and a line in the JIT error log;
+ *   TLM_FAKE_CUDA_MEMORY=N   the device holds N bytes: an allocation past
+ *                            them fails with CUDA_ERROR_OUT_OF_MEMORY.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -23,7 +25,7 @@
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
 
-enum { kSuccess = 0, kInvalidValue = 1, kInvalidPtx = 218 };
+enum { kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2, kInvalidPtx = 218 };
 enum { kJitErrorLogBuffer = 5, kJitErrorLogBufferSize = 6 };
 
 static long modulesLoaded, fatbins, modulesUnloaded, launches, allocs, frees;
@@ -49,8 +51,9 @@ CUresult cuInit(unsigned flags) {
 }
 
 CUresult cuGetErrorString(CUresult r, const char **text) {
-  *text = r == kInvalidPtx ? "a PTX JIT compilation failed (fake driver)"
-                           : "an error of the fake driver";
+  *text = r == kInvalidPtx    ? "a PTX JIT compilation failed (fake driver)"
+          : r == kOutOfMemory ? "out of memory (fake driver)"
+                              : "an error of the fake driver";
   return kSuccess;
 }
 
@@ -164,13 +167,21 @@ CUresult cuEventRecord(void *event, void *stream) {
 }
 CUresult cuEventSynchronize(void *event) { return (void)event, kSuccess; }
 
+/* Device memory in use, and each block's size in front of it. */
+static size_t deviceBytes;
+
 /* Zeroed, so that what is copied back is finite. */
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
-  void *memory = calloc(1, bytes);
+  const char *limit = getenv("TLM_FAKE_CUDA_MEMORY");
+  if (limit && deviceBytes + bytes > strtoull(limit, NULL, 10))
+    return kOutOfMemory;
+  char *memory = calloc(1, bytes + 16);
   if (!memory)
-    return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+    return kOutOfMemory;
   ++allocs;
-  *p = (CUdeviceptr)(uintptr_t)memory;
+  deviceBytes += bytes;
+  memcpy(memory, &bytes, sizeof(bytes));
+  *p = (CUdeviceptr)(uintptr_t)(memory + 16);
   return kSuccess;
 }
 CUresult cuMemAllocManaged(CUdeviceptr *p, size_t bytes, unsigned flags) {
@@ -178,8 +189,12 @@ CUresult cuMemAllocManaged(CUdeviceptr *p, size_t bytes, unsigned flags) {
   return cuMemAlloc_v2(p, bytes);
 }
 CUresult cuMemFree_v2(CUdeviceptr p) {
+  char *memory = (char *)(uintptr_t)p - 16;
+  size_t bytes;
+  memcpy(&bytes, memory, sizeof(bytes));
+  deviceBytes -= bytes;
   ++frees;
-  free((void *)(uintptr_t)p);
+  free(memory);
   return kSuccess;
 }
 CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
