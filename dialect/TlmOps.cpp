@@ -389,6 +389,11 @@ LogicalResult CachedAttentionOp::verify() {
         failed(expectDim(*this, name, ty(v), 1, q.getDimSize(0), "batch")) ||
         failed(expectDim(*this, name, ty(v), 2, kvDim, "num_kv_heads * d_k")))
       return failure();
+  if (Value lengths = getLengths())
+    if (failed(expectRank(*this, "lengths", ty(lengths), 1)) ||
+        failed(expectDim(*this, "lengths", ty(lengths), 0, q.getDimSize(0),
+                         "batch")))
+      return failure();
   if (getResult().getType() != getQ().getType())
     return emitOpError("expected the result to have the type of q");
   for (auto [name, v] : {std::pair<StringRef, Value>{"k_new", getKNew()},

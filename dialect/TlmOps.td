@@ -223,6 +223,12 @@ def Tlm_CachedAttentionOp : Tlm_Op<"cached_attention", [Pure]> {
     prefix of a preallocated cache is a contiguous buffer. New query `i`
     attends to every past key and to new keys `0..i`.
 
+    With `lengths (batch)`, each sequence has a length of its own: sequence
+    `b` has cached positions `0..lengths[b]-1` (each at most `T`; the cache
+    rows past it are not read), and its new tokens are at positions
+    `lengths[b]..lengths[b]+S-1`. So sequences of different lengths decode
+    together in one batch; without it, every sequence has `T`.
+
     Besides the attention output `(batch, S, num_heads·d_k)` the op returns
     this step's rotated keys and its values in cache layout
     `(S, batch, num_kv_heads·d_k)`, for the runtime to append.
@@ -236,6 +242,7 @@ def Tlm_CachedAttentionOp : Tlm_Op<"cached_attention", [Pure]> {
   let arguments = (ins Tlm_FloatTensor:$q, Tlm_FloatTensor:$k,
                        Tlm_FloatTensor:$v, Tlm_FloatTensor:$k_past,
                        Tlm_FloatTensor:$v_past,
+                       Optional<Tlm_IndexTensor>:$lengths,
                        ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
                        ConfinedAttr<I64Attr, [IntPositive]>:$num_kv_heads,
                        OptionalAttr<F64Attr>:$rope_theta);

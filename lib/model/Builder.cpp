@@ -90,7 +90,7 @@ Value attention(OpBuilder &b, Location loc, const Config &c, Value x,
     auto rows = tensorOf(b, {kDyn, kDyn, c.kvDim()});
     auto op = tlmd::CachedAttentionOp::create(
         b, loc, TypeRange{q.getType(), rows, rows}, q, k, v, cache->kPast,
-        cache->vPast, heads, kvHeads, theta);
+        cache->vPast, cache->lengths, heads, kvHeads, theta);
     o = op.getResult();
     cache->kNew = op.getKNew();
     cache->vNew = op.getVNew();
@@ -136,6 +136,11 @@ Value emitBlock(OpBuilder &b, Location loc, const Config &c, Value x,
 
 static SmallVector<Type> weightTypes(OpBuilder &b, ArrayRef<WeightSpec> specs);
 
+/// The entries' and the block's `lengths`: one i64 per sequence.
+static RankedTensorType lengthsType(OpBuilder &b) {
+  return RankedTensorType::get({kDyn}, b.getI64Type());
+}
+
 /// Keeps `fn` out of line in MLIR (no_inline) and in LLVM (the passthrough
 /// attribute survives func-to-llvm as the `noinline` function attribute).
 static void setNoInline(func::FuncOp fn) {
@@ -144,8 +149,8 @@ static void setNoInline(func::FuncOp fn) {
   fn->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
 }
 
-/// `@block(x, [k_past, v_past,] weights...) -> (y [, k_new, v_new])`, made
-/// once per module.
+/// `@block(x, [lengths, k_past, v_past,] weights...) -> (y [, k_new,
+/// v_new])`, made once per module.
 static func::FuncOp getOrCreateBlockFunction(ModuleOp module, const Config &c,
                                              bool cached) {
   StringRef name = cached ? "block_cached" : "block";
@@ -158,7 +163,7 @@ static func::FuncOp getOrCreateBlockFunction(ModuleOp module, const Config &c,
   auto rows = tensorOf(b, {kDyn, kDyn, c.kvDim()});
   SmallVector<Type> inputs{act}, results{act};
   if (cached) {
-    inputs.append({rows, rows});
+    inputs.append({lengthsType(b), rows, rows});
     results.append({rows, rows});
   }
   llvm::append_range(inputs, weightTypes(b, blockWeightSpecs(c)));
@@ -173,10 +178,11 @@ static func::FuncOp getOrCreateBlockFunction(ModuleOp module, const Config &c,
   ValueRange args = entry->getArguments();
   BlockCache cache;
   if (cached) {
-    cache.kPast = args[1];
-    cache.vPast = args[2];
+    cache.lengths = args[1];
+    cache.kPast = args[2];
+    cache.vPast = args[3];
   }
-  Value y = emitBlock(b, loc, c, args[0], args.drop_front(cached ? 3 : 1),
+  Value y = emitBlock(b, loc, c, args[0], args.drop_front(cached ? 4 : 1),
                       cached ? &cache : nullptr);
   SmallVector<Value> outs{y};
   if (cached)
@@ -216,12 +222,13 @@ static func::FuncOp getOrCreateHeadFunction(ModuleOp module, const Config &c,
   return fn;
 }
 
-/// Embedding, the blocks (incremental when `caches` is non-empty), the final
-/// norm and the LM head: logits (batch, seq, vocab), or with `lastOnly`
-/// (batch, 1, vocab) for the last position.
+/// Embedding, the blocks (incremental when `caches` is non-empty, each
+/// sequence with `lengths` cached positions), the final norm and the LM
+/// head: logits (batch, seq, vocab), or with `lastOnly` (batch, 1, vocab)
+/// for the last position.
 static Value emitModel(OpBuilder &b, Location loc, const Config &c, Value ids,
                        ValueRange w, MutableArrayRef<BlockCache> caches,
-                       bool lastOnly = false) {
+                       Value lengths = Value(), bool lastOnly = false) {
   std::vector<WeightSpec> specs = weightSpecs(c);
   // A quantized table is two arguments (values and scales).
   size_t tableArgs = specs.size() > 1 && specs[1].isScale ? 2 : 1;
@@ -243,7 +250,7 @@ static Value emitModel(OpBuilder &b, Location loc, const Config &c, Value ids,
   for (int64_t i = 0; i < c.numLayers; ++i, next += perBlock) {
     SmallVector<Value> args{x};
     if (!caches.empty())
-      args.append({caches[i].kPast, caches[i].vPast});
+      args.append({lengths, caches[i].kPast, caches[i].vPast});
     llvm::append_range(args, w.slice(next, perBlock));
     auto call = func::CallOp::create(b, loc, blockFn, args);
     x = call.getResult(0);
@@ -348,7 +355,7 @@ void addStepFunction(ModuleOp module, const Config &c, llvm::StringRef name,
   Location loc = b.getUnknownLoc();
   auto ids = RankedTensorType::get({kDyn, seq}, b.getI64Type());
   auto rows = tensorOf(b, {kDyn, kDyn, c.kvDim()});
-  SmallVector<Type> inputs{ids},
+  SmallVector<Type> inputs{ids, lengthsType(b)},
       results{tensorOf(b, {kDyn, lastLogits ? 1 : seq, c.vocabSize})};
   for (int64_t i = 0; i < 2 * c.numLayers; ++i) {
     inputs.push_back(rows);
@@ -362,12 +369,12 @@ void addStepFunction(ModuleOp module, const Config &c, llvm::StringRef name,
   ValueRange args = entry->getArguments();
   SmallVector<BlockCache> caches(c.numLayers);
   for (int64_t i = 0; i < c.numLayers; ++i) {
-    caches[i].kPast = args[1 + 2 * i];
-    caches[i].vPast = args[2 + 2 * i];
+    caches[i].kPast = args[2 + 2 * i];
+    caches[i].vPast = args[3 + 2 * i];
   }
   Value logits =
-      emitModel(b, loc, c, args[0], args.drop_front(1 + 2 * c.numLayers),
-                caches, lastLogits);
+      emitModel(b, loc, c, args[0], args.drop_front(2 + 2 * c.numLayers),
+                caches, args[1], lastLogits);
   SmallVector<Value> outs{castTo(b, loc, logits, results[0])};
   for (BlockCache &cache : caches) {
     outs.push_back(cache.kNew);

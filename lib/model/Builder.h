@@ -19,6 +19,9 @@ namespace tlm::model {
 /// `(T, batch, kv_dim)` going in, this step's `(S, batch, kv_dim)` coming out.
 struct BlockCache {
   mlir::Value kPast, vPast;
+  /// (batch) i64: each sequence's cached positions (tlm.cached_attention's
+  /// `lengths`), or null when every sequence has all of kPast's rows.
+  mlir::Value lengths;
   mlir::Value kNew, vNew; ///< set by emitBlock
 };
 
@@ -39,12 +42,14 @@ void addBlockFunction(mlir::ModuleOp module, const Config &config,
 void addForwardFunction(mlir::ModuleOp module, const Config &config,
                         llvm::StringRef name);
 
-/// Adds the incremental entry `@name(%ids: tensor<Bx?xi64>, (k_past_i,
-/// v_past_i: tensor<?xBxkv>) per layer, weights...) -> (logits, (k_new_i,
-/// v_new_i) per layer)`. `seq` is the static step length or dynamic
-/// (kDynamic); the past length T is always dynamic, and the new tokens sit
-/// at positions T..T+S-1. With `lastLogits` the logits are those of the
-/// last new position only, (B, 1, vocab).
+/// Adds the incremental entry `@name(%ids: tensor<Bx?xi64>, %lengths:
+/// tensor<Bxi64>, (k_past_i, v_past_i: tensor<?xBxkv>) per layer,
+/// weights...) -> (logits, (k_new_i, v_new_i) per layer)`. `seq` is the
+/// static step length or dynamic (kDynamic); the past length T is always
+/// dynamic, sequence b has cached positions 0..lengths[b]-1 (at most T), and
+/// its new tokens sit at positions lengths[b]..lengths[b]+S-1. With
+/// `lastLogits` the logits are those of the last new position only,
+/// (B, 1, vocab).
 void addStepFunction(mlir::ModuleOp module, const Config &config,
                      llvm::StringRef name, int64_t seq, bool lastLogits);
 

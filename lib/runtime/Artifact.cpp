@@ -19,7 +19,8 @@ namespace tlm::runtime {
 namespace {
 
 constexpr const char *kFormat = "tlm-artifact";
-constexpr int kVersion = 1;
+/// 2: the step entries take each sequence's cached length after the ids.
+constexpr int kVersion = 2;
 
 Error artifactError(const std::string &path, const std::string &why) {
   return makeError("artifact: " + path + ": " + why);

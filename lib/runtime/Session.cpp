@@ -5,6 +5,7 @@
 #include "lib/model/ConfigJson.h"
 #include "lib/runtime/Artifact.h"
 
+#include <algorithm>
 #include <cassert>
 
 namespace tlm::runtime {
@@ -66,6 +67,7 @@ Session::allocate(const model::Config &config, const SessionOptions &options,
     return makeError(shortfall);
   std::unique_ptr<Session> s(new Session(config));
   s->batch_ = options.batch;
+  s->positions_.assign(options.batch, 0);
   for (const model::WeightSpec &w : model::weightSpecs(config)) {
     s->weightShapes_.push_back(w.shape);
     s->weightBytes_.push_back(w.bytes());
@@ -110,6 +112,23 @@ Session::open(const model::Config &config, const SessionOptions &options) {
   return s;
 }
 
+int64_t Session::position() const {
+  return *std::max_element(positions_.begin(), positions_.end());
+}
+
+Error Session::truncate(int64_t b, int64_t length) {
+  if (b < 0 || b >= batch_)
+    return makeError("sequence " + std::to_string(b) + " is not one of the " +
+                     std::to_string(batch_) + " in this session");
+  if (length < 0 || length > positions_[b])
+    return makeError("sequence " + std::to_string(b) + " has " +
+                     std::to_string(positions_[b]) +
+                     " positions; it cannot be cut to " +
+                     std::to_string(length));
+  positions_[b] = length;
+  return Error::success();
+}
+
 Error Session::step(const int64_t *ids, int64_t seq, float *logits) {
   // One new token: every row is the last one.
   return run(/*lastOnly=*/seq == 1, ids, seq, logits);
@@ -125,8 +144,9 @@ Error Session::run(bool lastOnly, const int64_t *ids, int64_t seq,
   const model::Config &c = config_;
   if (seq < 1)
     return makeError("a step needs at least one token");
-  if (position_ + seq > c.contextLength)
-    return makeError("sequence of " + std::to_string(position_ + seq) +
+  int64_t past = position();
+  if (past + seq > c.contextLength)
+    return makeError("sequence of " + std::to_string(past + seq) +
                      " tokens exceeds context_length (" +
                      std::to_string(c.contextLength) + ")");
   for (int64_t i = 0; i < batch_ * seq; ++i)
@@ -134,21 +154,32 @@ Error Session::run(bool lastOnly, const int64_t *ids, int64_t seq,
       return makeError("token id " + std::to_string(ids[i]) + " at position " +
                        std::to_string(i % seq) + " is out of range [0, " +
                        std::to_string(c.vocabSize) + ")");
+  bool together = std::all_of(positions_.begin(), positions_.end(),
+                              [&](int64_t p) { return p == past; });
+  if (!together && cuda_)
+    return makeError("sequences at different positions run on the CPU only "
+                     "(the GPU session keeps one position for the batch)");
 
   int64_t rowFloats = batch_ * c.kvDim();
   std::vector<TensorRef> args;
   args.push_back({const_cast<int64_t *>(ids), {batch_, seq}});
+  args.push_back({positions_.data(), {batch_}});
   for (int64_t i = 0; i < 2 * c.numLayers; ++i)
-    args.push_back({cacheBuffer(i), {position_, batch_, c.kvDim()}});
+    args.push_back({cacheBuffer(i), {past, batch_, c.kvDim()}});
   for (size_t i = 0; i < weights_.size(); ++i)
     args.push_back({const_cast<void *>(weights_[i]), weightShapes_[i]});
   std::string_view entry = lastOnly ? "decode" : "prefill";
   int64_t logitRows = lastOnly ? 1 : seq;
   args.push_back({logits, {batch_, logitRows, c.vocabSize}});
-  // This step's rows land right after the past ones: no copy.
+  // This step's rows land right after the past ones: no copy. Sequences
+  // at different positions get theirs scattered after the call.
+  int64_t stepFloats = seq * rowFloats;
+  if (!together)
+    scatter_.resize(2 * c.numLayers * stepFloats);
   for (int64_t i = 0; i < 2 * c.numLayers; ++i)
-    args.push_back(
-        {cacheBuffer(i) + position_ * rowFloats, {seq, batch_, c.kvDim()}});
+    args.push_back({together ? cacheBuffer(i) + past * rowFloats
+                             : scatter_.data() + i * stepFloats,
+                    {seq, batch_, c.kvDim()}});
   if (cuda_) {
     if (Error err = stepOnDevice(entry, ids, seq, logits, logitRows, args))
       return err;
@@ -156,7 +187,17 @@ Error Session::run(bool lastOnly, const int64_t *ids, int64_t seq,
     if (Error err = program_->call(entry, args))
       return err;
   }
-  position_ += seq;
+  if (!together) {
+    int64_t kv = c.kvDim();
+    for (int64_t i = 0; i < 2 * c.numLayers; ++i)
+      for (int64_t t = 0; t < seq; ++t)
+        for (int64_t b = 0; b < batch_; ++b)
+          std::copy_n(scatter_.data() + i * stepFloats + (t * batch_ + b) * kv,
+                      kv,
+                      cacheBuffer(i) + ((positions_[b] + t) * batch_ + b) * kv);
+  }
+  for (int64_t &p : positions_)
+    p += seq;
   return Error::success();
 }
 
@@ -185,8 +226,15 @@ Error Session::stepOnDevice(std::string_view entry, const int64_t *ids,
     return err;
   if (Error err = cuda::copyToDevice(deviceIds_.get(), ids, idsBytes))
     return err;
-  size_t logitsArg = 1 + 2 * config_.numLayers + weights_.size();
+  size_t lengthsBytes = batch_ * sizeof(int64_t);
+  if (Error err = grow(deviceLengths_, lengthsBytes_, lengthsBytes))
+    return err;
+  if (Error err = cuda::copyToDevice(deviceLengths_.get(), positions_.data(),
+                                     lengthsBytes))
+    return err;
+  size_t logitsArg = 2 + 2 * config_.numLayers + weights_.size();
   args[0].data = deviceIds_.get();
+  args[1].data = deviceLengths_.get();
   args[logitsArg].data = deviceLogits_.get();
   if (Error err = program_->call(entry, args))
     return err;

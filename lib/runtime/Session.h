@@ -89,9 +89,9 @@ public:
   static std::string memoryShortfall(const model::Config &config,
                                      int64_t batch);
 
-  /// Runs `seq` new tokens per sequence (`ids` is (batch, seq)) at positions
-  /// position()..position()+seq-1, appends their keys/values to the cache
-  /// and writes logits (batch, seq, vocab).
+  /// Runs `seq` new tokens per sequence (`ids` is (batch, seq)), sequence b
+  /// at positions position(b)..position(b)+seq-1, appends their keys/values
+  /// to its cache rows and writes logits (batch, seq, vocab).
   Error step(const int64_t *ids, int64_t seq, float *logits);
 
   /// As step(), but writes only the last position's logits (batch, vocab):
@@ -100,11 +100,19 @@ public:
   Error stepLast(const int64_t *ids, int64_t seq, float *logits);
 
   /// Forgets the cache: the next step starts at position 0.
-  void reset() { position_ = 0; }
+  void reset() { positions_.assign(batch_, 0); }
+  /// Forgets sequence b's positions from `length` on (at most position(b)):
+  /// its next step starts there. Sequences of different lengths then step
+  /// together, each at its own position: prompts of different lengths are
+  /// prefilled as one batch, right-padded, and each cut back to its own.
+  Error truncate(int64_t b, int64_t length);
   /// Bytes of the CPU KV cache resident in memory (the pages its rows have
   /// touched: on huge pages, whole 2 MiB pages); 0 on the GPU.
   size_t kvCacheResidentBytes() const { return cache_.residentBytes(); }
-  int64_t position() const { return position_; }
+  /// The most positions any sequence has cached (all of them, when the
+  /// sequences have stepped together), and sequence b's.
+  int64_t position() const;
+  int64_t position(int64_t b) const { return positions_[b]; }
   int64_t batch() const { return batch_; }
   const model::Config &config() const { return config_; }
   /// The code this session runs.
@@ -119,7 +127,12 @@ private:
            bool cuda);
   model::Config config_;
   int64_t batch_ = 1;
-  int64_t position_ = 0;
+  /// Each sequence's cached positions.
+  std::vector<int64_t> positions_;
+  /// Where a step's new keys and values go when the sequences' positions
+  /// differ (then they are scattered to each one's rows): 2 x layers
+  /// buffers of (seq, batch, kv_dim).
+  std::vector<float> scatter_;
   std::vector<const void *> weights_;
   std::vector<std::vector<int64_t>> weightShapes_;
   std::vector<size_t> weightBytes_;
@@ -136,8 +149,8 @@ private:
   /// in device memory (the latter two grown as needed).
   bool cuda_ = false;
   std::vector<cuda::DevicePtr> deviceWeights_;
-  cuda::DevicePtr deviceCache_, deviceIds_, deviceLogits_;
-  size_t idsBytes_ = 0, logitsBytes_ = 0;
+  cuda::DevicePtr deviceCache_, deviceIds_, deviceLogits_, deviceLengths_;
+  size_t idsBytes_ = 0, logitsBytes_ = 0, lengthsBytes_ = 0;
   /// Both steps: the "prefill" entry (every position's logits) or, with
   /// `lastOnly`, the "decode" one (the last position's).
   Error run(bool lastOnly, const int64_t *ids, int64_t seq, float *logits);

@@ -191,6 +191,26 @@ Value tlm::positionMajor(OpBuilder &b, Location loc, Value x) {
       .getResult()[0];
 }
 
+Value tlm::newPositions(OpBuilder &b, Location loc, Value lengths, Value q) {
+  Type elem = cast<RankedTensorType>(lengths.getType()).getElementType();
+  SmallVector<OpFoldResult> sizes{sizesOf(b, loc, q)[0], sizesOf(b, loc, q)[1]};
+  Value init = emptyTensor(b, loc, sizes, elem);
+  MLIRContext *ctx = b.getContext();
+  AffineMap byBatch = AffineMap::get(2, 0, {b.getAffineDimExpr(0)}, ctx);
+  SmallVector<IteratorType> iters(2, IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{lengths},
+             ValueRange{init},
+             ArrayRef<AffineMap>{byBatch, b.getMultiDimIdentityMap(2)}, iters,
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               Value i = arith::IndexCastOp::create(
+                   nb, nl, elem, linalg::IndexOp::create(nb, nl, 1));
+               linalg::YieldOp::create(
+                   nb, nl, arith::AddIOp::create(nb, nl, a[0], i).getResult());
+             })
+      .getResult(0);
+}
+
 CachedAttentionParts tlm::splitCachedAttention(OpBuilder &b,
                                                CachedAttentionOp op) {
   Location loc = op.getLoc();
@@ -205,8 +225,15 @@ CachedAttentionParts tlm::splitCachedAttention(OpBuilder &b,
   p.kPast = splitHeads(b, loc, op.getKPast(), p.kvHeads, p.headDim);
   p.vPast = splitHeads(b, loc, op.getVPast(), p.kvHeads, p.headDim);
   p.past = tensor::DimOp::create(b, loc, op.getKPast(), 0);
-  if (std::optional<double> theta = op.getRopeThetaValue())
-    std::tie(p.q, p.k) = applyRopeQK(b, loc, p.q, p.k, Value(), *theta, p.past);
+  p.lengths = op.getLengths();
+  if (std::optional<double> theta = op.getRopeThetaValue()) {
+    if (p.lengths)
+      std::tie(p.q, p.k) = applyRopeQK(
+          b, loc, p.q, p.k, newPositions(b, loc, p.lengths, p.q), *theta);
+    else
+      std::tie(p.q, p.k) =
+          applyRopeQK(b, loc, p.q, p.k, Value(), *theta, p.past);
+  }
   p.kRows = positionMajor(b, loc, p.k);
   p.vRows = positionMajor(b, loc, p.v);
   p.kNew = mergeHeads(b, loc, p.kRows);

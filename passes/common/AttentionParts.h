@@ -51,6 +51,11 @@ Value mergeHeads(OpBuilder &b, Location loc, Value x);
 /// (B, S, n, dk) -> (S, B, n, dk): position-major, as the cache.
 Value positionMajor(OpBuilder &b, Location loc, Value x);
 
+/// The positions (B, S) of a step's new tokens when each sequence has its
+/// own length: lengths[b] + i (in the lengths' integer type); q is
+/// (B, S, ...).
+Value newPositions(OpBuilder &b, Location loc, Value lengths, Value q);
+
 /// What both forms of tlm.cached_attention compute first: the heads split,
 /// the new queries and keys rotated at positions T + i, and the new keys and
 /// values laid out as the cache.
@@ -59,6 +64,8 @@ struct CachedAttentionParts {
   Value k, v;         ///< (B, S, kvH, dk), k rotated
   Value kPast, vPast; ///< (T, B, kvH, dk)
   Value past;         ///< T, the cached positions (index)
+  Value lengths;      ///< (B), each sequence's cached positions, or null
+                      ///< (then T for every sequence)
   Value kRows, vRows; ///< the new keys and values, (S, B, kvH, dk)
   Value kNew, vNew;   ///< the same in the cache layout, (S, B, kvH·dk)
   int64_t heads, kvHeads, headDim, group;

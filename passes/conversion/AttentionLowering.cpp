@@ -131,6 +131,36 @@ Value scaleAndMask(OpBuilder &b, Location loc, Value scores, int64_t headDim,
       });
 }
 
+/// Hides the past keys a sequence does not have: scores (B, H, S, T) at
+/// key j >= lengths[b] become -inf.
+Value maskPastKeys(OpBuilder &b, Location loc, Value scores, Value lengths) {
+  auto type = cast<RankedTensorType>(scores.getType());
+  MLIRContext *ctx = b.getContext();
+  AffineMap id = b.getMultiDimIdentityMap(4);
+  AffineMap byBatch = AffineMap::get(4, 0, {b.getAffineDimExpr(0)}, ctx);
+  Value init = emptyTensor(b, loc, sizesOf(b, loc, scores),
+                           type.getElementType());
+  SmallVector<utils::IteratorType> iters(4, utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{scores, lengths},
+             ValueRange{init}, ArrayRef<AffineMap>{id, byBatch, id}, iters,
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               Value j = linalg::IndexOp::create(nb, nl, 3);
+               Value n = arith::IndexCastOp::create(nb, nl,
+                                                    nb.getIndexType(), a[1]);
+               Value seen = arith::CmpIOp::create(
+                   nb, nl, arith::CmpIPredicate::ult, j, n);
+               Value hidden = floatConst(
+                   nb, nl, a[0].getType(),
+                   -std::numeric_limits<double>::infinity());
+               linalg::YieldOp::create(
+                   nb, nl,
+                   arith::SelectOp::create(nb, nl, seen, a[0], hidden)
+                       .getResult());
+             })
+      .getResult(0);
+}
+
 /// acc[...] += Σ_j p·v over (batch..., i, e, j); P is read at
 /// (batch..., i, j), V and acc through `vMap` / `outMap`.
 Value weightedSum(OpBuilder &b, Location loc, Value probs, Value v,
@@ -281,6 +311,8 @@ struct LowerCachedAttention : OpRewritePattern<CachedAttentionOp> {
         scoresOf(b, loc, q, k, qMap, AffineMap::get(5, 0, {bb, j, kvh, d}, ctx),
                  {qSizes[0], headsAttr, qSizes[1], qSizes[1]});
     sPast = scaleAndMask(b, loc, sPast, dk, Value(), /*causal=*/false);
+    if (parts.lengths)
+      sPast = maskPastKeys(b, loc, sPast, parts.lengths);
     sNew = scaleAndMask(b, loc, sNew, dk, Value(), /*causal=*/true);
     Value probs = softmaxLastDim(
         b, loc, tensor::ConcatOp::create(b, loc, 3, ValueRange{sPast, sNew}));

@@ -372,6 +372,55 @@ TEST_P(KvCache, PrefillThenDecodeMatchesForwardAndReference) {
         allClose(last.data() + b * vocab, fullRow(b, prompt - 1), kCache))
         << "last prompt row of sequence " << b;
   ASSERT_NO_FATAL_FAILURE(decodeRest(/*last=*/true));
+
+  // Sequences at positions of their own in one batch: sequence 1's prompt
+  // is `shortPrompt` tokens, right-padded to sequence 0's `prompt` for one
+  // prefill, then cut back (Session::truncate). Every later step runs both
+  // at their own positions (one token, then a chunk of `chunk` tokens over
+  // past keys of different counts, then one token), and each row equals
+  // the whole run's row at that sequence's position.
+  const int64_t shortPrompt = 7;
+  s.reset();
+  std::vector<int64_t> padded = head;
+  for (int64_t i = shortPrompt; i < prompt; ++i)
+    padded[prompt + i] = 0;
+  ASSERT_FALSE(bool(s.step(padded.data(), prompt, pre.data())));
+  for (int64_t i = 0; i < prompt; ++i)
+    EXPECT_TRUE(allClose(pre.data() + i * vocab, fullRow(0, i), kCache))
+        << "padded prefill, row " << i << " of sequence 0";
+  for (int64_t i = 0; i < shortPrompt; ++i)
+    EXPECT_TRUE(
+        allClose(pre.data() + (prompt + i) * vocab, fullRow(1, i), kCache))
+        << "padded prefill, row " << i << " of sequence 1";
+  ASSERT_FALSE(bool(s.truncate(1, shortPrompt)));
+  EXPECT_EQ(s.position(1), shortPrompt);
+  EXPECT_EQ(s.position(), prompt);
+  // `n` tokens of each sequence from its own position, checked.
+  auto stepBoth = [&](int64_t n) {
+    std::vector<int64_t> tok(batch * n);
+    int64_t at[2] = {s.position(0), s.position(1)};
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t i = 0; i < n; ++i)
+        tok[b * n + i] = ids[b * seq + at[b] + i];
+    std::vector<float> out(batch * n * vocab);
+    ASSERT_FALSE(bool(s.step(tok.data(), n, out.data())));
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t i = 0; i < n; ++i)
+        EXPECT_TRUE(allClose(out.data() + (b * n + i) * vocab,
+                             fullRow(b, at[b] + i), kCache))
+            << "own positions: sequence " << b << " at " << at[b] + i;
+  };
+  ASSERT_NO_FATAL_FAILURE(stepBoth(1));
+  ASSERT_NO_FATAL_FAILURE(stepBoth(chunk));
+  ASSERT_NO_FATAL_FAILURE(stepBoth(1));
+  std::vector<float> lastRows(batch * vocab);
+  std::vector<int64_t> tok{ids[s.position(0)], ids[seq + s.position(1)]};
+  int64_t at0 = s.position(0), at1 = s.position(1);
+  ASSERT_FALSE(bool(s.stepLast(tok.data(), 1, lastRows.data())));
+  EXPECT_TRUE(allClose(lastRows.data(), fullRow(0, at0), kCache));
+  EXPECT_TRUE(allClose(lastRows.data() + vocab, fullRow(1, at1), kCache));
+  EXPECT_TRUE(bool(s.truncate(1, s.position(1) + 1)))
+      << "a sequence cannot grow by truncation";
 }
 
 INSTANTIATE_TEST_SUITE_P(Configs, KvCache, ::testing::ValuesIn(cases()),

@@ -221,6 +221,8 @@ Value tlm::attentionRows(OpBuilder &b, Location loc, const AttentionRows &a) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(forall.getBody());
   Value bb = forall.getInductionVars()[0];
+  // This sequence's past keys (the most, a.pastCount, sized the scores).
+  Value pastCount = sequencePast(b, loc, a.lengths, bb, a.pastCount);
   Value firstHead =
       arith::MulIOp::create(b, loc, forall.getInductionVars()[1], chunkV);
   Value rows = arith::SubIOp::create(b, loc, seq, a.full);
@@ -249,10 +251,10 @@ Value tlm::attentionRows(OpBuilder &b, Location loc, const AttentionRows &a) {
         Row row{a, bb, firstHead, i, rowType, c0, c1};
         // Causal: row i sees every past key and new keys 0..i.
         Value fresh = arith::AddIOp::create(rb, rl, i, c1);
-        Value n = arith::AddIOp::create(rb, rl, a.pastCount, fresh);
+        Value n = arith::AddIOp::create(rb, rl, pastCount, fresh);
         Value padded = roundUp(rb, rl, n);
-        Value s = row.scores(rb, rl, a.past, a.pastCount, c0, it[1]);
-        s = row.scores(rb, rl, a.fresh, fresh, a.pastCount, s);
+        Value s = row.scores(rb, rl, a.past, pastCount, c0, it[1]);
+        s = row.scores(rb, rl, a.fresh, fresh, pastCount, s);
         // Per head: the softmax, and acc[hh] back to zero.
         auto soft = scf::ForOp::create(
             rb, rl, c0, chunkV, c1, ValueRange{s, it[2], it[3]},
@@ -269,8 +271,8 @@ Value tlm::attentionRows(OpBuilder &b, Location loc, const AttentionRows &a) {
         s = soft.getResult(0);
         Value sums = soft.getResult(1);
         Value acc =
-            row.values(rb, rl, a.past, a.pastCount, c0, s, soft.getResult(2));
-        acc = row.values(rb, rl, a.fresh, fresh, a.pastCount, s, acc);
+            row.values(rb, rl, a.past, pastCount, c0, s, soft.getResult(2));
+        acc = row.values(rb, rl, a.fresh, fresh, pastCount, s, acc);
         // out[i, hh] = acc[hh] / sum[hh].
         Value at = arith::SubIOp::create(rb, rl, i, a.full);
         auto out = scf::ForOp::create(

@@ -55,7 +55,8 @@ struct TlmFuseAttention
       Value out = mergeHeads(rewriter, loc,
                              fusedCachedAttention(rewriter, loc, p.q, p.kPast,
                                                   p.vPast, p.kRows, p.vRows,
-                                                  p.group, lanes, threads));
+                                                  p.lengths, p.group, lanes,
+                                                  threads));
       rewriter.replaceOp(
           op, {castTo(rewriter, loc, out, op.getResult().getType()),
                castTo(rewriter, loc, p.kNew, op.getKNew().getType()),

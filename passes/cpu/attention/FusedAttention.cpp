@@ -25,9 +25,18 @@
 using namespace mlir;
 using namespace mlir::tlm;
 
+Value tlm::sequencePast(OpBuilder &b, Location loc, Value lengths,
+                        Value batchIndex, Value past) {
+  if (!lengths)
+    return past;
+  Value n = tensor::ExtractOp::create(b, loc, lengths, ValueRange{batchIndex});
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), n);
+}
+
 Value tlm::fusedCachedAttention(OpBuilder &b, Location loc, Value q,
                                 Value kPast, Value vPast, Value k, Value v,
-                                int64_t group, int64_t lanes, int64_t threads) {
+                                Value lengths, int64_t group, int64_t lanes,
+                                int64_t threads) {
   // q: (B, S, H, dk); kPast/vPast: (T, B, kvH, dk); k/v: (S, B, kvH, dk),
   // the new keys in the same position-major layout.
   auto qType = cast<RankedTensorType>(q.getType());
@@ -75,9 +84,10 @@ Value tlm::fusedCachedAttention(OpBuilder &b, Location loc, Value q,
     SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
     Value slice = tensor::ExtractSliceOp::create(
         b, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
-    slice = attentionQueryBlocks(b, loc,
-                                 {q, slice, bb, h, kvh, pastSrc, newSrc, past,
-                                  full, scale, lowest, lanes});
+    slice = attentionQueryBlocks(
+        b, loc,
+        {q, slice, bb, h, kvh, pastSrc, newSrc,
+         sequencePast(b, loc, lengths, bb, past), full, scale, lowest, lanes});
     b.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(
         b, loc, slice, forall.getRegionIterArgs()[0], offsets, sizes, strides);
@@ -85,6 +95,6 @@ Value tlm::fusedCachedAttention(OpBuilder &b, Location loc, Value q,
   }
   // The rest (all of a decode step): one row at a time, key-major.
   return attentionRows(b, loc,
-                       {q, out, pastSrc, newSrc, past, full, scale, lowest,
-                        group, headChunk(heads, threads)});
+                       {q, out, pastSrc, newSrc, past, lengths, full, scale,
+                        lowest, group, headChunk(heads, threads)});
 }

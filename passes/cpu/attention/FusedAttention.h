@@ -22,10 +22,16 @@ namespace mlir::tlm {
 /// new keys 0..i; kv head = h / group. Fused loop nests, f32, result
 /// (B, S, H, dk): query rows `lanes` at a time with an online softmax, the
 /// rest one at a time, key-major over chunks of heads sized for `threads`.
-/// See FusedAttention.cpp.
+/// With `lengths` (B), sequence b sees its first lengths[b] cached keys
+/// only. See FusedAttention.cpp.
 Value fusedCachedAttention(OpBuilder &b, Location loc, Value q, Value kPast,
-                           Value vPast, Value k, Value v, int64_t group,
-                           int64_t lanes, int64_t threads);
+                           Value vPast, Value k, Value v, Value lengths,
+                           int64_t group, int64_t lanes, int64_t threads);
+
+/// The cached keys sequence `batchIndex` sees: lengths[batchIndex] as an
+/// index, or `past` (every one) when `lengths` is null.
+Value sequencePast(OpBuilder &b, Location loc, Value lengths,
+                   Value batchIndex, Value past);
 
 /// One key/value source: (keys, values) and how to index row `j` of them.
 struct KeySource {
@@ -57,7 +63,8 @@ struct AttentionRows {
   Value q;   ///< (B, S, H, dk)
   Value out; ///< (B, S, H, dk), rows [0, full) already written
   KeySource past, fresh;
-  Value pastCount;   ///< keys in the cache before this step
+  Value pastCount;   ///< keys in the cache before this step (the most)
+  Value lengths;     ///< (B) each sequence's past keys, or null (pastCount)
   Value full;        ///< the first row done here
   Value scale;       ///< 1 / sqrt(dk), f32
   Value lowest;      ///< a finite "minus infinity", f32
