@@ -166,3 +166,22 @@ func.func @cached_attention_f16(%q: tensor<?x?x64xf16>, %kv: tensor<?x?x32xf16>,
   %o, %kn, %vn = tlm.cached_attention %q, %kv, %kv, %past, %past {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.0e+04 : f64} : (tensor<?x?x64xf16>, tensor<?x?x32xf16>, tensor<?x?x32xf16>, tensor<?x?x32xf16>, tensor<?x?x32xf16>) -> (tensor<?x?x64xf16>, tensor<?x?x32xf16>, tensor<?x?x32xf16>)
   return %o, %kn, %vn : tensor<?x?x64xf16>, tensor<?x?x32xf16>, tensor<?x?x32xf16>
 }
+
+// -----
+
+// Each sequence with its own length: both foralls (the query blocks per
+// (batch, head), the rows per batch) read their sequence's past-key count
+// from lengths[b] rather than the cache's row count, so the keys past it
+// are never read.
+// CHECK-LABEL: func @cached_attention_lengths
+// CHECK-SAME: %[[LEN:[^:]*]]: tensor<?xi64>)
+// CHECK: scf.forall (%[[B:[^,]*]], %{{[^)]*}}) in
+// CHECK: %[[N:.*]] = tensor.extract %[[LEN]][%[[B]]] : tensor<?xi64>
+// CHECK: %[[PAST:.*]] = arith.index_cast %[[N]] : i64 to index
+// CHECK: arith.divui %[[PAST]], %c16
+// CHECK: scf.forall (%[[B2:[^)]*]]) in
+// CHECK: tensor.extract %[[LEN]][%[[B2]]] : tensor<?xi64>
+func.func @cached_attention_lengths(%q: tensor<?x?x64xf32>, %kv: tensor<?x?x32xf32>, %past: tensor<?x?x32xf32>, %len: tensor<?xi64>) -> (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>) {
+  %o, %kn, %vn = tlm.cached_attention %q, %kv, %kv, %past, %past, %len {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.0e+04 : f64} : (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?xi64>) -> (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)
+  return %o, %kn, %vn : tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>
+}

@@ -247,6 +247,30 @@ func.func @cached_attention(%q: tensor<?x?x64xf32>, %kv: tensor<?x?x32xf32>, %pa
 
 // -----
 
+// With each sequence's length: the new tokens are rotated at lengths[b] + i
+// (a (batch, seq) positions tensor feeds the tables), and the past scores
+// of keys j >= lengths[b] become -inf.
+// CHECK-LABEL: func @cached_attention_lengths
+// CHECK-SAME: %[[LEN:[^:]*]]: tensor<?xi64>)
+// CHECK: %[[POS:.*]] = linalg.generic {{.*}} ins(%[[LEN]] : tensor<?xi64>) outs(%{{.*}} : tensor<?x?xi64>)
+// CHECK: linalg.index 1
+// CHECK: arith.addi
+// CHECK: linalg.generic {{.*}} ins(%[[POS]] : tensor<?x?xi64>)
+// CHECK: math.cos
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[LEN]] : tensor<?x4x?x?xf32>, tensor<?xi64>)
+// CHECK: %[[J:.*]] = linalg.index 3
+// CHECK: %[[N:.*]] = arith.index_cast
+// CHECK: %[[SEEN:.*]] = arith.cmpi ult, %[[J]], %[[N]]
+// CHECK: arith.select %[[SEEN]]
+// CHECK: arith.cmpi sle
+// CHECK: tensor.concat dim(3)
+func.func @cached_attention_lengths(%q: tensor<?x?x64xf32>, %kv: tensor<?x?x32xf32>, %past: tensor<?x?x32xf32>, %len: tensor<?xi64>) -> (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>) {
+  %o, %kn, %vn = tlm.cached_attention %q, %kv, %kv, %past, %past, %len {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.0e+04 : f64} : (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?xi64>) -> (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)
+  return %o, %kn, %vn : tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>
+}
+
+// -----
+
 // A bf16 weight is widened in the contraction's body, an f16 table in the
 // gather's.
 // CHECK-LABEL: func @narrow_weights

@@ -602,6 +602,30 @@ func.func @cached7(%q: tensor<1x2x8xf32>, %p: tensor<3x1x8xf32>) {
 
 // -----
 
+func.func @cached_lengths_batch(%q: tensor<1x2x8xf32>, %p: tensor<3x1x8xf32>, %len: tensor<2xi64>) {
+  // expected-error @+1 {{expected lengths dim 0 (batch) to be 1, found 2}}
+  %o:3 = tlm.cached_attention %q, %q, %q, %p, %p, %len {num_heads = 2 : i64, num_kv_heads = 2 : i64} : (tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<3x1x8xf32>, tensor<3x1x8xf32>, tensor<2xi64>) -> (tensor<1x2x8xf32>, tensor<2x1x8xf32>, tensor<2x1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @cached_lengths_rank(%q: tensor<1x2x8xf32>, %p: tensor<3x1x8xf32>, %len: tensor<1x1xi64>) {
+  // expected-error @+1 {{expected lengths of rank 1, found rank 2}}
+  %o:3 = tlm.cached_attention %q, %q, %q, %p, %p, %len {num_heads = 2 : i64, num_kv_heads = 2 : i64} : (tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<3x1x8xf32>, tensor<3x1x8xf32>, tensor<1x1xi64>) -> (tensor<1x2x8xf32>, tensor<2x1x8xf32>, tensor<2x1x8xf32>)
+  return
+}
+
+// -----
+
+func.func @cached_lengths_float(%q: tensor<1x2x8xf32>, %p: tensor<3x1x8xf32>, %len: tensor<1xf32>) {
+  // expected-error @+1 {{operand #5 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values}}
+  %o:3 = tlm.cached_attention %q, %q, %q, %p, %p, %len {num_heads = 2 : i64, num_kv_heads = 2 : i64} : (tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<3x1x8xf32>, tensor<3x1x8xf32>, tensor<1xf32>) -> (tensor<1x2x8xf32>, tensor<2x1x8xf32>, tensor<2x1x8xf32>)
+  return
+}
+
+// -----
+
 func.func @cached8(%q: tensor<1x2x12xf32>, %p: tensor<3x1x12xf32>) {
   // expected-error @+1 {{expected an even head dim with RoPE, found d_k 3}}
   %o:3 = tlm.cached_attention %q, %q, %q, %p, %p {num_heads = 4 : i64, num_kv_heads = 4 : i64, rope_theta = 1.0e+04 : f64} : (tensor<1x2x12xf32>, tensor<1x2x12xf32>, tensor<1x2x12xf32>, tensor<3x1x12xf32>, tensor<3x1x12xf32>) -> (tensor<1x2x12xf32>, tensor<2x1x12xf32>, tensor<2x1x12xf32>)

@@ -103,6 +103,14 @@ func.func @cached_attention(%q: tensor<?x?x64xf32>, %kv: tensor<?x?x32xf32>, %pa
   return %o : tensor<?x?x64xf32>
 }
 
+// Each sequence with its own cached length.
+// CHECK-LABEL: func @cached_attention_lengths
+// CHECK: tlm.cached_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {num_heads = 4 : i64, num_kv_heads = 2 : i64} : (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?xi64>)
+func.func @cached_attention_lengths(%q: tensor<?x?x64xf32>, %kv: tensor<?x?x32xf32>, %past: tensor<?x?x32xf32>, %len: tensor<?xi64>) -> tensor<?x?x64xf32> {
+  %o, %kn, %vn = tlm.cached_attention %q, %kv, %kv, %past, %past, %len {num_heads = 4 : i64, num_kv_heads = 2 : i64} : (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?xi64>) -> (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)
+  return %o : tensor<?x?x64xf32>
+}
+
 // Block-quantized weights (q8_0: a code a weight; q4_0: two a byte) with a
 // scale per 32 weights, read by any op that takes a weight.
 // CHECK-LABEL: func @dequantize
