@@ -135,6 +135,8 @@ const std::set<std::string> &runFlags(const std::string &command) {
         "prompt-tokens",
         "prompt",
         "prompt-file",
+        "prompts-file",
+        "batch",
         "stop",
         "stop-tokens",
         "interactive",

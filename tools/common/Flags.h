@@ -42,6 +42,8 @@ struct Flags {
               repeatLastNText = "64", frequencyPenaltyText = "0",
               presencePenaltyText = "0", samplingSeedText;
   std::string promptFile;
+  /// generate: one prompt per line, decoded together as one batch.
+  std::string promptsFile;
   /// generate: stop strings (several), stop token ids ("2 13"), and lines
   /// of stdin as further prompts.
   std::vector<std::string> stops;

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/common/Commands.h"
+#include "tools/common/GenerateParts.h"
 #include "tools/common/Progress.h"
 
 #include "lib/io/FileIO.h"
@@ -28,95 +29,6 @@
 namespace tlm::cli {
 
 namespace {
-
-/// generate's sampling flags, checked.
-Expected<runtime::SamplingOptions> samplingOptions(const Flags &f) {
-  if (!(f.temperature >= 0) || !std::isfinite(f.temperature))
-    return userError("--temperature must be a finite number >= 0");
-  if (!(f.topP > 0 && f.topP <= 1))
-    return userError("--top-p must be in (0, 1]");
-  if (f.topK < 0)
-    return userError("--top-k must be >= 0 (0: every token)");
-  if (!(f.minP >= 0 && f.minP <= 1))
-    return userError("--min-p must be in [0, 1]");
-  if (!(f.repeatPenalty > 0) || !std::isfinite(f.repeatPenalty))
-    return userError("--repeat-penalty must be a finite number > 0");
-  if (f.repeatLastN < 0)
-    return userError("--repeat-last-n must be >= 0");
-  if (!std::isfinite(f.frequencyPenalty) || !std::isfinite(f.presencePenalty))
-    return userError("--frequency-penalty and --presence-penalty must be "
-                     "finite numbers");
-  runtime::SamplingOptions o;
-  o.temperature = f.temperature;
-  o.topP = f.topP;
-  o.topK = f.topK;
-  o.minP = f.minP;
-  o.repeatPenalty = f.repeatPenalty;
-  o.repeatLastN = f.repeatLastN;
-  o.frequencyPenalty = f.frequencyPenalty;
-  o.presencePenalty = f.presencePenalty;
-  o.seed = f.samplingSeed;
-  return o;
-}
-
-/// Prints a turn's tokens: text as it streams, less what could still turn
-/// out to begin a stop string, or ids.
-class Printer {
-public:
-  Printer(const io::Tokenizer *tokenizer, int64_t prev,
-          const std::vector<std::string> &stops)
-      : stops_(stops) {
-    if (tokenizer)
-      stream_.emplace(*tokenizer, prev);
-  }
-
-  /// Prints `id`'s text; true when it completes a stop string, of which
-  /// (and of anything after it) nothing is printed.
-  Expected<bool> add(int64_t id) {
-    if (!stream_) {
-      std::printf("%s%lld", first_ ? "" : " ", (long long)id);
-      first_ = false;
-      return false;
-    }
-    auto text = stream_->feed(id);
-    if (!text)
-      return text.takeError();
-    held_ += *text;
-    size_t at = std::string::npos;
-    for (const std::string &stop : stops_)
-      at = std::min(at, held_.find(stop));
-    if (at != std::string::npos) {
-      std::fwrite(held_.data(), 1, at, stdout);
-      held_.clear();
-      return true;
-    }
-    // Keep the longest end of the text that begins some stop string.
-    size_t keep = 0;
-    for (const std::string &stop : stops_)
-      for (size_t n = std::min(stop.size() - 1, held_.size()); n > keep; --n)
-        if (held_.compare(held_.size() - n, n, stop, 0, n) == 0) {
-          keep = n;
-          break;
-        }
-    std::fwrite(held_.data(), 1, held_.size() - keep, stdout);
-    held_.erase(0, held_.size() - keep);
-    return false;
-  }
-
-  /// The turn ended without a stop string: what was held back is text.
-  void finish() {
-    if (stream_)
-      held_ += stream_->finish();
-    std::fwrite(held_.data(), 1, held_.size(), stdout);
-    held_.clear();
-  }
-
-private:
-  const std::vector<std::string> &stops_;
-  std::optional<io::StreamDecoder> stream_;
-  std::string held_;
-  bool first_ = true;
-};
 
 enum class Stop { MaxTokens, Eos, StopToken, StopString, Context, Reader };
 
@@ -219,41 +131,9 @@ struct Generator {
   }
 };
 
-/// --prompt, or the text of --prompt-file.
-Expected<std::string> promptText(const Flags &f) {
-  if (f.promptFile.empty())
-    return f.prompt;
-  // A prompt is text for the tokenizer: 16 MiB bounds the read.
-  auto read = io::readRegularFile(f.promptFile, 16 << 20);
-  if (!read)
-    return userError("--prompt-file: " + read.takeError().message());
-  if (read->empty())
-    return userError("--prompt-file: " + f.promptFile + " is empty");
-  return read;
-}
-
-/// The prompt the flags give, as ids (empty for --interactive without one).
-Expected<std::vector<int64_t>> promptIds(const Flags &f,
-                                         const std::string &text,
-                                         const io::Tokenizer *tokenizer) {
-  if (!f.promptTokens.empty())
-    return parseIds("prompt-tokens", f.promptTokens);
-  if (text.empty())
-    return std::vector<int64_t>();
-  std::vector<int64_t> ids = tokenizer->encode(text, tokenizer->bos() >= 0);
-  if (ids.empty())
-    return userError("the prompt encodes to no tokens");
-  return ids;
-}
-
 } // namespace
 
-Error runGenerate(const Flags &f, const SessionMaker &make) {
-  int prompts =
-      !f.promptTokens.empty() + !f.prompt.empty() + !f.promptFile.empty();
-  if (prompts > 1 || (prompts == 0 && !f.interactive))
-    return userError(
-        "give exactly one of --prompt-tokens, --prompt and --prompt-file");
+Error checkGenerateFlags(const Flags &f) {
   if ((!f.prompt.empty() || !f.promptFile.empty()) && f.tokenizer.empty())
     return userError(
         std::string(f.prompt.empty() ? "--prompt-file" : "--prompt") +
@@ -271,37 +151,59 @@ Error runGenerate(const Flags &f, const SessionMaker &make) {
       return userError("--stop: an empty string would stop at once");
   if (f.maxNewTokens < 0)
     return userError("--max-new-tokens must be >= 0");
+  return Error::success();
+}
+
+Expected<std::unique_ptr<io::Tokenizer>>
+generateTokenizer(const Flags &f, const model::Config &config) {
+  if (f.tokenizer.empty())
+    return std::unique_ptr<io::Tokenizer>();
+  auto tokenizer = io::Tokenizer::load(f.tokenizer);
+  if (!tokenizer)
+    return tokenizer.takeError();
+  if (!(*tokenizer)->setParseSpecial(f.special))
+    return userError("--special needs a tokenizer.json (" + f.tokenizer +
+                     " has no added tokens to recognise)");
+  if ((*tokenizer)->vocabSize() > config.vocabSize)
+    return userError("the tokenizer has " +
+                     std::to_string((*tokenizer)->vocabSize()) +
+                     " tokens but the model's vocab_size is " +
+                     std::to_string(config.vocabSize));
+  return std::move(*tokenizer);
+}
+
+Expected<std::vector<int64_t>> stopTokenIds(const Flags &f) {
+  if (f.stopTokensText.empty())
+    return std::vector<int64_t>();
+  return parseIds("stop-tokens", f.stopTokensText);
+}
+
+Error runGenerate(const Flags &f, const SessionMaker &make) {
+  if (!f.promptsFile.empty() || f.batch != 1)
+    return runGenerateBatch(f, make);
+  int prompts =
+      !f.promptTokens.empty() + !f.prompt.empty() + !f.promptFile.empty();
+  if (prompts > 1 || (prompts == 0 && !f.interactive))
+    return userError("give exactly one of --prompt-tokens, --prompt, "
+                     "--prompt-file and --prompts-file");
+  if (Error err = checkGenerateFlags(f))
+    return err;
   auto sampling = samplingOptions(f);
   if (!sampling)
     return sampling.takeError();
   auto text = promptText(f);
   if (!text)
     return text.takeError();
-  std::vector<int64_t> stopTokens;
-  if (!f.stopTokensText.empty()) {
-    auto ids = parseIds("stop-tokens", f.stopTokensText);
-    if (!ids)
-      return ids.takeError();
-    stopTokens = std::move(*ids);
-  }
+  auto stopTokens = stopTokenIds(f);
+  if (!stopTokens)
+    return stopTokens.takeError();
   auto config = loadConfig(f);
   if (!config)
     return config.takeError();
-  std::unique_ptr<io::Tokenizer> tokenizer;
-  if (!f.tokenizer.empty()) {
-    auto t = io::Tokenizer::load(f.tokenizer);
-    if (!t)
-      return t.takeError();
-    tokenizer = std::move(*t);
-    if (!tokenizer->setParseSpecial(f.special))
-      return userError("--special needs a tokenizer.json (" + f.tokenizer +
-                       " has no added tokens to recognise)");
-    if (tokenizer->vocabSize() > config->vocabSize)
-      return userError("the tokenizer has " +
-                       std::to_string(tokenizer->vocabSize()) +
-                       " tokens but the model's vocab_size is " +
-                       std::to_string(config->vocabSize));
-  }
+  auto loaded = generateTokenizer(f, *config);
+  if (!loaded)
+    return loaded.takeError();
+  std::unique_ptr<io::Tokenizer> tokenizer = std::move(*loaded);
   auto ids = promptIds(f, *text, tokenizer.get());
   if (!ids)
     return ids.takeError();
@@ -326,7 +228,7 @@ Error runGenerate(const Flags &f, const SessionMaker &make) {
               *run,
               tokenizer.get(),
               sampler,
-              std::set<int64_t>(stopTokens.begin(), stopTokens.end()),
+              std::set<int64_t>(stopTokens->begin(), stopTokens->end()),
               std::vector<float>(run->config.vocabSize)};
   StopOnSignal stopOnSignal;
   if (f.echo && !ids->empty()) {

@@ -77,6 +77,7 @@ const std::map<std::string, std::string Flags::*> &textFlags() {
       {"presence-penalty", &Flags::presencePenaltyText},
       {"sampling-seed", &Flags::samplingSeedText},
       {"prompt-file", &Flags::promptFile},
+      {"prompts-file", &Flags::promptsFile},
       {"stop-tokens", &Flags::stopTokensText},
       {"stop", nullptr}, // several, below
       {"prompt-len", &Flags::promptLenText},

@@ -100,6 +100,10 @@ struct Options {
                "text changes without the seeded weights")};
   cl::opt<std::string> promptFile{"prompt-file",
                                   cl::desc("prompt text read from a file")};
+  cl::opt<std::string> promptsFile{
+      "prompts-file",
+      cl::desc("generate: one prompt per line (text, or ids without "
+               "--tokenizer), all decoded together as one batch")};
   cl::list<std::string> stops{
       "stop", cl::desc("generate: stop where the text contains this "
                        "(several allowed; not printed)")};
@@ -145,8 +149,10 @@ struct Options {
   cl::opt<std::string> repeatText{
       "repeat", cl::init("1"),
       cl::desc("bench: runs of prefill and decode (medians and spread)")};
-  cl::opt<std::string> batchText{"batch", cl::init("1"),
-                                 cl::desc("bench: batch size")};
+  cl::opt<std::string> batchText{
+      "batch", cl::init("1"),
+      cl::desc("bench: batch size; generate: sequences sampled from the one "
+               "prompt together, each from its own seed")};
   cl::opt<bool> json{"json", cl::desc("one JSON object on the last line")};
   cl::opt<std::string> optLevel{
       "opt-level", cl::init("auto"),

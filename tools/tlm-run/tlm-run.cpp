@@ -50,6 +50,7 @@ llvm::Error Options::resolve() {
   f.frequencyPenaltyText = frequencyPenaltyText;
   f.presencePenaltyText = presencePenaltyText;
   f.samplingSeedText = samplingSeedText, f.promptFile = promptFile;
+  f.promptsFile = promptsFile;
   f.ignoreEos = ignoreEos, f.quiet = quiet, f.interactive = interactive;
   f.special = special, f.echo = echo;
   f.stops.assign(stops.begin(), stops.end());
