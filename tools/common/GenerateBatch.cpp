@@ -136,6 +136,9 @@ Error runGenerateBatch(const Flags &f, const SessionMaker &make) {
   if (!run)
     return run.takeError();
   runtime::Session &s = *run->session;
+  if (s.program().onDevice())
+    return userError("--prompts-file and --batch run on the CPU only (a GPU "
+                     "session keeps one position for the whole batch)");
   int64_t vocab = run->config.vocabSize;
   if (tok)
     sampling->vocabLimit = tok->vocabSize();
