@@ -239,6 +239,10 @@ Expected<SafeTensors> SafeTensors::open(const std::string &path, Load load,
     }
   }
 
+  for (auto &[name, range] : where)
+    result.tensors_.find(name)->second.fileOffset = dataStart + range.first;
+  if (load == Load::Header)
+    return result;
   if (load == Load::Map) {
     void *base = ::mmap(nullptr, fileSize, PROT_READ, MAP_PRIVATE, file.fd, 0);
     if (base == MAP_FAILED)

@@ -40,6 +40,8 @@ struct Tensor {
   std::vector<int64_t> shape;
   void *data = nullptr;
   size_t bytes = 0;
+  /// Where the data starts in the file.
+  uint64_t fileOffset = 0;
 
   int64_t numElements() const;
   const float *f32() const { return static_cast<const float *>(data); }
@@ -51,8 +53,9 @@ public:
   /// once into anonymous memory (a LargeBuffer, on huge pages when
   /// `hugePages`); Map points into a private read-only mapping of the file
   /// (kept for measurements: streaming weights from the page cache was
-  /// measured slower, see the README).
-  enum class Load { Read, Map };
+  /// measured slower, see the README); Header reads none of it (`data`
+  /// stays null), for a reader of its own (a token stream's windows).
+  enum class Load { Read, Map, Header };
 
   /// Opens and validates `path`; errors name the file and the tensor.
   static Expected<SafeTensors>

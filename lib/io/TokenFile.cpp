@@ -27,17 +27,17 @@ Expected<TokenMatrix> readTokenFile(const std::string &path) {
 
 namespace {
 
-Expected<TokenMatrix> readTokens(const std::string &path, bool flat) {
-  auto file = SafeTensors::open(path);
-  if (!file)
-    return file.takeError();
+/// The token tensor of `file`: `tokens`, or its one integer tensor, I32 or
+/// I64, of rank 2 (or 1 when `flat`), not empty.
+Expected<const Tensor *> tokenTensor(const SafeTensors &file,
+                                     const std::string &path, bool flat) {
   auto fail = [&](const std::string &what) {
     return makeError("token file " + path + what);
   };
   auto isInteger = [](DType d) { return d == DType::I64 || d == DType::I32; };
-  const Tensor *t = file->find("tokens");
+  const Tensor *t = file.find("tokens");
   if (!t) {
-    for (const auto &[name, tensor] : file->tensors())
+    for (const auto &[name, tensor] : file.tensors())
       if (isInteger(tensor.dtype)) {
         if (t)
           return fail(" has no 'tokens' tensor and several integer ones");
@@ -56,12 +56,24 @@ Expected<TokenMatrix> readTokens(const std::string &path, bool flat) {
                            shapeString(t->shape)
                      : ": tokens must have shape (batch, seq), found " +
                            shapeString(t->shape));
-  TokenMatrix out{{}, t->shape.size() == 2 ? t->shape[0] : 1, t->shape.back()};
-  out.ids.reserve(t->numElements());
-  for (int64_t i = 0; i < t->numElements(); ++i)
-    out.ids.push_back(t->dtype == DType::I64
-                          ? static_cast<const int64_t *>(t->data)[i]
-                          : static_cast<const int32_t *>(t->data)[i]);
+  return t;
+}
+
+Expected<TokenMatrix> readTokens(const std::string &path, bool flat) {
+  auto file = SafeTensors::open(path);
+  if (!file)
+    return file.takeError();
+  auto t = tokenTensor(*file, path, flat);
+  if (!t)
+    return t.takeError();
+  const Tensor &tokens = **t;
+  TokenMatrix out{
+      {}, tokens.shape.size() == 2 ? tokens.shape[0] : 1, tokens.shape.back()};
+  out.ids.reserve(tokens.numElements());
+  for (int64_t i = 0; i < tokens.numElements(); ++i)
+    out.ids.push_back(tokens.dtype == DType::I64
+                          ? static_cast<const int64_t *>(tokens.data)[i]
+                          : static_cast<const int32_t *>(tokens.data)[i]);
   return out;
 }
 
@@ -72,11 +84,21 @@ Expected<TokenStream> TokenStream::open(const std::string &path,
   TokenStream s;
   s.path_ = path;
   if (dtype.empty()) {
-    auto tokens = readTokens(path, /*flat=*/true);
-    if (!tokens)
-      return tokens.takeError();
-    s.inMemory_ = std::move(tokens->ids);
-    s.size_ = s.inMemory_.size();
+    // Only the header is read here; the windows come from the file as the
+    // raw forms' do, so memory is one window, never the whole stream.
+    auto file = SafeTensors::open(path, SafeTensors::Load::Header);
+    if (!file)
+      return file.takeError();
+    auto t = tokenTensor(*file, path, /*flat=*/true);
+    if (!t)
+      return t.takeError();
+    s.elementBytes_ = dtypeSize((*t)->dtype);
+    s.size_ = (*t)->numElements();
+    s.offset_ = (*t)->fileOffset;
+    s.fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (s.fd_ < 0)
+      return makeError("token file " + path +
+                       ": cannot open: " + std::strerror(errno));
     return s;
   }
   s.elementBytes_ = dtype == "uint16"  ? 2
@@ -104,7 +126,7 @@ Expected<TokenStream> TokenStream::open(const std::string &path,
 
 TokenStream::TokenStream(TokenStream &&o) noexcept
     : path_(std::move(o.path_)), fd_(o.fd_), elementBytes_(o.elementBytes_),
-      size_(o.size_), inMemory_(std::move(o.inMemory_)) {
+      size_(o.size_), offset_(o.offset_) {
   o.fd_ = -1;
 }
 
@@ -117,14 +139,11 @@ Expected<std::vector<int64_t>> TokenStream::read(int64_t begin,
                                                  int64_t count) const {
   assert(begin >= 0 && count >= 0 && begin + count <= size_ &&
          "a window inside the stream");
-  if (fd_ < 0)
-    return std::vector<int64_t>(inMemory_.begin() + begin,
-                                inMemory_.begin() + begin + count);
   std::vector<unsigned char> raw(count * elementBytes_);
   size_t done = 0;
   while (done < raw.size()) {
     ssize_t n = ::pread(fd_, raw.data() + done, raw.size() - done,
-                        begin * elementBytes_ + done);
+                        offset_ + begin * elementBytes_ + done);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)

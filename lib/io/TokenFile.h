@@ -24,8 +24,9 @@ Expected<TokenMatrix> readTokenFile(const std::string &path);
 
 /// A token file read as one flat stream, a window at a time: a raw file of
 /// little-endian `uint16`, `int32` or `int64` ids (CS336's `np.memmap`
-/// layout; read piecewise, never whole), or a safetensors token file
-/// (rank 1, or rank 2 with its rows one after another).
+/// layout), or a safetensors token file (rank 1, or rank 2 with its rows
+/// one after another; its header read at open). Either way each window is
+/// read from the file when asked for, never the whole stream.
 class TokenStream {
 public:
   /// `dtype` "uint16", "int32" or "int64" for a raw file, "" for
@@ -45,7 +46,8 @@ private:
   int fd_ = -1;
   size_t elementBytes_ = 0;
   int64_t size_ = 0;
-  std::vector<int64_t> inMemory_; ///< a safetensors file's ids
+  /// Where the ids start in the file (a safetensors file's data offset).
+  uint64_t offset_ = 0;
 };
 
 } // namespace tlm::io
