@@ -32,6 +32,7 @@ import platform
 if platform.machine() == "x86_64":
     config.available_features.add("x86_64")
 
+config.substitutions.append(("%tlm_build", config.tlm_obj_root))
 config.substitutions.append(("%fake_cuda", os.path.join(config.tlm_obj_root, "tests", "fake-cuda")))
 config.substitutions.append(("%examples", os.path.join(config.tlm_src_root, "examples")))
 config.substitutions.append(("%tools", os.path.join(config.tlm_src_root, "tools")))

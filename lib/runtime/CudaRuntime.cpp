@@ -31,6 +31,7 @@ using CUevent = void *;
 constexpr CUresult kSuccess = 0;
 constexpr CUresult kOutOfMemory = 2; // CUDA_ERROR_OUT_OF_MEMORY
 constexpr int kAttrComputeMajor = 75, kAttrComputeMinor = 76;
+constexpr int kAttrMemoryPoolsSupported = 115;
 constexpr int kJitErrorLogBuffer = 5;     // CU_JIT_ERROR_LOG_BUFFER
 constexpr int kJitErrorLogBufferSize = 6; // ..._LOG_BUFFER_SIZE_BYTES
 constexpr int kJitOptimizationLevel = 7;  // CU_JIT_OPTIMIZATION_LEVEL
@@ -174,6 +175,17 @@ State &initialised() {
     else if (CUresult r = d.primaryCtxRetain(&s.context, s.device);
              r != kSuccess)
       s.error = "cannot create a context on GPU 0: " + describe(d, r);
+    // Stream-ordered allocation only where the device has memory pools
+    // (some virtualized GPUs do not: cuMemAllocAsync then fails, and every
+    // later kernel would get its null): else plain cuMemAlloc.
+    int pools = 0;
+    if (s.error.empty() && s.driver.memAllocAsync &&
+        (d.deviceGetAttribute(&pools, kAttrMemoryPoolsSupported, s.device) !=
+             kSuccess ||
+         !pools)) {
+      s.driver.memAllocAsync = nullptr;
+      s.driver.memFreeAsync = nullptr;
+    }
   });
   return state();
 }
@@ -310,6 +322,12 @@ Error copyToDevice(void *device, const void *host, size_t bytes) {
   if (!d)
     return takeError();
   if (CUresult r = d->memcpyHtoD(dptr(device), host, bytes); r != kSuccess)
+    return unavailable("copy to the GPU failed: " + describe(*d, r));
+  // From pageable memory the driver may return before the transfer lands,
+  // and the kernels run on a non-blocking stream that the legacy stream's
+  // copy does not order: wait for it, so a step never reads the last
+  // step's ids.
+  if (CUresult r = d->streamSynchronize(nullptr); r != kSuccess)
     return unavailable("copy to the GPU failed: " + describe(*d, r));
   return Error::success();
 }
