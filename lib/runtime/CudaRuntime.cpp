@@ -15,6 +15,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <mutex>
+#include <unordered_map>
 
 namespace tlm::runtime::cuda {
 
@@ -143,6 +144,15 @@ struct State {
   /// Set with `sticky`: later launches are skipped, since their buffers
   /// may be the null of a failed allocation.
   std::atomic<bool> failed{false};
+  /// The host code's buffers, kept when it frees them and handed out again
+  /// for the same size class: a step allocates about the sizes the step
+  /// before freed (292 pairs a small.json token; attention's grow with the
+  /// position), so after the first steps few reach the driver. Safe without
+  /// events: one call's allocations and frees are ordered on its one
+  /// stream, which it synchronizes before it returns.
+  std::mutex blocksMutex;
+  std::unordered_map<CUdeviceptr, uint64_t> blockSizes; ///< ours, in use or not
+  std::unordered_multimap<uint64_t, CUdeviceptr> freeBlocks;
 };
 
 State &state() {
@@ -317,6 +327,20 @@ void release(void *device) {
     d->memFree(dptr(device));
 }
 
+bool releaseCachedBlocks() {
+  State &s = state();
+  const Driver *d = s.error.empty() ? &s.driver : nullptr;
+  std::lock_guard<std::mutex> lock(s.blocksMutex);
+  bool any = !s.freeBlocks.empty();
+  for (auto [bytes, p] : s.freeBlocks) {
+    if (d)
+      d->memFree(p);
+    s.blockSizes.erase(p);
+  }
+  s.freeBlocks.clear();
+  return any;
+}
+
 Error copyToDevice(void *device, const void *host, size_t bytes) {
   const Driver *d = current();
   if (!d)
@@ -447,17 +471,45 @@ void *mgpuMemAlloc(uint64_t bytes, void *stream, bool hostShared) {
   if (!d || bytes == 0)
     return nullptr;
   CUdeviceptr p = 0;
-  const char *what = hostShared ? "shared memory" : "GPU memory";
-  CUresult r = hostShared ? d->memAllocManaged(&p, bytes, kMemAttachGlobal)
-               // Stream-ordered: served from the driver's pool, no
-               // device-wide sync.
-               : d->memAllocAsync && stream ? d->memAllocAsync(&p, bytes, stream)
-                                            : d->memAlloc(&p, bytes);
+  if (hostShared) {
+    if (CUresult r = d->memAllocManaged(&p, bytes, kMemAttachGlobal);
+        r != kSuccess) {
+      check(r, allocationFailure(bytes, "shared memory", r).c_str());
+      return nullptr;
+    }
+    return reinterpret_cast<void *>(p);
+  }
+  // Sixteen size classes per power of two (at most 1/16 more than asked),
+  // 256 bytes the least, so a buffer that grows with the position is
+  // reused for many steps.
+  uint64_t step = 256;
+  while (step * 16 <= bytes)
+    step *= 2;
+  bytes = (bytes + step - 1) / step * step;
+  State &s = state();
+  {
+    std::lock_guard<std::mutex> lock(s.blocksMutex);
+    if (auto it = s.freeBlocks.find(bytes); it != s.freeBlocks.end()) {
+      p = it->second;
+      s.freeBlocks.erase(it);
+      return reinterpret_cast<void *>(p);
+    }
+  }
+  // Stream-ordered where the device has pools: no device-wide sync.
+  auto driverAlloc = [&] {
+    return d->memAllocAsync && stream ? d->memAllocAsync(&p, bytes, stream)
+                                      : d->memAlloc(&p, bytes);
+  };
+  CUresult r = driverAlloc();
+  // Blocks of other sizes may be what fills the memory: give them back.
+  if (r == kOutOfMemory && releaseCachedBlocks())
+    r = driverAlloc();
   if (r != kSuccess) {
-    std::string why = allocationFailure(bytes, what, r);
-    check(r, why.c_str());
+    check(r, allocationFailure(bytes, "GPU memory", r).c_str());
     return nullptr;
   }
+  std::lock_guard<std::mutex> lock(s.blocksMutex);
+  s.blockSizes[p] = bytes;
   return reinterpret_cast<void *>(p);
 }
 
@@ -465,6 +517,14 @@ void mgpuMemFree(void *ptr, void *stream) {
   const Driver *d = current();
   if (!d || !ptr)
     return;
+  State &s = state();
+  {
+    std::lock_guard<std::mutex> lock(s.blocksMutex);
+    if (auto it = s.blockSizes.find(dptr(ptr)); it != s.blockSizes.end()) {
+      s.freeBlocks.emplace(it->second, it->first);
+      return;
+    }
+  }
   if (d->memFreeAsync && stream)
     check(d->memFreeAsync(dptr(ptr), stream), "freeing GPU memory");
   else

@@ -61,6 +61,11 @@ struct DeviceDeleter {
 };
 using DevicePtr = std::unique_ptr<void, DeviceDeleter>;
 
+/// Gives the driver back the host code's buffers kept for reuse (see
+/// mgpuMemAlloc): when a session ends, or memory runs out. True if there
+/// were any.
+bool releaseCachedBlocks();
+
 /// The first error an mgpu* function met since the last call, if any.
 Error takeError();
 

@@ -112,6 +112,11 @@ Session::open(const model::Config &config, const SessionOptions &options) {
   return s;
 }
 
+Session::~Session() {
+  if (cuda_)
+    cuda::releaseCachedBlocks();
+}
+
 int64_t Session::position() const {
   return *std::max_element(positions_.begin(), positions_.end());
 }

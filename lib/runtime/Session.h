@@ -35,6 +35,9 @@ struct SessionOptions {
 
 class Session {
 public:
+  /// On the GPU, gives back the host code's buffers kept for reuse.
+  ~Session();
+
   /// Loads the artifact `options.artifact`, which must hold `config`'s
   /// model, without weights: bind them with setWeights() before step().
   /// The runtime's way in; it needs no compiler.
