@@ -1,0 +1,126 @@
+//===- CudaDriver.h - the driver API as the runtime calls it ---*- C++ -*-===//
+//
+// Shared by CudaRuntime.cpp (the driver's loading, the runtime's own calls)
+// and CudaMgpu.cpp (the mgpu* functions MLIR's host code calls): the few
+// driver types and entry points tlm needs, declared by hand (they are part
+// of CUDA's stable C ABI), and the process's one driver state. Internal to
+// lib/runtime.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TLM_RUNTIME_CUDADRIVER_H
+#define TLM_RUNTIME_CUDADRIVER_H
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace tlm::runtime::cuda::detail {
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = void *;
+using CUmodule = void *;
+using CUfunction = void *;
+using CUstream = void *;
+using CUevent = void *;
+constexpr CUresult kSuccess = 0;
+constexpr CUresult kOutOfMemory = 2; // CUDA_ERROR_OUT_OF_MEMORY
+constexpr int kAttrComputeMajor = 75, kAttrComputeMinor = 76;
+constexpr int kAttrMemoryPoolsSupported = 115;
+constexpr int kJitErrorLogBuffer = 5;     // CU_JIT_ERROR_LOG_BUFFER
+constexpr int kJitErrorLogBufferSize = 6; // ..._LOG_BUFFER_SIZE_BYTES
+constexpr int kJitOptimizationLevel = 7;  // CU_JIT_OPTIMIZATION_LEVEL
+constexpr unsigned kMemAttachGlobal = 1;
+constexpr unsigned kStreamNonBlocking = 1;
+
+/// The driver's entry points; null until load() succeeds.
+struct Driver {
+  CUresult (*init)(unsigned);
+  CUresult (*getErrorString)(CUresult, const char **);
+  CUresult (*deviceGetCount)(int *);
+  CUresult (*deviceGet)(CUdevice *, int);
+  CUresult (*deviceGetName)(char *, int, CUdevice);
+  CUresult (*deviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*primaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*ctxSetCurrent)(CUcontext);
+  CUresult (*moduleLoadDataEx)(CUmodule *, const void *, unsigned, int *,
+                               void **);
+  CUresult (*moduleUnload)(CUmodule);
+  CUresult (*moduleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, unsigned, unsigned, CUstream, void **,
+                           void **);
+  CUresult (*streamCreate)(CUstream *, unsigned);
+  CUresult (*streamSynchronize)(CUstream);
+  CUresult (*streamDestroy)(CUstream);
+  CUresult (*streamWaitEvent)(CUstream, CUevent, unsigned);
+  CUresult (*eventCreate)(CUevent *, unsigned);
+  CUresult (*eventDestroy)(CUevent);
+  CUresult (*eventRecord)(CUevent, CUstream);
+  CUresult (*eventSynchronize)(CUevent);
+  CUresult (*memAlloc)(CUdeviceptr *, size_t);
+  CUresult (*memAllocManaged)(CUdeviceptr *, size_t, unsigned);
+  CUresult (*memFree)(CUdeviceptr);
+  CUresult (*memcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*memcpyHtoD)(CUdeviceptr, const void *, size_t);
+  CUresult (*memcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*memsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
+  CUresult (*memsetD16Async)(CUdeviceptr, unsigned short, size_t, CUstream);
+  CUresult (*memHostRegister)(void *, size_t, unsigned);
+  CUresult (*memHostUnregister)(void *);
+  // Stream-ordered allocation (CUDA 11.2+); optional.
+  CUresult (*memAllocAsync)(CUdeviceptr *, size_t, CUstream);
+  CUresult (*memFreeAsync)(CUdeviceptr, CUstream);
+};
+
+struct State {
+  Driver driver{};
+  std::string error; // why the driver is not usable, or ""
+  CUcontext context = nullptr;
+  CUdevice device = 0;
+  std::mutex mutex;
+  std::string sticky; // the first error of an mgpu* call
+  /// Its exit code: 3 (the target failed), or 1 when the GPU's memory ran
+  /// out (the run is too large, as on the CPU).
+  int stickyCode = 3;
+  /// Set with `sticky`: later launches are skipped, since their buffers
+  /// may be the null of a failed allocation.
+  std::atomic<bool> failed{false};
+  /// The host code's buffers, kept when it frees them and handed out again
+  /// for the same size class: a step allocates about the sizes the step
+  /// before freed (292 pairs a small.json token; attention's grow with the
+  /// position), so after the first steps few reach the driver. Safe without
+  /// events: one call's allocations and frees are ordered on its one
+  /// stream, which it synchronizes before it returns.
+  std::mutex blocksMutex;
+  std::unordered_map<CUdeviceptr, uint64_t> blockSizes; ///< ours, in use or not
+  std::unordered_multimap<uint64_t, CUdeviceptr> freeBlocks;
+};
+
+/// The process's driver state (loaded on first use by current()).
+State &state();
+/// The driver's text for `r`.
+std::string describe(const Driver &d, CUresult r);
+/// The driver with the context current on this thread, or null (with the
+/// sticky error set) when there is none.
+const Driver *current();
+/// Records the first failure of an mgpu* call, with the driver's JIT log
+/// when there is one.
+void check(CUresult r, const char *what, const char *log = nullptr);
+/// The message of a device allocation of `bytes` that failed with `r`.
+std::string allocationFailure(size_t bytes, const char *what, CUresult r);
+/// Loads a module image (cubin, fatbin or PTX) with the driver's error log
+/// kept for the message, and `optLevel` for PTX it compiles (-1: its
+/// default).
+void *loadModule(const void *image, int optLevel, const char *what);
+inline CUdeviceptr dptr(const void *p) {
+  return reinterpret_cast<CUdeviceptr>(p);
+}
+
+} // namespace tlm::runtime::cuda::detail
+
+#endif // TLM_RUNTIME_CUDADRIVER_H

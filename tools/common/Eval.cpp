@@ -1,0 +1,152 @@
+//===- Eval.cpp - the eval command ----------------------------------------===//
+//
+// Mean next-token cross-entropy and perplexity: of a token file's rows in
+// one step, or of a flat stream in windows (--context, --stride,
+// --max-tokens, a raw --tokens-dtype), read a window at a time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/common/Commands.h"
+#include "tools/common/Progress.h"
+
+#include "lib/io/TokenFile.h"
+#include "lib/runtime/Metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace tlm::cli {
+
+namespace {
+
+/// eval over a flat stream in windows of --context tokens every --stride:
+/// each target scored once, by the first window whose context reaches it
+/// (the first window scores all its targets; a later one those past the
+/// one before), as Hugging Face's sliding-window perplexity. Memory is one
+/// window: its ids and its logits.
+Error evalWindows(const Flags &f, const SessionMaker &make,
+                  const model::Config &config) {
+  auto stream = io::TokenStream::open(f.tokensFile, f.tokensDtype);
+  if (!stream)
+    return userError(stream.takeError().message());
+  int64_t context = f.evalContext ? f.evalContext : config.contextLength;
+  int64_t stride = f.evalStride ? f.evalStride : context;
+  if (context < 2 || context > config.contextLength)
+    return userError("--context must be in [2, context_length " +
+                     std::to_string(config.contextLength) + "], found " +
+                     std::to_string(context));
+  if (stride < 1 || stride > context)
+    return userError("--stride must be in [1, --context " +
+                     std::to_string(context) + "], found " +
+                     std::to_string(stride));
+  int64_t total = stream->size();
+  if (f.maxTokens > 0)
+    total = std::min<int64_t>(total, f.maxTokens);
+  if (total < 2)
+    return userError("eval needs at least 2 tokens, found " +
+                     std::to_string(total));
+  auto run = setUp(f, {1, context, true}, make);
+  if (!run)
+    return run.takeError();
+  int64_t vocab = run->config.vocabSize;
+  std::vector<float> logits(context * vocab);
+  double loss = 0;
+  int64_t scored = 0, windows = 0, scoredUpTo = 0; // targets < it are done
+  auto start = Clock::now();
+  // A line every few seconds of a long eval: where it is and how fast.
+  auto lastReport = start;
+  // (A threshold of 0, the tests' mode, reports after every window.)
+  auto report = progressAfter() * 5;
+  for (int64_t begin = 0; scoredUpTo < total; begin += stride) {
+    if (!f.quiet && scored > 0 && Clock::now() - lastReport >= report) {
+      lastReport = Clock::now();
+      double s = msSince(start) / 1000;
+      if (f.json)
+        std::fprintf(stderr,
+                     "{\"phase\": \"eval\", \"scored\": %lld, "
+                     "\"tokens\": %lld, \"tok_s\": %.1f}\n",
+                     (long long)scored, (long long)total, scored / s);
+      else
+        std::fprintf(stderr, "eval: %lld of %lld tokens scored, %.1f tok/s\n",
+                     (long long)scored, (long long)total, scored / s);
+    }
+    int64_t end = std::min(begin + context, total);
+    auto ids = stream->read(begin, end - begin);
+    if (!ids)
+      return userError(ids.takeError().message());
+    Tokens window{*ids, 1, end - begin};
+    if (Error err = checkTokens(window, run->config))
+      return userError("window at token " + std::to_string(begin) + ": " +
+                       err.message());
+    run->session->reset();
+    if (Error err = run->session->step(ids->data(), end - begin, logits.data()))
+      return err;
+    if (Error err = checkFinite(*run, logits.data(), (end - begin) * vocab))
+      return err;
+    // Row i predicts token begin + i + 1.
+    for (int64_t t = std::max(begin + 1, scoredUpTo); t < end; ++t) {
+      loss += runtime::nextTokenLoss(logits.data() + (t - begin - 1) * vocab,
+                                     vocab, (*ids)[t - begin]);
+      ++scored;
+    }
+    scoredUpTo = end;
+    ++windows;
+    if (end == total)
+      break;
+  }
+  double seconds = msSince(start) / 1000.0, mean = loss / scored;
+  std::printf("tokens %lld\ncross-entropy %.6f nats\nperplexity %.4f\n"
+              "windows %lld of %lld tokens every %lld (%.1f tok/s)\n",
+              (long long)scored, mean, std::exp(mean), (long long)windows,
+              (long long)context, (long long)stride, scored / seconds);
+  if (f.json)
+    std::printf("{\"tokens\": %lld, \"cross_entropy\": %.9g, \"perplexity\": "
+                "%.9g, \"windows\": %lld, \"context\": %lld, \"stride\": "
+                "%lld, \"tok_s\": %.3f, \"peak_rss_mb\": %.1f}\n",
+                (long long)scored, mean, std::exp(mean), (long long)windows,
+                (long long)context, (long long)stride, scored / seconds,
+                peakRssMb());
+  return Error::success();
+}
+
+} // namespace
+
+Error runEval(const Flags &f, const SessionMaker &make) {
+  if (f.tokensFile.empty())
+    return userError("--tokens-file is required");
+  auto config = loadConfig(f);
+  if (!config)
+    return config.takeError();
+  if (f.evalContext || f.evalStride || f.maxTokens || !f.tokensDtype.empty())
+    return evalWindows(f, make, *config);
+  auto tokens = io::readTokenFile(f.tokensFile);
+  if (!tokens)
+    return tokens.takeError();
+  if (tokens->seq < 2)
+    return userError("eval needs sequences of at least 2 tokens, found " +
+                     std::to_string(tokens->seq));
+  if (Error err = checkTokens(*tokens, *config))
+    return err;
+  auto run = setUp(f, {tokens->batch, tokens->seq, true}, make);
+  if (!run)
+    return run.takeError();
+  int64_t vocab = run->config.vocabSize, seq = tokens->seq;
+  std::vector<float> logits(tokens->batch * seq * vocab);
+  if (Error err = run->session->step(tokens->ids.data(), seq, logits.data()))
+    return err;
+  if (Error err = checkFinite(*run, logits.data(), logits.size()))
+    return err;
+  double mean = runtime::meanNextTokenCrossEntropy(
+      logits.data(), tokens->ids.data(), tokens->batch, seq, vocab);
+  long long count = tokens->batch * (seq - 1);
+  std::printf("tokens %lld\ncross-entropy %.6f nats\nperplexity %.4f\n", count,
+              mean, std::exp(mean));
+  if (f.json)
+    std::printf("{\"tokens\": %lld, \"cross_entropy\": %.9g, \"perplexity\": "
+                "%.9g}\n",
+                count, mean, std::exp(mean));
+  return Error::success();
+}
+
+} // namespace tlm::cli
