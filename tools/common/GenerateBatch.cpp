@@ -89,6 +89,9 @@ struct Sequence {
   int64_t next = 0;
   int printed = 0;
   bool done = false;
+  /// Ended by a stop string: nothing after it is printed, not even what
+  /// the stream decoder still holds.
+  bool stoppedByString = false;
 };
 
 } // namespace
@@ -228,6 +231,7 @@ Error runGenerateBatch(const Flags &f, const SessionMaker &make) {
         return stopped.takeError();
       ++q.printed;
       ++generated;
+      q.stoppedByString = *stopped;
       q.done = *stopped || q.printed == f.maxNewTokens ||
                s.position(b) >= run->config.contextLength;
       any = any || !q.done;
@@ -261,7 +265,8 @@ Error runGenerateBatch(const Flags &f, const SessionMaker &make) {
   }
   double decodeMs = msSince(decodeStart);
   for (int64_t b = 0; b < batch; ++b) {
-    seqs[b].printer->finish();
+    if (!seqs[b].stoppedByString)
+      seqs[b].printer->finish();
     std::printf("[%lld] %s\n", (long long)b, seqs[b].text.c_str());
   }
   std::fflush(stdout);
