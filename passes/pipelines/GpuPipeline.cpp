@@ -51,6 +51,11 @@ void tlm::buildGpuPipeline(OpPassManager &pm,
   mapOptions.blockSize = options.blockSize;
   fpm.addPass(createTlmGpuMapParallelLoops(mapOptions));
   fpm.addPass(createConvertParallelLoopToGpuPass());
+  // Constants and dims used inside a launch move into it before outlining
+  // (outlining no longer does this itself): the kernels then see their tile
+  // sizes and bounds as constants, which unroll loops and turn divisions
+  // into shifts, rather than as parameters.
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -5,6 +5,7 @@
 // RUN: tlm-opt %s --tlm-gpu-pipeline=kernels-only | FileCheck %s --check-prefix=KERNELS
 // RUN: tlm-opt %s --tlm-gpu-pipeline=kernels-only | \
 // RUN:   tlm-opt --pass-pipeline='builtin.module(gpu.module(convert-gpu-to-nvvm))' | FileCheck %s --check-prefix=NVVM
+// RUN: tlm-opt %s --tlm-gpu-pipeline=kernels-only | FileCheck %s --check-prefix=SINK
 // RUN: %if libdevice %{ tlm-opt %s --tlm-gpu-pipeline | FileCheck %s --check-prefix=PTX %}
 // RUN: %if libdevice && ptxas %{ tlm-opt %s --tlm-gpu-pipeline=format=fatbin | FileCheck %s --check-prefix=FATBIN %}
 
@@ -38,6 +39,14 @@
 // KERNELS:           gpu.barrier
 // KERNELS:           math.fma
 // KERNELS:           gpu.barrier
+
+// Constants are sunk into the kernels before outlining: no launch passes
+// one of the f32 constants (the norm's epsilon, the fills' zeros) as a
+// parameter, and the tile kernel gets its 16 x 16 sizes as constants.
+// SINK-LABEL: func.func @model
+// SINK-NOT:     args({{[^)]*}}: f32
+// SINK:       gpu.module @model_kernel_5
+// SINK:         gpu.func @model_kernel(%{{[^:]*}}: memref<?x?x64xf32>, %{{[^:]*}}: index, %{{[^:]*}}: memref<32x64xf32>, %{{[^:]*}}: memref<?x?x32xf32>)
 
 // NVVM:          gpu.module @model_kernel
 // NVVM:            llvm.func @model_kernel({{.*}}) attributes {gpu.kernel, nvvm.kernel
