@@ -36,6 +36,10 @@ constexpr int kJitErrorLogBufferSize = 6; // ..._LOG_BUFFER_SIZE_BYTES
 constexpr int kJitOptimizationLevel = 7;  // CU_JIT_OPTIMIZATION_LEVEL
 constexpr unsigned kMemAttachGlobal = 1;
 constexpr unsigned kStreamNonBlocking = 1;
+/// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES.
+constexpr int kFuncMaxDynamicSharedBytes = 8;
+/// Dynamic shared memory a kernel gets without asking (48 KiB).
+constexpr int32_t kDefaultSharedBytes = 48 * 1024;
 
 /// The driver's entry points; null until load() succeeds.
 struct Driver {
@@ -51,6 +55,7 @@ struct Driver {
                                void **);
   CUresult (*moduleUnload)(CUmodule);
   CUresult (*moduleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*funcSetAttribute)(CUfunction, int, int);
   CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                            unsigned, unsigned, unsigned, CUstream, void **,
                            void **);

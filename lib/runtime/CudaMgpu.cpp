@@ -68,6 +68,14 @@ void mgpuLaunchKernel(void *fn, intptr_t gx, intptr_t gy, intptr_t gz,
   // An empty grid (a dimension of zero rows) launches nothing.
   if (gx == 0 || gy == 0 || gz == 0)
     return;
+  // Past 48 KiB a kernel must opt in to its dynamic shared memory (up to
+  // 227 KiB a block on sm_90); the driver refuses the launch otherwise.
+  if (smem > kDefaultSharedBytes) {
+    check(d->funcSetAttribute(fn, kFuncMaxDynamicSharedBytes, smem),
+          "raising a kernel's dynamic shared memory");
+    if (state().failed)
+      return;
+  }
   check(
       d->launchKernel(fn, gx, gy, gz, bx, by, bz, smem, stream, params, extra),
       "launching a kernel");

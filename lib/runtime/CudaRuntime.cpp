@@ -44,6 +44,7 @@ std::string load(const std::string &library, Driver &d) {
   get(d.moduleUnload, "cuModuleUnload");
   get(d.moduleGetFunction, "cuModuleGetFunction");
   get(d.launchKernel, "cuLaunchKernel");
+  get(d.funcSetAttribute, "cuFuncSetAttribute");
   get(d.streamCreate, "cuStreamCreate");
   get(d.streamSynchronize, "cuStreamSynchronize");
   get(d.streamDestroy, "cuStreamDestroy_v2");

@@ -34,6 +34,10 @@ static long modulesLoaded, fatbins, modulesUnloaded, launches, allocs, frees;
  * could read it half-landed (a race the real driver hides by timing). */
 static int uploadInFlight;
 static long racyLaunches;
+/* Launches with more than 48 KiB of dynamic shared memory, and those whose
+ * kernel had not been allowed it (the real driver refuses them). */
+static long bigSharedLaunches, refusedSharedLaunches;
+static int allowedShared = 48 * 1024;
 
 static void report(void) {
   const char *path = getenv("TLM_FAKE_CUDA_LOG");
@@ -149,7 +153,29 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
   (void)smem, (void)stream, (void)params, (void)extra;
   ++launches;
   racyLaunches += uploadInFlight;
+  if (smem > 48 * 1024) {
+    ++bigSharedLaunches;
+    if ((int)smem > allowedShared) {
+      ++refusedSharedLaunches;
+      return kInvalidValue;
+    }
+  }
   return kSuccess;
+}
+
+/* One kernel is enough for the tests: the attribute is kept for all. */
+CUresult cuFuncSetAttribute(void *fn, int attribute, int value) {
+  (void)fn;
+  if (attribute == 8) /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+    allowedShared = value;
+  return kSuccess;
+}
+
+/* For tests that drive the mgpu* functions directly: launches with more
+ * than 48 KiB of shared memory, and those refused. */
+long tlm_fake_cuda_big_shared_launches(void) { return bigSharedLaunches; }
+long tlm_fake_cuda_refused_shared_launches(void) {
+  return refusedSharedLaunches;
 }
 
 static int object;

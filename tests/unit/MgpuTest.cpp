@@ -1,0 +1,56 @@
+//===- MgpuTest.cpp - the mgpu* functions on the stand-in driver ----------===//
+//
+// Run with the stand-in libcuda.so.1 (tests/tools/fake-cuda) first on the
+// library path (tests/unit/CMakeLists.txt sets it): what the host code's
+// calls hand the driver, where no compiled model reaches yet. A kernel with
+// more than 48 KiB of dynamic shared memory must be allowed it before its
+// launch; the stand-in driver refuses it otherwise, as the real one does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/runtime/CudaRuntime.h"
+
+#include <cstdint>
+#include <cstring>
+#include <dlfcn.h>
+
+#include <gtest/gtest.h>
+
+using namespace tlm;
+
+namespace {
+
+void *symbol(const char *name) {
+  for (auto [n, address] : runtime::cuda::mgpuSymbols())
+    if (std::strcmp(n, name) == 0)
+      return address;
+  return nullptr;
+}
+
+TEST(Mgpu, LargeDynamicSharedMemoryIsAllowedBeforeTheLaunch) {
+  ASSERT_FALSE(bool(runtime::cuda::available()))
+      << "the stand-in driver is on the library path";
+  void *driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(driver, nullptr);
+  auto big = reinterpret_cast<long (*)()>(
+      ::dlsym(driver, "tlm_fake_cuda_big_shared_launches"));
+  auto refused = reinterpret_cast<long (*)()>(
+      ::dlsym(driver, "tlm_fake_cuda_refused_shared_launches"));
+  ASSERT_TRUE(big && refused) << "the stand-in driver, not a real one";
+
+  using Launch = void (*)(void *, intptr_t, intptr_t, intptr_t, intptr_t,
+                          intptr_t, intptr_t, int32_t, void *, void **,
+                          void **, size_t);
+  auto launch = reinterpret_cast<Launch>(symbol("mgpuLaunchKernel"));
+  ASSERT_NE(launch, nullptr);
+  int kernel = 0; // the stand-in driver runs no kernel
+  launch(&kernel, 1, 1, 1, 128, 1, 1, 16 * 1024, nullptr, nullptr, nullptr, 0);
+  launch(&kernel, 1, 1, 1, 128, 1, 1, 96 * 1024, nullptr, nullptr, nullptr, 0);
+  EXPECT_EQ(big(), 1);
+  EXPECT_EQ(refused(), 0);
+  Error err = runtime::cuda::takeError();
+  EXPECT_FALSE(bool(err)) << err.message();
+  ::dlclose(driver);
+}
+
+} // namespace
