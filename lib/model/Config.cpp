@@ -212,19 +212,22 @@ tlm::model::MemoryLimit tlm::model::memoryLimit(bool available) {
   if (available)
     if (double kb = keyedNumber("/proc/meminfo", "MemAvailable:"); kb >= 0)
       limit = {kb * 1024, "this machine has available"};
-  auto consider = [&](double headroom, const char *what) {
+  auto consider = [&](double headroom, const char *what,
+                      bool countsReservations = false) {
     if (headroom >= 0 && headroom < limit.bytes)
-      limit = {headroom, what};
+      limit = {headroom, what, countsReservations};
   };
   struct rlimit r;
   if (getrlimit(RLIMIT_AS, &r) == 0 && r.rlim_cur != RLIM_INFINITY)
     if (double size = statusBytes("VmSize:"); size >= 0)
       consider(std::max(0.0, double(r.rlim_cur) - size),
-               "the process's RLIMIT_AS (ulimit -v) leaves");
+               "the process's RLIMIT_AS (ulimit -v) leaves",
+               /*countsReservations=*/true);
   if (getrlimit(RLIMIT_DATA, &r) == 0 && r.rlim_cur != RLIM_INFINITY)
     if (double data = statusBytes("VmData:"); data >= 0)
       consider(std::max(0.0, double(r.rlim_cur) - data),
-               "the process's RLIMIT_DATA (ulimit -d) leaves");
+               "the process's RLIMIT_DATA (ulimit -d) leaves",
+               /*countsReservations=*/true);
   if (std::string dir = cgroupMemoryDir(); !dir.empty()) {
     bool v2 = fileNumber(dir + "/memory.max") >= 0;
     double max = fileNumber(dir + (v2 ? "/memory.max" : "/memory.limit_in_bytes"));

@@ -113,6 +113,10 @@ struct MemoryLimit {
   /// "this machine has", or the limit: "the process's RLIMIT_AS (ulimit -v)
   /// leaves", ...
   std::string what;
+  /// Whether `bytes` is already less what the process has mapped but not
+  /// touched (the address-space limits count a reservation at once; the
+  /// machine's and the cgroup's memory only the pages touched).
+  bool countsReservations = false;
 };
 MemoryLimit memoryLimit(bool available = false);
 

@@ -51,6 +51,7 @@ struct Driver {
   CUresult (*deviceGetAttribute)(int *, int, CUdevice);
   CUresult (*primaryCtxRetain)(CUcontext *, CUdevice);
   CUresult (*ctxSetCurrent)(CUcontext);
+  CUresult (*ctxSynchronize)();
   CUresult (*moduleLoadDataEx)(CUmodule *, const void *, unsigned, int *,
                                void **);
   CUresult (*moduleUnload)(CUmodule);

@@ -18,7 +18,18 @@ using namespace detail;
 
 bool releaseCachedBlocks() {
   State &s = state();
-  const Driver *d = s.error.empty() ? &s.driver : nullptr;
+  {
+    std::lock_guard<std::mutex> lock(s.blocksMutex);
+    if (s.freeBlocks.empty())
+      return false;
+  }
+  // The context current on this thread (a session may end on another one
+  // than it ran on), and no kernel still running that was handed a block
+  // being given back: a block is kept as soon as the host code frees it,
+  // which, stream-ordered, can be before its last reader has run.
+  const Driver *d = current();
+  if (d)
+    d->ctxSynchronize();
   std::lock_guard<std::mutex> lock(s.blocksMutex);
   bool any = !s.freeBlocks.empty();
   for (auto [bytes, p] : s.freeBlocks) {

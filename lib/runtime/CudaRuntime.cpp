@@ -40,6 +40,7 @@ std::string load(const std::string &library, Driver &d) {
   get(d.deviceGetAttribute, "cuDeviceGetAttribute");
   get(d.primaryCtxRetain, "cuDevicePrimaryCtxRetain");
   get(d.ctxSetCurrent, "cuCtxSetCurrent");
+  get(d.ctxSynchronize, "cuCtxSynchronize");
   get(d.moduleLoadDataEx, "cuModuleLoadDataEx");
   get(d.moduleUnload, "cuModuleUnload");
   get(d.moduleGetFunction, "cuModuleGetFunction");

@@ -161,6 +161,37 @@ Value maskPastKeys(OpBuilder &b, Location loc, Value scores, Value lengths) {
       .getResult(0);
 }
 
+/// The past values (T, B, kvH, dk) with the rows a sequence does not have
+/// (j >= lengths[b]) zeroed: their weights are exactly 0, but those rows
+/// may never have been written (a sequence behind the longest), and 0 times
+/// whatever bytes are there could be NaN.
+Value hidePastValues(OpBuilder &b, Location loc, Value values, Value lengths) {
+  auto type = cast<RankedTensorType>(values.getType());
+  MLIRContext *ctx = b.getContext();
+  AffineMap id = b.getMultiDimIdentityMap(4);
+  AffineMap byBatch = AffineMap::get(4, 0, {b.getAffineDimExpr(1)}, ctx);
+  Value init =
+      emptyTensor(b, loc, sizesOf(b, loc, values), type.getElementType());
+  SmallVector<utils::IteratorType> iters(4, utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{values, lengths},
+             ValueRange{init}, ArrayRef<AffineMap>{id, byBatch, id}, iters,
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               Value j = linalg::IndexOp::create(nb, nl, 0);
+               Value n = arith::IndexCastOp::create(nb, nl,
+                                                    nb.getIndexType(), a[1]);
+               Value seen = arith::CmpIOp::create(
+                   nb, nl, arith::CmpIPredicate::ult, j, n);
+               Value zero = arith::ConstantOp::create(
+                   nb, nl, nb.getZeroAttr(a[0].getType()));
+               linalg::YieldOp::create(
+                   nb, nl,
+                   arith::SelectOp::create(nb, nl, seen, a[0], zero)
+                       .getResult());
+             })
+      .getResult(0);
+}
+
 /// acc[...] += Σ_j p·v over (batch..., i, e, j); P is read at
 /// (batch..., i, j), V and acc through `vMap` / `outMap`.
 Value weightedSum(OpBuilder &b, Location loc, Value probs, Value v,
@@ -333,6 +364,8 @@ struct LowerCachedAttention : OpRewritePattern<CachedAttentionOp> {
     AffineExpr e = j, jj = d;
     AffineMap outMap = AffineMap::get(5, 0, {bb, i, h, e}, ctx);
     Value acc = filledTensor(b, loc, qSizes, b.getF32Type(), 0.0);
+    if (parts.lengths)
+      vPast = hidePastValues(b, loc, vPast, parts.lengths);
     acc = weightedSum(b, loc, pPast, vPast,
                       AffineMap::get(5, 0, {jj, bb, kvh, e}, ctx), outMap, acc);
     acc = weightedSum(b, loc, pNew, v,

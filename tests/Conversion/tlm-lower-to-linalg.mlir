@@ -248,8 +248,8 @@ func.func @cached_attention(%q: tensor<?x?x64xf32>, %kv: tensor<?x?x32xf32>, %pa
 // -----
 
 // With each sequence's length: the new tokens are rotated at lengths[b] + i
-// (a (batch, seq) positions tensor feeds the tables), and the past scores
-// of keys j >= lengths[b] become -inf.
+// (a (batch, seq) positions tensor feeds the tables), the past scores of
+// keys j >= lengths[b] become -inf and those rows' values 0.
 // CHECK-LABEL: func @cached_attention_lengths
 // CHECK-SAME: %[[LEN:[^:]*]]: tensor<?xi64>)
 // CHECK: %[[POS:.*]] = linalg.generic {{.*}} ins(%[[LEN]] : tensor<?xi64>) outs(%{{.*}} : tensor<?x?xi64>)
@@ -264,6 +264,11 @@ func.func @cached_attention(%q: tensor<?x?x64xf32>, %kv: tensor<?x?x32xf32>, %pa
 // CHECK: arith.select %[[SEEN]]
 // CHECK: arith.cmpi sle
 // CHECK: tensor.concat dim(3)
+// The past values a sequence does not have are zeroed before P·V (never
+// written, they could hold NaN, and 0 · NaN is NaN).
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[LEN]] : tensor<?x?x2x16xf32>, tensor<?xi64>)
+// CHECK: %[[VJ:.*]] = linalg.index 0
+// CHECK: arith.cmpi ult, %[[VJ]]
 func.func @cached_attention_lengths(%q: tensor<?x?x64xf32>, %kv: tensor<?x?x32xf32>, %past: tensor<?x?x32xf32>, %len: tensor<?xi64>) -> (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>) {
   %o, %kn, %vn = tlm.cached_attention %q, %kv, %kv, %past, %past, %len {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.0e+04 : f64} : (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?xi64>) -> (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)
   return %o, %kn, %vn : tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>

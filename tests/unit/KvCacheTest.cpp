@@ -128,6 +128,11 @@ std::vector<Case> cases() {
   silu.config.useSwiGLU = false;
   Case tied{"tied", base(2, 2)};
   tied.config.tieEmbeddings = true;
+  // Attention by the conversion's generic form (tlm-lower-to-linalg), as
+  // without tlm-fuse-attention: it masks the rows a shorter sequence lacks
+  // rather than never reading them.
+  Case unfused{"gqa2_unfused_attention", base(4, 2)};
+  unfused.jit.switches.fuseAttention = false;
   // LLVM's split (CpuCodegen.h) with every loop of 40+ instructions in a
   // function of its own first, as small.json's attention nest is on one
   // thread (these blocks have no loop near the default 1500).
@@ -177,9 +182,9 @@ std::vector<Case> cases() {
   streamTied.name = "tied_gemv_stream_lanes4";
   streamTied.jit.gemvColumns = 1;
   streamTied.jit.lanes = 4;
-  out.insert(out.end(), {post, noNorm, noRope, silu, tied, outlined, pairs,
-                         pairs2, lanes16, lanes8, lanes4, oddChunks, twoThreads,
-                         stream, stream2, streamTied});
+  out.insert(out.end(), {post, noNorm, noRope, silu, tied, unfused, outlined,
+                         pairs, pairs2, lanes16, lanes8, lanes4, oddChunks,
+                         twoThreads, stream, stream2, streamTied});
   // Every case again with each narrower dtype: the reference runs on the
   // same values widened (dequantized) back to f32, so only summation order
   // may differ. A quantized variant where no matrix's d_in takes whole

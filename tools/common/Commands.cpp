@@ -334,6 +334,16 @@ Error checkFinite(const Run &run, const float *logits, int64_t count) {
                    "): the weights are finite, so the model overflows f32");
 }
 
+double compiledHeapLimit(const model::MemoryLimit &limit, double kvCache,
+                         double kvResident, double logits) {
+  double left = limit.bytes - logits;
+  // The KV cache is reserved: an address-space limit has counted it
+  // already, the machine's memory only the pages touched so far.
+  if (!limit.countsReservations)
+    left -= kvCache - kvResident;
+  return std::max(left, 1.0);
+}
+
 /// The compiler's high-water mark above the process at start, with room:
 /// ~80 MiB measured (docs/memory.md), more in address space (each compile
 /// thread's malloc arena reserves 64 MiB).
@@ -419,13 +429,12 @@ Expected<Run> setUp(const Flags &f, const RunShape &shape,
   // The weights are in and the KV cache reserved but not yet touched; the
   // command's logits are still to be allocated. What is left of the memory
   // available now is the compiled code's.
-  if (auto setLimit = run.session->program().heap().setLimit) {
-    double left = model::memoryLimit(/*available=*/true).bytes -
-                  runtime::Session::kvCacheBytes(*config, batch) +
-                  double(run.session->kvCacheResidentBytes()) -
-                  shape.logitBytes(config->vocabSize);
-    setLimit(uint64_t(std::max(left, 1.0)));
-  }
+  if (auto setLimit = run.session->program().heap().setLimit)
+    setLimit(uint64_t(compiledHeapLimit(
+        model::memoryLimit(/*available=*/true),
+        runtime::Session::kvCacheBytes(*config, batch),
+        double(run.session->kvCacheResidentBytes()),
+        shape.logitBytes(config->vocabSize))));
   load.done(formatString("%s %.1f MB of weights (%.0f MB/s)",
                          f.weights.empty() ? "initialised" : "read", megabytes,
                          megabytes / (run.weightsMs / 1000)),

@@ -91,6 +91,13 @@ struct Run {
   double compilePeakMb = 0;
 };
 
+/// The bound setUp gives the compiled code's heap once the weights are in:
+/// what `limit` leaves, less the command's `logits`, and less the part of
+/// the `kvCache` bytes not yet touched (`kvResident` are) unless the limit
+/// counts reservations already (an address-space limit). At least 1.
+double compiledHeapLimit(const model::MemoryLimit &limit, double kvCache,
+                         double kvResident, double logits);
+
 /// The resident-memory budget of docs/memory.md, MiB: 1.2 x weights + KV
 /// cache + activations + the process at start + the compiler's high-water
 /// mark above the start.

@@ -184,6 +184,10 @@ CUresult cuStreamCreate(void **stream, unsigned flags) {
   *stream = &object;
   return kSuccess;
 }
+CUresult cuCtxSynchronize(void) {
+  uploadInFlight = 0;
+  return kSuccess;
+}
 CUresult cuStreamSynchronize(void *stream) {
   if (!stream) /* the legacy stream: the uploads have landed */
     uploadInFlight = 0;
