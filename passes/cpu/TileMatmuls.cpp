@@ -18,6 +18,7 @@
 #include "passes/cpu/Passes.h"
 #include "passes/cpu/QuantizedSplitK.h"
 #include "passes/cpu/Strategy.h"
+#include "passes/cpu/Tiling.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -44,67 +45,7 @@ using namespace mlir;
 
 namespace {
 
-SmallVector<OpFoldResult> tileSizes(OpBuilder &b, ArrayRef<int64_t> sizes) {
-  return llvm::map_to_vector(
-      sizes, [&](int64_t s) -> OpFoldResult { return b.getIndexAttr(s); });
-}
-
-FailureOr<scf::SCFTilingResult> tile(RewriterBase &rewriter, Operation *op,
-                                     ArrayRef<int64_t> sizes,
-                                     bool forall = false) {
-  scf::SCFTilingOptions options;
-  options.setTileSizes(tileSizes(rewriter, sizes));
-  if (forall)
-    options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-  rewriter.setInsertionPoint(op);
-  FailureOr<scf::SCFTilingResult> result =
-      scf::tileUsingSCF(rewriter, cast<TilingInterface>(op), options);
-  if (succeeded(result))
-    rewriter.replaceOp(op, result->replacements);
-  return result;
-}
-
-/// Whether `loop`'s own body writes a vector into one of its tensor
-/// iter_args at indices defined outside the loop: an accumulator block that
-/// hoisting can keep in registers across the loop. The other loops are left
-/// alone: hoisting would first prove every pair of their subsets disjoint
-/// (Presburger bounds, ~0.2 M instructions a pair) and then find that the
-/// indices move with the loop.
-bool writesInvariantIterArgVector(scf::ForOp loop) {
-  for (BlockArgument arg : loop.getRegionIterArgs())
-    for (Operation *user : arg.getUsers()) {
-      auto write = dyn_cast<vector::TransferWriteOp>(user);
-      if (write && write->getParentOp() == loop.getOperation() &&
-          llvm::all_of(write.getIndices(), [&](Value index) {
-            return loop.isDefinedOutsideOfLoop(index);
-          }))
-        return true;
-    }
-  return false;
-}
-
-/// The single linalg op left in `region` by tiling, if any.
-linalg::LinalgOp findTiled(Region &region) {
-  linalg::LinalgOp found;
-  region.walk([&](linalg::LinalgOp op) {
-    if (op.hasPureTensorSemantics() && succeeded(tlm::matchProjection(op)))
-      found = op;
-  });
-  return found;
-}
-
-Value expandLastDim(OpBuilder &b, Location loc, Value v, int64_t lanes) {
-  auto type = cast<RankedTensorType>(v.getType());
-  SmallVector<int64_t> shape(type.getShape());
-  shape.back() /= lanes;
-  shape.push_back(lanes);
-  SmallVector<ReassociationIndices> groups;
-  for (int64_t i = 0; i + 1 < type.getRank(); ++i)
-    groups.push_back({i});
-  groups.push_back({type.getRank() - 1, type.getRank()});
-  return tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get(shape, type.getElementType()), v, groups);
-}
+using namespace mlir::tlm::tiling;
 
 struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
   using Base::Base;

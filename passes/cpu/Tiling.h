@@ -1,0 +1,41 @@
+//===- Tiling.h - tiling steps tlm-tile-matmuls composes --------*- C++ -*-===//
+//
+// Small steps the projection tiling (TileMatmuls.cpp) is built from: tile an
+// op by static sizes, find the op tiling left behind, reshape a tensor's
+// last dim into vectors, and tell which loops keep an accumulator block in
+// registers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TLM_PASSES_CPU_TILING_H
+#define TLM_PASSES_CPU_TILING_H
+
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::tlm::tiling {
+
+/// `sizes` as index attributes.
+SmallVector<OpFoldResult> tileSizes(OpBuilder &b, ArrayRef<int64_t> sizes);
+
+/// Tiles `op` by `sizes` (0: not tiled) into scf.for loops, or an
+/// scf.forall with `forall`, and replaces it by the result.
+FailureOr<scf::SCFTilingResult> tile(RewriterBase &rewriter, Operation *op,
+                                     ArrayRef<int64_t> sizes,
+                                     bool forall = false);
+
+/// Whether `loop`'s own body writes a vector into one of its tensor
+/// iter_args at indices defined outside the loop: an accumulator block that
+/// hoisting can keep in registers across the loop.
+bool writesInvariantIterArgVector(scf::ForOp loop);
+
+/// The single projection left in `region` by tiling, if any.
+linalg::LinalgOp findTiled(Region &region);
+
+/// `v` with its last dim split into (dim / lanes, lanes).
+Value expandLastDim(OpBuilder &b, Location loc, Value v, int64_t lanes);
+
+} // namespace mlir::tlm::tiling
+
+#endif // TLM_PASSES_CPU_TILING_H
