@@ -19,7 +19,9 @@ extern "C" {
 
 /* The version of this header; tlm_version() is the library's. They differ
  * when a program was compiled against another header than it runs with. */
-#define TLM_API_VERSION 2
+/* 3: each sequence of a session has a position of its own
+ * (tlm_session_sequence_position, tlm_session_truncate). */
+#define TLM_API_VERSION 3
 int tlm_version(void);
 
 typedef enum tlm_status {
@@ -87,9 +89,17 @@ tlm_status tlm_session_prefill(tlm_session *session, const int64_t *ids,
  * generation needs, for the prompt and for every token after it. */
 tlm_status tlm_session_decode(tlm_session *session, const int64_t *ids,
                               int64_t count, float *logits);
-/* Tokens run so far per sequence; reset forgets them all. */
+/* Tokens run so far: the most of any sequence; reset forgets them all. */
 int64_t tlm_session_position(const tlm_session *session);
 void tlm_session_reset(tlm_session *session);
+/* Each sequence has a position of its own: a step runs every sequence on
+ * from its own. Sequence `b`'s position, and cutting it back to `length`
+ * (at most its position): how prompts of different lengths share one
+ * right-padded prefill, each cut back to its own length, and then decode
+ * together (tlm-run generate --prompts-file). */
+int64_t tlm_session_sequence_position(const tlm_session *session, int64_t b);
+tlm_status tlm_session_truncate(tlm_session *session, int64_t b,
+                                int64_t length);
 
 /* Picks a token from one row of logits: the largest at temperature 0,
  * else from the softmax at `temperature`, cut to the `top_p` nucleus, with

@@ -265,6 +265,22 @@ void tlm_session_reset(tlm_session *session) {
     session->session->reset();
 }
 
+int64_t tlm_session_sequence_position(const tlm_session *session, int64_t b) {
+  if (!session || b < 0 || b >= session->session->batch())
+    return 0;
+  return session->session->position(b);
+}
+
+tlm_status tlm_session_truncate(tlm_session *session, int64_t b,
+                                int64_t length) {
+  if (!session)
+    return fail(TLM_ERROR_ARGUMENT, "tlm_session_truncate: null session");
+  if (Error err = session->session->truncate(b, length))
+    return fail(TLM_ERROR_ARGUMENT,
+                "tlm_session_truncate: " + err.message());
+  return TLM_OK;
+}
+
 tlm_status tlm_sampler_create(double temperature, double topP, uint64_t seed,
                               tlm_sampler **sampler) {
   if (!sampler)

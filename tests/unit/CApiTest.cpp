@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 using namespace tlm;
@@ -79,6 +81,67 @@ TEST(CApi, SeededAndCallerWeightsGiveTheSameLogits) {
   tlm_session_free(sb);
   tlm_weights_free(seeded);
   tlm_weights_free(borrowed);
+  tlm_model_free(model);
+  llvm::sys::fs::remove(path);
+}
+
+// Two prompts of 5 and 2 tokens in one session: one right-padded prefill,
+// the shorter cut back to its length, then both decode together, each at
+// its own position. Every row equals the same prompt's run alone.
+TEST(CApi, SequencesOfDifferentLengthsDecodeTogether) {
+  std::string path = compileArtifact();
+  tlm_model *model = nullptr;
+  ASSERT_EQ(tlm_model_load(path.c_str(), &model), TLM_OK) << tlm_last_error();
+  tlm_weights *w = nullptr;
+  ASSERT_EQ(tlm_weights_from_seed(model, 3, &w), TLM_OK);
+  const int64_t vocab = 48;
+  std::vector<std::vector<int64_t>> prompts = {{1, 5, 9, 2, 7}, {3, 11}};
+  std::vector<int64_t> next = {4, 6}; // one more token each
+
+  // Alone: each prompt's last prompt row and the row after its next token.
+  std::vector<std::vector<float>> alone;
+  for (size_t b = 0; b < 2; ++b) {
+    tlm_session *s = nullptr;
+    ASSERT_EQ(tlm_session_create(model, w, 1, &s), TLM_OK);
+    std::vector<float> row(vocab);
+    ASSERT_EQ(tlm_session_decode(s, prompts[b].data(), prompts[b].size(),
+                                 row.data()),
+              TLM_OK);
+    alone.push_back(row);
+    ASSERT_EQ(tlm_session_decode(s, &next[b], 1, row.data()), TLM_OK);
+    alone.push_back(row);
+    tlm_session_free(s);
+  }
+
+  tlm_session *s = nullptr;
+  ASSERT_EQ(tlm_session_create(model, w, 2, &s), TLM_OK);
+  std::vector<int64_t> padded = {1, 5, 9, 2, 7, 3, 11, 0, 0, 0};
+  std::vector<float> all(2 * 5 * vocab);
+  ASSERT_EQ(tlm_session_prefill(s, padded.data(), 5, all.data()), TLM_OK);
+  ASSERT_EQ(tlm_session_truncate(s, 1, 2), TLM_OK) << tlm_last_error();
+  EXPECT_EQ(tlm_session_sequence_position(s, 0), 5);
+  EXPECT_EQ(tlm_session_sequence_position(s, 1), 2);
+  EXPECT_EQ(tlm_session_position(s), 5);
+  auto near = [](const float *a, const std::vector<float> &b) {
+    for (size_t i = 0; i < b.size(); ++i)
+      if (std::fabs(a[i] - b[i]) > 1e-4 + 1e-4 * std::fabs(b[i]))
+        return false;
+    return true;
+  };
+  EXPECT_TRUE(near(all.data() + 4 * vocab, alone[0]));
+  EXPECT_TRUE(near(all.data() + (5 + 1) * vocab, alone[2]));
+  std::vector<float> rows(2 * vocab);
+  ASSERT_EQ(tlm_session_decode(s, next.data(), 1, rows.data()), TLM_OK);
+  EXPECT_TRUE(near(rows.data(), alone[1]));
+  EXPECT_TRUE(near(rows.data() + vocab, alone[3]));
+
+  EXPECT_EQ(tlm_session_truncate(s, 1, 9), TLM_ERROR_ARGUMENT);
+  EXPECT_NE(std::string(tlm_last_error()).find("cannot be cut to 9"),
+            std::string::npos);
+  EXPECT_EQ(tlm_session_truncate(s, 2, 0), TLM_ERROR_ARGUMENT);
+  EXPECT_EQ(tlm_session_truncate(nullptr, 0, 0), TLM_ERROR_ARGUMENT);
+  tlm_session_free(s);
+  tlm_weights_free(w);
   tlm_model_free(model);
   llvm::sys::fs::remove(path);
 }
