@@ -131,62 +131,33 @@ Value scaleAndMask(OpBuilder &b, Location loc, Value scores, int64_t headDim,
       });
 }
 
-/// Hides the past keys a sequence does not have: scores (B, H, S, T) at
-/// key j >= lengths[b] become -inf.
-Value maskPastKeys(OpBuilder &b, Location loc, Value scores, Value lengths) {
-  auto type = cast<RankedTensorType>(scores.getType());
-  MLIRContext *ctx = b.getContext();
-  AffineMap id = b.getMultiDimIdentityMap(4);
-  AffineMap byBatch = AffineMap::get(4, 0, {b.getAffineDimExpr(0)}, ctx);
-  Value init = emptyTensor(b, loc, sizesOf(b, loc, scores),
-                           type.getElementType());
-  SmallVector<utils::IteratorType> iters(4, utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{init.getType()}, ValueRange{scores, lengths},
-             ValueRange{init}, ArrayRef<AffineMap>{id, byBatch, id}, iters,
-             [&](OpBuilder &nb, Location nl, ValueRange a) {
-               Value j = linalg::IndexOp::create(nb, nl, 3);
-               Value n = arith::IndexCastOp::create(nb, nl,
-                                                    nb.getIndexType(), a[1]);
-               Value seen = arith::CmpIOp::create(
-                   nb, nl, arith::CmpIPredicate::ult, j, n);
-               Value hidden = floatConst(
-                   nb, nl, a[0].getType(),
-                   -std::numeric_limits<double>::infinity());
-               linalg::YieldOp::create(
-                   nb, nl,
-                   arith::SelectOp::create(nb, nl, seen, a[0], hidden)
-                       .getResult());
-             })
-      .getResult(0);
+Type elementType(Value v) {
+  return cast<ShapedType>(v.getType()).getElementType();
 }
 
-/// The past values (T, B, kvH, dk) with the rows a sequence does not have
-/// (j >= lengths[b]) zeroed: their weights are exactly 0, but those rows
-/// may never have been written (a sequence behind the longest), and 0 times
-/// whatever bytes are there could be NaN.
-Value hidePastValues(OpBuilder &b, Location loc, Value values, Value lengths) {
-  auto type = cast<RankedTensorType>(values.getType());
+/// `t` (4-d) with the entries of the past positions each sequence lacks
+/// replaced by `hidden`: those at position index `posDim` >= lengths[b],
+/// b the index `batchDim`.
+Value hidePastRows(OpBuilder &b, Location loc, Value t, Value lengths,
+                   unsigned posDim, unsigned batchDim, TypedAttr hidden) {
   MLIRContext *ctx = b.getContext();
   AffineMap id = b.getMultiDimIdentityMap(4);
-  AffineMap byBatch = AffineMap::get(4, 0, {b.getAffineDimExpr(1)}, ctx);
-  Value init =
-      emptyTensor(b, loc, sizesOf(b, loc, values), type.getElementType());
+  AffineMap byBatch = AffineMap::get(4, 0, {b.getAffineDimExpr(batchDim)}, ctx);
+  Value init = emptyTensor(b, loc, sizesOf(b, loc, t), elementType(t));
   SmallVector<utils::IteratorType> iters(4, utils::IteratorType::parallel);
   return linalg::GenericOp::create(
-             b, loc, TypeRange{init.getType()}, ValueRange{values, lengths},
+             b, loc, TypeRange{init.getType()}, ValueRange{t, lengths},
              ValueRange{init}, ArrayRef<AffineMap>{id, byBatch, id}, iters,
              [&](OpBuilder &nb, Location nl, ValueRange a) {
-               Value j = linalg::IndexOp::create(nb, nl, 0);
+               Value j = linalg::IndexOp::create(nb, nl, posDim);
                Value n = arith::IndexCastOp::create(nb, nl,
                                                     nb.getIndexType(), a[1]);
                Value seen = arith::CmpIOp::create(
                    nb, nl, arith::CmpIPredicate::ult, j, n);
-               Value zero = arith::ConstantOp::create(
-                   nb, nl, nb.getZeroAttr(a[0].getType()));
+               Value other = arith::ConstantOp::create(nb, nl, hidden);
                linalg::YieldOp::create(
                    nb, nl,
-                   arith::SelectOp::create(nb, nl, seen, a[0], zero)
+                   arith::SelectOp::create(nb, nl, seen, a[0], other)
                        .getResult());
              })
       .getResult(0);
@@ -342,8 +313,13 @@ struct LowerCachedAttention : OpRewritePattern<CachedAttentionOp> {
         scoresOf(b, loc, q, k, qMap, AffineMap::get(5, 0, {bb, j, kvh, d}, ctx),
                  {qSizes[0], headsAttr, qSizes[1], qSizes[1]});
     sPast = scaleAndMask(b, loc, sPast, dk, Value(), /*causal=*/false);
-    if (parts.lengths)
-      sPast = maskPastKeys(b, loc, sPast, parts.lengths);
+    if (parts.lengths) {
+      // Scores (B, H, S, T): the keys a sequence lacks get -inf.
+      sPast = hidePastRows(
+          b, loc, sPast, parts.lengths, /*posDim=*/3, /*batchDim=*/0,
+          b.getFloatAttr(elementType(sPast),
+                         -std::numeric_limits<double>::infinity()));
+    }
     sNew = scaleAndMask(b, loc, sNew, dk, Value(), /*causal=*/true);
     Value probs = softmaxLastDim(
         b, loc, tensor::ConcatOp::create(b, loc, 3, ValueRange{sPast, sNew}));
@@ -364,8 +340,12 @@ struct LowerCachedAttention : OpRewritePattern<CachedAttentionOp> {
     AffineExpr e = j, jj = d;
     AffineMap outMap = AffineMap::get(5, 0, {bb, i, h, e}, ctx);
     Value acc = filledTensor(b, loc, qSizes, b.getF32Type(), 0.0);
-    if (parts.lengths)
-      vPast = hidePastValues(b, loc, vPast, parts.lengths);
+    if (parts.lengths) {
+      // Values (T, B, kvH, dk): those rows are zeroed, for never written
+      // they could hold NaN, and 0 · NaN is NaN.
+      vPast = hidePastRows(b, loc, vPast, parts.lengths, /*posDim=*/0,
+                           /*batchDim=*/1, b.getZeroAttr(elementType(vPast)));
+    }
     acc = weightedSum(b, loc, pPast, vPast,
                       AffineMap::get(5, 0, {jj, bb, kvh, e}, ctx), outMap, acc);
     acc = weightedSum(b, loc, pNew, v,
