@@ -234,15 +234,10 @@ Error runGenerate(const Flags &f, const SessionMaker &make) {
   if (f.echo && !ids->empty()) {
     // The continuation follows on the same line: text from the last prompt
     // id on, or ids after a space.
-    if (tokenizer) {
-      auto text = tokenizer->decode(*ids);
-      if (!text)
-        return text.takeError();
-      std::fwrite(text->data(), 1, text->size(), stdout);
-    } else {
-      for (int64_t id : *ids)
-        std::printf("%lld ", (long long)id);
-    }
+    auto echo = promptEcho(*ids, tokenizer.get());
+    if (!echo)
+      return echo.takeError();
+    std::fwrite(echo->data(), 1, echo->size(), stdout);
   }
 
   // One turn per prompt: the flags' one, then (interactive) each line.

@@ -161,15 +161,10 @@ Error runGenerateBatch(const Flags &f, const SessionMaker &make) {
     seqs[b].printer = std::make_unique<Printer>(tok, ids.back(), f.stops,
                                                 &seqs[b].text);
     if (f.echo) {
-      if (tok) {
-        auto text = tok->decode(ids);
-        if (!text)
-          return text.takeError();
-        seqs[b].text = *text;
-      } else {
-        for (int64_t id : ids)
-          seqs[b].text += std::to_string(id) + " ";
-      }
+      auto echo = promptEcho(ids, tok);
+      if (!echo)
+        return echo.takeError();
+      seqs[b].text = std::move(*echo);
     }
   }
 

@@ -70,6 +70,16 @@ Expected<std::vector<int64_t>> promptIds(const Flags &f,
   return ids;
 }
 
+Expected<std::string> promptEcho(const std::vector<int64_t> &ids,
+                                 const io::Tokenizer *tokenizer) {
+  if (tokenizer)
+    return tokenizer->decode(ids);
+  std::string text;
+  for (int64_t id : ids)
+    text += std::to_string(id) + " ";
+  return text;
+}
+
 Printer::Printer(const io::Tokenizer *tokenizer, int64_t prev,
                  const std::vector<std::string> &stops, std::string *sink)
     : stops_(stops), sink_(sink) {

@@ -48,6 +48,11 @@ Expected<std::vector<int64_t>> promptIds(const Flags &f,
                                          const std::string &text,
                                          const io::Tokenizer *tokenizer);
 
+/// What --echo prints before the continuation: the prompt's text, or its
+/// ids each followed by a space.
+Expected<std::string> promptEcho(const std::vector<int64_t> &ids,
+                                 const io::Tokenizer *tokenizer);
+
 /// Prints a turn's tokens: text as it streams, less what could still turn
 /// out to begin a stop string, or ids. To stdout, or appended to `sink`.
 class Printer {
