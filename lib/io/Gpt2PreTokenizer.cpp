@@ -130,6 +130,17 @@ std::vector<Unit> decodeUnits(std::string_view text) {
   return units;
 }
 
+/// The length of the contraction that an apostrophe followed by `a`, `b`
+/// starts ('s 't 'm 'd: 2; 're 've 'll: 3), or 0.
+size_t contractionLength(uint32_t a, uint32_t b) {
+  if (a == 's' || a == 't' || a == 'm' || a == 'd')
+    return 2;
+  if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') ||
+      (a == 'l' && b == 'l'))
+    return 3;
+  return 0;
+}
+
 } // namespace
 
 CharClass classifyCodepoint(uint32_t cp) {
@@ -164,14 +175,8 @@ std::vector<std::string_view> splitGpt2(std::string_view text) {
   for (size_t i = 0; i < n;) {
     size_t end = i;
     // 's 't 'm 'd 're 've 'll, case-sensitive as in GPT-2.
-    if (cp(i) == '\'') {
-      uint32_t a = cp(i + 1), b = cp(i + 2);
-      if (a == 's' || a == 't' || a == 'm' || a == 'd')
-        end = i + 2;
-      else if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') ||
-               (a == 'l' && b == 'l'))
-        end = i + 3;
-    }
+    if (cp(i) == '\'')
+      end = i + contractionLength(cp(i + 1), cp(i + 2));
     // ` ?\p{L}+`, ` ?\p{N}+`, ` ?[^\s\p{L}\p{N}]+`: the three classes
     // cover every non-space character, so the first character after an
     // optional space picks the alternative.
@@ -215,14 +220,8 @@ std::vector<std::string_view> splitLlama3(std::string_view text) {
   for (size_t i = 0; i < n;) {
     size_t end = i;
     // (?i:'s|'t|'re|'ve|'m|'ll|'d): contractions in either case.
-    if (cp(i) == '\'') {
-      uint32_t a = lower(cp(i + 1)), b = lower(cp(i + 2));
-      if (a == 's' || a == 't' || a == 'm' || a == 'd')
-        end = i + 2;
-      else if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') ||
-               (a == 'l' && b == 'l'))
-        end = i + 3;
-    }
+    if (cp(i) == '\'')
+      end = i + contractionLength(lower(cp(i + 1)), lower(cp(i + 2)));
     // [^\r\n\p{L}\p{N}]?\p{L}+: a word, with one leading character that
     // is neither a line break, a letter nor a digit.
     if (end == i) {

@@ -20,7 +20,6 @@
 #include "lib/support/Json.h"
 
 #include <array>
-#include <queue>
 #include <unordered_map>
 
 namespace tlm::io {
@@ -178,14 +177,7 @@ void Gpt2Tokenizer::applyMerges(std::string_view piece,
   // a candidate records the two ids it saw). Each round pops every
   // candidate of the lowest rank, which are all occurrences of one pair,
   // in left-to-right order, and merges those still present.
-  struct Candidate {
-    int32_t rank, left, leftId, rightId, merged;
-  };
-  auto lower = [](const Candidate &a, const Candidate &b) {
-    return a.rank != b.rank ? a.rank > b.rank : a.left > b.left;
-  };
-  std::priority_queue<Candidate, std::vector<Candidate>, decltype(lower)> heap(
-      lower);
+  RankedMergeHeap heap;
 
   int32_t n = piece.size();
   std::vector<int32_t> bytes(n);
@@ -210,7 +202,7 @@ void Gpt2Tokenizer::applyMerges(std::string_view piece,
     // New pairs are only considered after the round, as GPT-2 finishes
     // one pair everywhere before looking for the next best pair.
     while (!heap.empty() && heap.top().rank == rank) {
-      Candidate c = heap.top();
+      RankedMerge c = heap.top();
       heap.pop();
       if (list.merge(c.left, c.leftId, c.rightId, c.merged))
         mergedAt.push_back(c.left);

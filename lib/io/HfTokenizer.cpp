@@ -13,7 +13,6 @@
 #include "lib/io/SymbolList.h"
 
 #include <algorithm>
-#include <queue>
 
 namespace tlm::io::hf {
 
@@ -167,14 +166,7 @@ void HfTokenizer::encodePiece(std::string_view piece,
 
   // The lowest rank first, leftmost on ties; a candidate names the two ids
   // it saw, so one made stale by an earlier merge is skipped when popped.
-  struct Candidate {
-    int32_t rank, left, leftId, rightId, merged;
-  };
-  auto later = [](const Candidate &a, const Candidate &b) {
-    return a.rank != b.rank ? a.rank > b.rank : a.left > b.left;
-  };
-  std::priority_queue<Candidate, std::vector<Candidate>, decltype(later)> heap(
-      later);
+  RankedMergeHeap heap;
   SymbolList list(std::move(symbols));
   auto consider = [&](int32_t left) {
     if (left < 0 || list.next(left) < 0)

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <queue>
 #include <vector>
 
 namespace tlm::io {
@@ -80,6 +81,22 @@ private:
   std::vector<int32_t> symbols_, next_, prev_;
   std::vector<bool> alive_;
 };
+
+/// A candidate merge of the pair at node `left`, (leftId, rightId) into
+/// `merged`, ranked by its place in a merges list (GPT-2's merges.txt,
+/// tokenizer.json's `merges`).
+struct RankedMerge {
+  int32_t rank, left, leftId, rightId, merged;
+};
+/// The lowest rank first, the leftmost pair on ties.
+struct LaterRankedMerge {
+  bool operator()(const RankedMerge &a, const RankedMerge &b) const {
+    return a.rank != b.rank ? a.rank > b.rank : a.left > b.left;
+  }
+};
+using RankedMergeHeap =
+    std::priority_queue<RankedMerge, std::vector<RankedMerge>,
+                        LaterRankedMerge>;
 
 } // namespace tlm::io
 
