@@ -7,6 +7,9 @@
 #include "llvm/TargetParser/Triple.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <string>
 #include <unistd.h>
 
 namespace tlm::runtime {
@@ -36,6 +39,38 @@ mlir::tlm::CpuTarget vectorShape() {
   return shape(4, 16);
 }
 
+/// The size of the highest-level data or unified cache of the CPU this runs
+/// on, as Linux describes it (`/sys/devices/system/cpu/cpu0/cache`), or 0.
+/// Linux gives the cache one core shares (one CCD's 32 MiB L3 on an EPYC),
+/// where glibc's sysconf has reported the whole socket's (384 MiB on the
+/// same machine): what decides whether the weights stay cached between
+/// steps is the former.
+uint64_t sysfsLastLevelCache() {
+  uint64_t best = 0;
+  int bestLevel = 0;
+  for (int index = 0; index < 8; ++index) {
+    std::string dir =
+        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+    std::ifstream levelFile(dir + "/level"), typeFile(dir + "/type"),
+        sizeFile(dir + "/size");
+    int level = 0;
+    std::string type, size;
+    if (!(levelFile >> level) || !(typeFile >> type) || !(sizeFile >> size))
+      break;
+    if (type == "Instruction" || level < bestLevel)
+      continue;
+    // "32768K"; Linux writes K, but M and a bare count are accepted too.
+    char *end = nullptr;
+    unsigned long long value = std::strtoull(size.c_str(), &end, 10);
+    uint64_t scale = *end == 'K' ? 1024 : *end == 'M' ? 1024 * 1024 : 1;
+    if (value == 0)
+      continue;
+    best = uint64_t(value) * scale;
+    bestLevel = level;
+  }
+  return best;
+}
+
 } // namespace
 
 mlir::tlm::CpuTarget cpuTargetFor(const std::vector<std::string> &features) {
@@ -50,6 +85,10 @@ mlir::tlm::CpuTarget cpuTargetFor(const std::vector<std::string> &features) {
 
 mlir::tlm::CpuTarget hostCpuTarget() {
   mlir::tlm::CpuTarget t = vectorShape();
+  if (uint64_t bytes = sysfsLastLevelCache()) {
+    t.lastLevelCacheBytes = bytes;
+    return t;
+  }
 #if defined(_SC_LEVEL3_CACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
   // glibc's names (from CPUID on x86); 0 or -1 where it does not know.
   for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {

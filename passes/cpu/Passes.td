@@ -178,6 +178,9 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
            "Columns per panel of W the rows run against (0: no panels)">,
     Option<"gemvColumns", "gemv-columns", "int64_t", /*default=*/"8",
            "Output columns per block of the one-row remainder (decode's GEMV)">,
+    Option<"fmaChains", "fma-chains", "int64_t", /*default=*/"8",
+           "Independent FMA chains a split-k block keeps at least (consecutive "
+           "k steps get accumulators of their own)">,
     Option<"lanes", "lanes", "int64_t", /*default=*/"16",
            "f32 vector lanes along k (16: AVX-512, 8: AVX2, 4: SSE/NEON)">,
     Option<"threads", "threads", "int64_t", /*default=*/"1",

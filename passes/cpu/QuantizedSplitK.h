@@ -18,16 +18,18 @@ std::optional<int64_t> quantizedSteps(linalg::LinalgOp op, int64_t lanes);
 
 /// tlm-tile-matmuls' split-k partial sums for such a block, reading its rows
 /// of the codes in place: the generic
-///   part[r.., c, j, l] += Σ_kb x[r.., kb, j, l] · code[c, kb, j, l] · scale[c,
-///   kb]
-/// over the loops (r.., c, kb, j, l), k = kb·32 + j·lanes + l, kb the one
-/// reduction. Each j is an accumulator of its own, so a one-column block
-/// still has j independent FMA chains. For q4_0 the low and high nibbles of
-/// a byte multiply the two halves of x's block (x enters twice, and j runs
-/// over 16 / lanes).
+///   part[r.., c, l] += Σ_kb scale[c, kb] · Σ_j x[r.., kb, j, l] · code[c,
+///   kb, j, l]
+/// over the loops (r.., c, kb, l), k = kb·32 + j·lanes + l, kb the one
+/// reduction: a block's j vectors are summed before its scale multiplies
+/// them. For q4_0 the low and high nibbles of a byte multiply the two halves
+/// of x's block (and j runs over 16 / lanes). With `chains` > 1 each step of
+/// kb takes that many consecutive blocks u, each summed apart:
+/// part[r.., c, u, l] over the loops (r.., c, kb, u, l),
+/// k = (kb·chains + u)·32 + j·lanes + l.
 linalg::GenericOp quantizedPart(OpBuilder &b, linalg::LinalgOp op,
                                 const ProjectionDims &p, int64_t lanes,
-                                Value part);
+                                int64_t chains, Value part);
 
 } // namespace mlir::tlm
 

@@ -13,6 +13,7 @@
 #include "passes/common/Builders.h"
 #include "passes/common/OptionChecks.h"
 #include "passes/common/Projection.h"
+#include "passes/common/Quantized.h"
 #include "passes/cpu/PackedProjection.h"
 #include "passes/cpu/PairedProjection.h"
 #include "passes/cpu/Passes.h"
@@ -158,29 +159,30 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     if (overwrite)
       out = zeros(cast<RankedTensorType>(out.getType()).getShape());
 
-    // part[r.., c, l]: loops (r.., c, kb, l); or quantizedPart's
-    // part[r.., c, j, l], whose sums also run over j.
+    // part[r.., c, [u], l]: loops (r.., c, kb, [u], l), where u keeps
+    // `chains` consecutive k steps apart (plainPart, quantizedPart).
     unsigned c = nRows, kb = nRows + 1;
     SmallVector<unsigned> rows = llvm::to_vector(llvm::seq<unsigned>(0, nRows));
     SmallVector<int64_t> partShape;
     for (unsigned r : p.rows)
       partShape.push_back(ranges[r]);
     partShape.push_back(ranges[p.n]);
+    // Too few accumulators (a one-column GEMV has one) leave the FMAs
+    // waiting on each other; consecutive k steps then get their own.
+    bool quantized = tlm::quantizedSteps(op, lanes).has_value();
+    int64_t kSteps = ranges[p.k] / (quantized ? tlm::kQuantBlock : lanes);
+    int64_t chains = accumulatorChains(llvm::product_of(partShape), kSteps,
+                                       fmaChains);
+    if (chains > 1)
+      partShape.push_back(chains);
+    partShape.push_back(lanes);
+    int64_t summed = chains > 1 ? 2 : 1; // part's trailing dims `sum` reduces
+    Value part = zeros(partShape);
+    linalg::GenericOp partial =
+        quantized ? tlm::quantizedPart(rewriter, op, p, lanes, chains, part)
+                  : plainPart(rewriter, op, p, chains, part);
     // The loops of `partial` stepped one at a time (its reduction).
     SmallVector<int64_t> stepLoops{kb};
-    linalg::GenericOp partial;
-    Value part;
-    int64_t summed = 1; // part's trailing dims that `sum` reduces
-    if (std::optional<int64_t> j = tlm::quantizedSteps(op, lanes)) {
-      partShape.append({*j, lanes});
-      part = zeros(partShape);
-      partial = tlm::quantizedPart(rewriter, op, p, lanes, part);
-      summed = 2;
-    } else {
-      partShape.push_back(lanes);
-      part = zeros(partShape);
-      partial = plainPart(rewriter, op, p, part);
-    }
 
     // out[r.., c] += Σ part[r.., c, ...]: loops (r.., c, ...).
     auto concat = [](ArrayRef<unsigned> a, ArrayRef<unsigned> b) {
@@ -226,25 +228,38 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
   }
 
   /// splitK's partial sums for an f32 (or bf16 / f16) w, over the loops
-  /// (r.., c, kb, l) with k = kb·lanes + l.
+  /// (r.., c, kb, l) with k = kb·lanes + l; with `chains` > 1 over
+  /// (r.., c, kb, u, l), k = (kb·chains + u)·lanes + l, each u summed apart.
   linalg::GenericOp plainPart(RewriterBase &rewriter, linalg::LinalgOp op,
-                              const tlm::ProjectionDims &p, Value part) {
+                              const tlm::ProjectionDims &p, int64_t chains,
+                              Value part) {
     MLIRContext *ctx = op->getContext();
     Location loc = op.getLoc();
     unsigned nRows = p.rows.size();
-    unsigned c = nRows, kb = nRows + 1, l = nRows + 2, loops = nRows + 3;
+    unsigned c = nRows, kb = nRows + 1;
+    SmallVector<unsigned> u;
+    if (chains > 1)
+      u.push_back(nRows + 2);
+    unsigned l = kb + 1 + u.size(), loops = l + 1;
     SmallVector<unsigned> rows = llvm::to_vector(llvm::seq<unsigned>(0, nRows));
-    Value x = expandLastDim(rewriter, loc, op.getDpsInputs()[0], lanes);
-    Value w = expandLastDim(rewriter, loc, op.getDpsInputs()[1], lanes);
-    auto concat = [](ArrayRef<unsigned> a, ArrayRef<unsigned> b) {
+    int64_t k = op.getStaticLoopRanges()[p.k];
+    SmallVector<int64_t> kDims{k / (chains * lanes)};
+    if (chains > 1)
+      kDims.push_back(chains);
+    kDims.push_back(lanes);
+    Value x = splitLastDim(rewriter, loc, op.getDpsInputs()[0], kDims);
+    Value w = splitLastDim(rewriter, loc, op.getDpsInputs()[1], kDims);
+    auto concat = [](ArrayRef<unsigned> a, ArrayRef<unsigned> b,
+                     ArrayRef<unsigned> c = {}) {
       SmallVector<unsigned> v(a);
       v.append(b.begin(), b.end());
+      v.append(c.begin(), c.end());
       return v;
     };
     SmallVector<AffineMap> maps{
-        tlm::dimsMapOf(ctx, loops, concat(rows, {kb, l})),
-        tlm::dimsMapOf(ctx, loops, {c, kb, l}),
-        tlm::dimsMapOf(ctx, loops, concat(rows, {c, l}))};
+        tlm::dimsMapOf(ctx, loops, concat(rows, {kb}, concat(u, {l}))),
+        tlm::dimsMapOf(ctx, loops, concat({c, kb}, u, {l})),
+        tlm::dimsMapOf(ctx, loops, concat(rows, {c}, concat(u, {l})))};
     SmallVector<utils::IteratorType> iters(loops,
                                            utils::IteratorType::parallel);
     iters[kb] = utils::IteratorType::reduction;
@@ -364,6 +379,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
                                   {"pack-cols", packCols, 1},
                                   {"pack-rows", packRows, 1},
                                   {"gemv-columns", gemvColumns, 1},
+                                  {"fma-chains", fmaChains, 1},
                                   {"row-tile", rowTile, 1},
                                   {"col-tile", colTile, 1},
                                   {"col-panel", colPanel, 0},

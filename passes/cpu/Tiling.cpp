@@ -58,17 +58,34 @@ linalg::LinalgOp findTiled(Region &region) {
   return found;
 }
 
-Value expandLastDim(OpBuilder &b, Location loc, Value v, int64_t lanes) {
+Value splitLastDim(OpBuilder &b, Location loc, Value v,
+                   ArrayRef<int64_t> factors) {
   auto type = cast<RankedTensorType>(v.getType());
-  SmallVector<int64_t> shape(type.getShape());
-  shape.back() /= lanes;
-  shape.push_back(lanes);
+  SmallVector<int64_t> shape(type.getShape().drop_back());
+  llvm::append_range(shape, factors);
   SmallVector<ReassociationIndices> groups;
-  for (int64_t i = 0; i + 1 < type.getRank(); ++i)
+  int64_t rank = type.getRank();
+  for (int64_t i = 0; i + 1 < rank; ++i)
     groups.push_back({i});
-  groups.push_back({type.getRank() - 1, type.getRank()});
+  ReassociationIndices last;
+  for (size_t i = 0; i < factors.size(); ++i)
+    last.push_back(rank - 1 + int64_t(i));
+  groups.push_back(last);
   return tensor::ExpandShapeOp::create(
       b, loc, RankedTensorType::get(shape, type.getElementType()), v, groups);
+}
+
+Value expandLastDim(OpBuilder &b, Location loc, Value v, int64_t lanes) {
+  int64_t last = cast<RankedTensorType>(v.getType()).getShape().back();
+  return splitLastDim(b, loc, v, {last / lanes, lanes});
+}
+
+int64_t accumulatorChains(int64_t accumulators, int64_t steps,
+                          int64_t minChains) {
+  int64_t chains = 1;
+  while (accumulators * chains < minChains && steps % (2 * chains) == 0)
+    chains *= 2;
+  return chains;
 }
 
 } // namespace mlir::tlm::tiling

@@ -36,6 +36,18 @@ linalg::LinalgOp findTiled(Region &region);
 /// `v` with its last dim split into (dim / lanes, lanes).
 Value expandLastDim(OpBuilder &b, Location loc, Value v, int64_t lanes);
 
+/// `v` with its last dim split into `factors` (their product is the dim).
+Value splitLastDim(OpBuilder &b, Location loc, Value v,
+                   ArrayRef<int64_t> factors);
+
+/// How many consecutive k steps a split-k block with `accumulators` vector
+/// accumulators should keep apart, so that at least `minChains` independent
+/// FMA chains run (a power of two dividing `steps`, the block's k steps).
+/// One chain waits an FMA's latency (4 cycles) per step: a one-column GEMV
+/// on bf16 read 32 bytes per 4 cycles, 32 GB/s at 4 GHz, below the memory.
+int64_t accumulatorChains(int64_t accumulators, int64_t steps,
+                          int64_t minChains);
+
 } // namespace mlir::tlm::tiling
 
 #endif // TLM_PASSES_CPU_TILING_H

@@ -2,10 +2,14 @@
 // of gemv-columns output columns.
 // RUN: tlm-opt %s --tlm-tile-matmuls --canonicalize --cse | FileCheck %s
 // RUN: tlm-opt %s --tlm-tile-matmuls="gemv-columns=1" --canonicalize --cse | FileCheck %s --check-prefix=STREAM
+// RUN: tlm-opt %s --tlm-tile-matmuls="gemv-columns=1 fma-chains=1" --canonicalize --cse | FileCheck %s --check-prefix=CHAIN1
+// RUN: tlm-opt %s --tlm-tile-matmuls="gemv-columns=1 fma-chains=2" --canonicalize --cse | FileCheck %s --check-prefix=CHAIN2
 // Options out of range are one diagnostic, not a crash.
 // RUN: not tlm-opt %s --split-input-file --tlm-tile-matmuls=gemv-columns=0 2>&1 | FileCheck %s --check-prefix=BADOPT
 // BADOPT: error: tlm-tile-matmuls: gemv-columns must be >= 1, got 0
 // (tlm-tile-matmuls' other options are checked the same way.)
+// RUN: not tlm-opt %s --tlm-tile-matmuls=fma-chains=0 2>&1 | FileCheck %s --check-prefix=BADCHAINS
+// BADCHAINS: error: tlm-tile-matmuls: fma-chains must be >= 1, got 0
 // RUN: not tlm-opt %s --tlm-tile-matmuls=x-tile-bytes=0 2>&1 | FileCheck %s --check-prefix=BADXTILE
 // BADXTILE: error: tlm-tile-matmuls: x-tile-bytes must be >= 1, got 0
 // RUN: not tlm-opt %s --tlm-tile-matmuls="lanes=16 pack-cols=24" 2>&1 | FileCheck %s --check-prefix=PACKCOLS
@@ -22,16 +26,30 @@
 // CHECK:           scf.for %{{.*}} = %c0 to %c4 step %c1 iter_args(%{{.*}}) -> (vector<1x8x16xf32>)
 // CHECK:           vector.multi_reduction <add>, %{{.*}}, %{{.*}} [2] : vector<1x8x16xf32> to vector<1x8xf32>
 // With gemv-columns=1 W's rows are read one after another: one row of W
-// per block, one FMA chain along k, one sum per column.
+// per block, one sum per column. One accumulator would make every FMA wait
+// for the previous one, so consecutive k steps get their own: 8 chains are
+// wanted (fma-chains), k = 64 has 4 steps of 16 lanes, and all 4 are summed
+// apart (the k loop of one step folds away).
 // STREAM-LABEL: func.func @gemv_rows
 // STREAM:         scf.for %{{.*}} = %c0 to %c32 step %c1 iter_args(%{{.*}}) -> (tensor<1x32xf32>)
 // STREAM:           tensor.extract_slice %{{.*}}[%{{.*}}, 0] [1, 64] [1, 1] : tensor<32x64xf32> to tensor<1x64xf32>
-// STREAM:           scf.for %{{.*}} = %c0 to %c4 step %c1 iter_args(%{{.*}}) -> (vector<1x1x16xf32>)
-// STREAM:             arith.mulf {{.*}} fastmath<contract> : vector<1x1x1x16xf32>
-// STREAM:           vector.multi_reduction <add>, %{{.*}}, %{{.*}} [2] : vector<1x1x16xf32> to vector<1x1xf32>
+// STREAM:           arith.mulf {{.*}} fastmath<contract> : vector<1x1x1x4x16xf32>
+// STREAM:           arith.addf {{.*}} fastmath<contract> : vector<1x1x4x16xf32>
+// STREAM:           vector.multi_reduction <add>, %{{.*}}, %{{.*}} [2, 3] : vector<1x1x4x16xf32> to vector<1x1xf32>
 // STREAM:           vector.transfer_write %{{.*}} : vector<1x1xf32>, tensor<1x32xf32>
 // STREAM-NOT:       vector<1x8x16xf32>
 // STREAM:       return
+// fma-chains=1: one FMA chain along k.
+// CHAIN1-LABEL: func.func @gemv_rows
+// CHAIN1:         scf.for %{{.*}} = %c0 to %c32 step %c1 iter_args(%{{.*}}) -> (tensor<1x32xf32>)
+// CHAIN1:           scf.for %{{.*}} = %c0 to %c4 step %c1 iter_args(%{{.*}}) -> (vector<1x1x16xf32>)
+// CHAIN1:             arith.mulf {{.*}} fastmath<contract> : vector<1x1x1x16xf32>
+// CHAIN1:           vector.multi_reduction <add>, %{{.*}}, %{{.*}} [2] : vector<1x1x16xf32> to vector<1x1xf32>
+// fma-chains=2: two k steps per iteration, each its own accumulator.
+// CHAIN2-LABEL: func.func @gemv_rows
+// CHAIN2:           scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args(%{{.*}}) -> (vector<1x1x2x16xf32>)
+// CHAIN2:             arith.mulf {{.*}} fastmath<contract> : vector<1x1x1x2x16xf32>
+// CHAIN2:           vector.multi_reduction <add>, %{{.*}}, %{{.*}} [2, 3] : vector<1x1x2x16xf32> to vector<1x1xf32>
 func.func @gemv_rows(%x: tensor<?x64xf32>, %w: tensor<128x64xf32>)
     -> tensor<?x128xf32> {
   %c0 = arith.constant 0 : index

@@ -5,6 +5,7 @@
 // RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16" --canonicalize --cse | FileCheck %s
 // RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=8 pack-projections=false" --canonicalize --cse | FileCheck %s --check-prefix=SPLITK
 // RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16 vectorize=false" --canonicalize --cse | FileCheck %s --check-prefix=SCALAR
+// RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16 gemv-columns=1" --canonicalize --cse | FileCheck %s --check-prefix=STREAM
 
 // CHECK-LABEL: func @q8_0
 // CHECK-NOT: tlm.dequantize
@@ -50,6 +51,17 @@ func.func @q8_0(%x: tensor<?x256xf32>, %q: tensor<64x256xi8>, %s: tensor<64x8xf3
 // SPLITK-DAG: arith.andi {{.*}}x8xi8>
 // SPLITK-DAG: arith.shrui {{.*}}x8xi8>
 // SPLITK-NOT: tlm.dequantize
+// One-column GEMV (gemv-columns=1): the 8 blocks of a row are 8
+// accumulators (FMA chains); in each, the low nibbles times the first half
+// of x plus the high ones times the second, and only that sum times the
+// block's scale.
+// STREAM-LABEL: func @q4_0
+// STREAM: %[[LO:.*]] = arith.mulf {{.*}} : vector<1x1x1x8x16xf32>
+// STREAM: arith.shrui
+// STREAM: %[[HI:.*]] = arith.mulf {{.*}} : vector<1x1x1x8x16xf32>
+// STREAM: %[[SUM:.*]] = arith.addf %[[LO]], %[[HI]] fastmath<contract> : vector<1x1x1x8x16xf32>
+// STREAM: arith.mulf %[[SUM]], %{{.*}} fastmath<contract> : vector<1x1x1x8x16xf32>
+// STREAM: vector.multi_reduction <add>, %{{.*}}, %{{.*}} [2, 3] : vector<1x1x8x16xf32> to vector<1x1xf32>
 func.func @q4_0(%x: tensor<?x256xf32>, %q: tensor<64x128xi8>, %s: tensor<64x8xf32>) -> tensor<?x64xf32> {
   %w = tlm.dequantize %q, %s {bits = 4 : i64} : tensor<64x128xi8>, tensor<64x8xf32> -> tensor<64x256xf32>
   %y = tlm.linear %x, %w : tensor<?x256xf32>, tensor<64x256xf32> -> tensor<?x64xf32>

@@ -468,15 +468,16 @@ func.func @norm_read_twice(%x0: tensor<?x64xf32>, %rms: tensor<?xf32>,
 // PACKTHR:             arith.addi %[[BASE]], %[[COL]] : index
 // With 4 lanes a half panel is 4 columns, and so is each rest block: split
 // k like the others (a block wider than the half would stay scalar and add
-// to sums nothing initialized).
+// to sums nothing initialized); its 4 accumulators take 2 k steps apart
+// (8 FMA chains, fma-chains).
 // PACK4-LABEL: func.func @swiglu
 // PACK4:         scf.for {{.*}} -> (vector<4xf32>, {{.*}})
 // PACK4-COUNT-12:  vector.fma
 // PACK4:         scf.for %[[COL:.*]] = %c0 to %c64 step %c4
 // PACK4:           tensor.extract_slice %{{.*}}[%[[COL]], 0] [4, 64] [1, 1]
-// PACK4:             -> (vector<1x4x4xf32>)
+// PACK4:             -> (vector<1x4x2x4xf32>)
 // PACK4:           tensor.extract_slice %{{.*}}[%[[COL]], 0] [4, 64] [1, 1]
-// PACK4:             -> (vector<1x4x4xf32>)
+// PACK4:             -> (vector<1x4x2x4xf32>)
 // PACK4-NOT:     linalg.generic
 // Without packing the projection is split back per part and the generic
 // stays.
