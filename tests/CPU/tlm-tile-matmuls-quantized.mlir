@@ -51,17 +51,19 @@ func.func @q8_0(%x: tensor<?x256xf32>, %q: tensor<64x256xi8>, %s: tensor<64x8xf3
 // SPLITK-DAG: arith.andi {{.*}}x8xi8>
 // SPLITK-DAG: arith.shrui {{.*}}x8xi8>
 // SPLITK-NOT: tlm.dequantize
-// One-column GEMV (gemv-columns=1): the 8 blocks of a row are 8
-// accumulators (FMA chains); in each, the low nibbles times the first half
-// of x plus the high ones times the second, and only that sum times the
-// block's scale.
+// One-column GEMV (gemv-columns=1): a step takes 4 consecutive blocks of
+// a row, each its own accumulator (fma-chains 8, counting a block's two
+// 16-lane products); in each, the low nibbles times the first half of x
+// plus the high ones times the second, and only that sum times the block's
+// scale.
 // STREAM-LABEL: func @q4_0
-// STREAM: %[[LO:.*]] = arith.mulf {{.*}} : vector<1x1x1x8x16xf32>
+// STREAM: scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args(%{{.*}}) -> (vector<1x1x4x16xf32>)
+// STREAM: %[[LO:.*]] = arith.mulf {{.*}} : vector<1x1x1x4x16xf32>
 // STREAM: arith.shrui
-// STREAM: %[[HI:.*]] = arith.mulf {{.*}} : vector<1x1x1x8x16xf32>
-// STREAM: %[[SUM:.*]] = arith.addf %[[LO]], %[[HI]] fastmath<contract> : vector<1x1x1x8x16xf32>
-// STREAM: arith.mulf %[[SUM]], %{{.*}} fastmath<contract> : vector<1x1x1x8x16xf32>
-// STREAM: vector.multi_reduction <add>, %{{.*}}, %{{.*}} [2, 3] : vector<1x1x8x16xf32> to vector<1x1xf32>
+// STREAM: %[[HI:.*]] = arith.mulf {{.*}} : vector<1x1x1x4x16xf32>
+// STREAM: %[[SUM:.*]] = arith.addf %[[LO]], %[[HI]] fastmath<contract> : vector<1x1x1x4x16xf32>
+// STREAM: arith.mulf %[[SUM]], %{{.*}} fastmath<contract> : vector<1x1x1x4x16xf32>
+// STREAM: vector.multi_reduction <add>, %{{.*}}, %{{.*}} [2, 3] : vector<1x1x4x16xf32> to vector<1x1xf32>
 func.func @q4_0(%x: tensor<?x256xf32>, %q: tensor<64x128xi8>, %s: tensor<64x8xf32>) -> tensor<?x64xf32> {
   %w = tlm.dequantize %q, %s {bits = 4 : i64} : tensor<64x128xi8>, tensor<64x8xf32> -> tensor<64x256xf32>
   %y = tlm.linear %x, %w : tensor<?x256xf32>, tensor<64x256xf32> -> tensor<?x64xf32>
