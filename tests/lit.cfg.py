@@ -86,8 +86,10 @@ def cuda_device_answers():
         return False
 if cuda_device_answers():
     config.available_features.add("cuda")
-if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
+ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
+if os.path.exists(ptxas):
     config.available_features.add("ptxas")
+config.substitutions.append(("%ptxas", ptxas))
 # The GPU pipeline links CUDA's libdevice (the toolkit folder is found the way
 # tlm::findCudaToolkit does).
 toolkit = next((os.environ[v] for v in ["CUDA_HOME", "CUDA_ROOT", "CUDA_PATH"]

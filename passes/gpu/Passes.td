@@ -117,6 +117,33 @@ def TlmGpuTileMatmuls : Pass<"tlm-gpu-tile-matmuls", "::mlir::func::FuncOp"> {
     the threads of a warp hit different banks. Rows are dynamic and every
     edge is guarded. Other contractions are left alone.
 
+    A decode step has one row per sequence, which would keep 1 of a tile's
+    16 thread rows busy. So for f32 operands and static n and k the host
+    compares the row count with `gemv-rows` at each call and, at or below
+    it, launches a GEMV kernel instead: one warp per output column,
+    `gemv-warps` warps per block; the lanes read the weight row side by
+    side, 4 floats each (128-bit loads, when k is a multiple of 4 and the
+    buffers are unstrided, so every row is 16-byte aligned), keep one
+    accumulator per row, and sum across the warp with xor shuffles.
+
+    Decode (`gemv-rows=4`, `gemv-warps=8`), for the same projection:
+    ```mlir
+    %few = arith.cmpi ule, %m, %c4 : index
+    scf.if %few {
+      gpu.launch blocks(...) in (%gx = %c4, %gy = %c1, %gz = %c1)
+                 threads(%lane, %warp, %tz) in (%sx = %c32, %sy = %c8, %sz = %c1) {
+        %acc:4 = scf.for %k = %start to %c64 step %c128 iter_args(...) {
+          %w4 = vector.load %w[%col, %k] {alignment = 16 : i64} : memref<32x64xf32>, vector<4xf32>
+          ... math.fma %x4, %w4, %acc ... (one per row, guarded by %m)
+        }
+        ... vector.reduction <add>, gpu.shuffle xor 16, 8, 4, 2, 1 ...
+        ... lane 0: %y[...] = %y[...] + %total
+      }
+    } else {
+      ... the tiles above ...
+    }
+    ```
+
     Before:
     ```mlir
     linalg.generic {... iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
@@ -140,11 +167,16 @@ def TlmGpuTileMatmuls : Pass<"tlm-gpu-tile-matmuls", "::mlir::func::FuncOp"> {
   }];
   let options = [
     Option<"tile", "tile", "int64_t", /*default=*/"16",
-           "Output tile edge (threads per block = tile x tile)">
+           "Output tile edge (threads per block = tile x tile)">,
+    Option<"gemvRows", "gemv-rows", "int64_t", /*default=*/"4",
+           "Most rows the GEMV kernel takes (decode; 0: tiles only)">,
+    Option<"gemvWarps", "gemv-warps", "int64_t", /*default=*/"8",
+           "Warps per block of the GEMV kernel (one output column each)">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
-    "::mlir::math::MathDialect", "::mlir::arith::ArithDialect"
+    "::mlir::math::MathDialect", "::mlir::arith::ArithDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 

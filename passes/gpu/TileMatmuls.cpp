@@ -8,6 +8,7 @@
 #include "passes/common/Builders.h"
 #include "passes/common/OptionChecks.h"
 #include "passes/common/Projection.h"
+#include "passes/gpu/GemvKernel.h"
 #include "passes/gpu/KernelBuilders.h"
 #include "passes/gpu/Passes.h"
 
@@ -32,7 +33,9 @@ struct TlmGpuTileMatmuls
 
   void runOnOperation() override {
     if (failed(tlm::checkOptions(getOperation(), "tlm-gpu-tile-matmuls",
-                                 {{"tile", tile, 1}})))
+                                 {{"tile", tile, 1},
+                                  {"gemv-rows", gemvRows, 0},
+                                  {"gemv-warps", gemvWarps, 1}})))
       return signalPassFailure();
     SmallVector<std::pair<linalg::LinalgOp, tlm::ProjectionDims>> work;
     getOperation().walk([&](linalg::LinalgOp op) {
@@ -63,6 +66,17 @@ struct TlmGpuTileMatmuls
     for (unsigned i = 0; i < p.rows.size(); ++i)
       rowSizes.push_back(b.createOrFold<memref::DimOp>(loc, x, i));
     Value m = product(b, loc, rowSizes);
+    GemvProblem gemv{x, w, out, rowSizes, m, n, k};
+    if (gemvRows > 0 && gemvApplies(gemv)) {
+      // Decode (m <= gemv-rows) takes the GEMV kernel, anything longer
+      // the tiles: the host picks at each call, as m is dynamic.
+      Value few = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, m,
+                                        index(b, loc, gemvRows));
+      auto choice = scf::IfOp::create(b, loc, few, /*withElseRegion=*/true);
+      b.setInsertionPointToStart(choice.thenBlock());
+      buildGemvLaunch(b, loc, gemv, gemvRows, gemvWarps);
+      b.setInsertionPointToStart(choice.elseBlock());
+    }
     Value c1 = index(b, loc, 1), ct = index(b, loc, t);
     Value mTiles = arith::DivUIOp::create(
         b, loc, arith::AddIOp::create(b, loc, m, index(b, loc, t - 1)), ct);

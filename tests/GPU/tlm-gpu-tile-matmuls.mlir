@@ -1,6 +1,12 @@
 // RUN: tlm-opt %s --split-input-file \
 // RUN:   --pass-pipeline='builtin.module(func.func(tlm-gpu-tile-matmuls{tile=16}),canonicalize)' | FileCheck %s
 // Options out of range are one diagnostic, not a crash.
+// RUN: tlm-opt %s --split-input-file \
+// RUN:   --pass-pipeline='builtin.module(func.func(tlm-gpu-tile-matmuls{tile=16}),canonicalize)' | FileCheck %s --check-prefix=GEMV
+// RUN: tlm-opt %s --split-input-file \
+// RUN:   --pass-pipeline='builtin.module(func.func(tlm-gpu-tile-matmuls{tile=16 gemv-rows=0}),canonicalize)' | FileCheck %s --check-prefix=TILES
+// RUN: not tlm-opt %s --split-input-file --tlm-gpu-tile-matmuls=gemv-warps=0 2>&1 | FileCheck %s --check-prefix=BADWARPS
+// BADWARPS: error: tlm-gpu-tile-matmuls: gemv-warps must be >= 1, got 0
 // RUN: not tlm-opt %s --split-input-file --tlm-gpu-tile-matmuls=tile=0 2>&1 | FileCheck %s --check-prefix=BADOPT
 // BADOPT: error: tlm-gpu-tile-matmuls: tile must be >= 1, got 0
 
@@ -31,6 +37,34 @@
 // CHECK:           scf.if
 // CHECK:             arith.addf
 // CHECK:             memref.store %{{.*}} : memref<?x?x40xf32>
+// Up to gemv-rows (4) rows, decode's GEMV instead: the host compares the
+// row count; one warp per column, 8 warps a block, so ceil(40/8) = 5
+// blocks. Each lane reads w's row 4 floats at a time (k = lane·4, step
+// 128), one accumulator per row, the x loads guarded by the row count;
+// then the 4 lanes of a vector and the 32 lanes of the warp are summed
+// (xor shuffles 16 .. 1) and lane 0 adds the total to the output.
+// GEMV-LABEL: func.func @projection
+// GEMV:         %[[M:.*]] = arith.muli
+// GEMV:         %[[FEW:.*]] = arith.cmpi ule, %[[M]], %c4
+// GEMV:         scf.if %[[FEW]] {
+// GEMV:           gpu.launch blocks({{.*}}) in ({{.*}} = %c5, {{.*}} = %c1, {{.*}} = %c1) threads(%[[LANE:[^,]*]], {{.*}}) in ({{.*}} = %c32, {{.*}} = %c8, {{.*}} = %c1)
+// GEMV:             %[[START:.*]] = arith.muli %[[LANE]], %c4
+// GEMV:             scf.for %{{.*}} = %[[START]] to %c64 step %c128 iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// GEMV:               vector.load %{{.*}} {alignment = 16 : i64} : memref<40x64xf32>, vector<4xf32>
+// GEMV-COUNT-4:       vector.load %{{.*}} {alignment = 16 : i64} : memref<?x?x64xf32>, vector<4xf32>
+// GEMV:             vector.reduction <add>
+// GEMV:             gpu.shuffle  xor %{{.*}}, %c16_i32, %c32_i32
+// GEMV:             gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32
+// GEMV:             arith.addf
+// GEMV:             memref.store %{{.*}} : memref<?x?x40xf32>
+// GEMV:         } else {
+// GEMV:           gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c16, {{.*}} = %c16, {{.*}} = %c1)
+// gemv-rows=0: the tiles only.
+// TILES-LABEL: func.func @projection
+// TILES-NOT:     scf.if %{{.*}} {
+// TILES-NOT:     gpu.shuffle
+// TILES:         gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c16, {{.*}} = %c16, {{.*}} = %c1)
+// TILES-NOT:     gpu.shuffle
 func.func @projection(%x: memref<?x?x64xf32>, %w: memref<40x64xf32>, %y: memref<?x?x40xf32>) {
   linalg.generic {indexing_maps = [#x, #w, #y],
                   iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
@@ -62,6 +96,31 @@ func.func @scores(%q: memref<?x?x4x16xf32>, %k: memref<?x?x4x16xf32>, %out: memr
     %p = arith.mulf %a, %b : f32
     %t = arith.addf %acc, %p : f32
     linalg.yield %t : f32
+  }
+  return
+}
+
+// -----
+
+// k = 30 is not a multiple of 4, so a row of w need not start 16-byte
+// aligned: the GEMV reads one float per lane and step.
+// CHECK-LABEL: func.func @odd_k
+// GEMV-LABEL: func.func @odd_k
+// GEMV:         scf.for %{{.*}} = %{{.*}} to %c30 step %c32 iter_args({{.*}}) -> (f32, f32, f32, f32)
+// GEMV-NOT:       vector.load
+// GEMV:           memref.load %{{.*}} : memref<8x30xf32>
+// GEMV:         gpu.shuffle  xor
+#xo = affine_map<(m, n, k) -> (m, k)>
+#wo = affine_map<(m, n, k) -> (n, k)>
+#yo = affine_map<(m, n, k) -> (m, n)>
+func.func @odd_k(%x: memref<?x30xf32>, %w: memref<8x30xf32>, %y: memref<?x8xf32>) {
+  linalg.generic {indexing_maps = [#xo, #wo, #yo],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x30xf32>, memref<8x30xf32>) outs(%y : memref<?x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
   }
   return
 }

@@ -12,8 +12,10 @@
 // The host keeps only device allocations and launches: the gather (64
 // threads along d), the norm's zero fill, its sum of squares (one block of
 // 64 threads per row, combined with gpu.all_reduce), its rms per row, its
-// scaling, the projection's zero fill, and the projection as 16 x 16 tiles
-// (2 along its 32 columns) in workgroup memory.
+// scaling, the projection's zero fill, and the projection: for at most 4
+// rows (decode) the GEMV kernel, one warp per column and 8 per block (4
+// blocks for its 32 columns), else 16 x 16 tiles (2 along its 32 columns)
+// in workgroup memory; the host picks by the row count.
 // KERNELS-LABEL: func.func @model
 // KERNELS-NOT:     memref.alloc
 // KERNELS-NOT:     scf.parallel
@@ -24,7 +26,11 @@
 // KERNELS:         gpu.launch_func @model_kernel_2::@model_kernel blocks in (%{{.*}}, %{{.*}}, %c1) threads in (%c128, %c1, %c1)
 // KERNELS:         gpu.launch_func @model_kernel_3::@model_kernel blocks in (%{{.*}}, %c1, %c1) threads in (%c64, %c1, %c1)
 // KERNELS:         gpu.launch_func @model_kernel_4::@model_kernel blocks in (%{{.*}}, %c1, %c1) threads in (%c32, %c1, %c1)
-// KERNELS:         gpu.launch_func @model_kernel_5::@model_kernel blocks in (%{{.*}}, %c2, %c1) threads in (%c16, %c16, %c1)
+// KERNELS:         arith.cmpi ule, %{{.*}}, %c4
+// KERNELS:         scf.if
+// KERNELS:           gpu.launch_func @model_kernel_5::@model_kernel blocks in (%c4, %c1, %c1) threads in (%c32, %c8, %c1)
+// KERNELS:         else
+// KERNELS:           gpu.launch_func @model_kernel_6::@model_kernel blocks in (%{{.*}}, %c2, %c1) threads in (%c16, %c16, %c1)
 // KERNELS:         gpu.dealloc
 // KERNELS:         return
 // KERNELS:       gpu.module @model_kernel
@@ -35,6 +41,10 @@
 // KERNELS:       gpu.module @model_kernel_1
 // KERNELS:         gpu.all_reduce add
 // KERNELS:       gpu.module @model_kernel_5
+// KERNELS:         vector.load {{.*}} {alignment = 16 : i64} : memref<32x64xf32>, vector<4xf32>
+// KERNELS:         math.fma {{.*}} : vector<4xf32>
+// KERNELS:         gpu.shuffle  xor
+// KERNELS:       gpu.module @model_kernel_6
 // KERNELS:         gpu.func @model_kernel({{.*}}) workgroup({{.*}} : memref<16x16xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<16x17xf32, #gpu.address_space<workgroup>>) kernel
 // KERNELS:           gpu.barrier
 // KERNELS:           math.fma
@@ -45,7 +55,7 @@
 // parameter, and the tile kernel gets its 16 x 16 sizes as constants.
 // SINK-LABEL: func.func @model
 // SINK-NOT:     args({{[^)]*}}: f32
-// SINK:       gpu.module @model_kernel_5
+// SINK:       gpu.module @model_kernel_6
 // SINK:         gpu.func @model_kernel(%{{[^:]*}}: memref<?x?x64xf32>, %{{[^:]*}}: index, %{{[^:]*}}: memref<32x64xf32>, %{{[^:]*}}: memref<?x?x32xf32>)
 
 // NVVM:          gpu.module @model_kernel
@@ -65,6 +75,7 @@
 // synchronize with barriers.
 // PTX:           shfl.sync.bfly
 // PTX:           sqrt.rn.f32
+// PTX:           ld.global.v4
 // PTX:           bar.sync
 // PTX-NOT:       sqrt.approx
 

@@ -1,0 +1,38 @@
+//===- GemvKernel.h - decode's projection as a warp-per-column GEMV -*- C++ -*-===//
+//
+// A decode step multiplies one row (or a few: a batch) by every weight
+// matrix. A tile kernel would keep 1 of its 16 thread rows busy; this
+// kernel gives each output column to one warp instead, whose 32 lanes read
+// the weight row in 128-bit pieces side by side (coalesced), keep one
+// accumulator per input row, and sum across lanes with shuffles.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TLM_PASSES_GPU_GEMVKERNEL_H
+#define TLM_PASSES_GPU_GEMVKERNEL_H
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::tlm {
+
+/// A projection `out[rows..., n] += x[rows..., k] · w[n, k]` on buffers.
+struct GemvProblem {
+  Value x, w, out;
+  SmallVector<Value> rowSizes; ///< x's leading (row) dims
+  Value rows;                  ///< their product, m
+  int64_t n, k;
+};
+
+/// Whether the GEMV kernel can take `p`: f32 operands, static n and k.
+bool gemvApplies(const GemvProblem &p);
+
+/// Builds, at `b`'s insertion point, the launch that computes `p` for
+/// m <= `maxRows` (the caller guards it): `warps` warps per block, one
+/// output column per warp, `maxRows` accumulators per lane guarded by m.
+/// 128-bit loads when k is a multiple of 4 and x and w are unstrided
+/// buffers (so every row starts 16-byte aligned), else 32-bit ones.
+void buildGemvLaunch(OpBuilder &b, Location loc, const GemvProblem &p,
+                     int64_t maxRows, int64_t warps);
+
+} // namespace mlir::tlm
+
+#endif // TLM_PASSES_GPU_GEMVKERNEL_H
