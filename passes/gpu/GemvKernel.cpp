@@ -48,29 +48,51 @@ bool gemvApplies(const GemvProblem &p) {
          !ShapedType::isDynamic(p.n) && !ShapedType::isDynamic(p.k);
 }
 
+int64_t gemvSplits(int64_t n, int64_t k, int64_t warps, int64_t minWarps) {
+  int64_t vec = k % 4 == 0 ? 4 : 1, splits = 1;
+  while (n * splits < minWarps && warps % (2 * splits) == 0 &&
+         k >= 2 * splits * kWarp * vec)
+    splits *= 2;
+  return splits;
+}
+
 void buildGemvLaunch(OpBuilder &b, Location loc, const GemvProblem &p,
-                     int64_t maxRows, int64_t warps) {
+                     int64_t maxRows, int64_t warps, int64_t minWarps) {
   OpBuilder::InsertionGuard guard(b);
+  MLIRContext *ctx = b.getContext();
   // Every row of x and w starts 16-byte aligned when k is a multiple of 4
   // and the buffers are whole allocations (the driver's are 256-aligned).
   int64_t vec = p.k % 4 == 0 && unstrided(p.x) && unstrided(p.w) ? 4 : 1;
   Type f32 = b.getF32Type();
   Type accType = vec == 1 ? f32 : Type(VectorType::get({vec}, f32));
+  // A block's warps split k `splits` ways and take `cols` columns. The
+  // splits of a column take turns at the warp's steps (32·vec floats), so
+  // they share the work to within one step.
+  int64_t splits = gemvSplits(p.n, p.k, warps, minWarps);
+  int64_t cols = warps / splits;
+  int64_t step = kWarp * vec;
 
   Value c1 = index(b, loc, 1);
-  Value blocks = index(b, loc, llvm::divideCeil(p.n, warps));
-  gpu::LaunchOp launch = makeLaunch(b, loc, {blocks, c1, c1},
-                                    {index(b, loc, kWarp),
-                                     index(b, loc, warps), c1});
+  Value blocks = index(b, loc, llvm::divideCeil(p.n, cols));
+  SmallVector<Type> workgroup;
+  if (splits > 1)
+    workgroup.push_back(MemRefType::get(
+        {splits, cols, maxRows}, f32, MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
+  gpu::LaunchOp launch =
+      makeLaunch(b, loc, {blocks, c1, c1},
+                 {index(b, loc, kWarp), index(b, loc, warps), c1}, workgroup);
   gpu::KernelDim3 block = launch.getBlockIds(), thread = launch.getThreadIds();
-  Value lane = thread.x;
+  Value lane = thread.x, warp = thread.y;
+  Value colInBlock = warp, split = index(b, loc, 0);
+  if (splits > 1) {
+    colInBlock = arith::RemUIOp::create(b, loc, warp, index(b, loc, cols));
+    split = arith::DivUIOp::create(b, loc, warp, index(b, loc, cols));
+  }
   Value col = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, block.x, index(b, loc, warps)),
-      thread.y);
-  // A warp past the last column has nothing to do; the condition is the
-  // same for all its lanes, so the shuffles below still see a full warp.
-  auto colOk = scf::IfOp::create(b, loc, lessThan(b, loc, col, index(b, loc, p.n)));
-  b.setInsertionPointToStart(colOk.thenBlock());
+      b, loc, arith::MulIOp::create(b, loc, block.x, index(b, loc, cols)),
+      colInBlock);
+  Value colOk = lessThan(b, loc, col, index(b, loc, p.n));
 
   SmallVector<Value> rowOk;
   SmallVector<SmallVector<Value>> rowIdx;
@@ -87,22 +109,37 @@ void buildGemvLaunch(OpBuilder &b, Location loc, const GemvProblem &p,
                                   llvm::MaybeAlign(16));
   };
 
-  // Lane l reads k = l·vec, l·vec + 32·vec, ...: a warp reads 32·vec
-  // consecutive floats of w's row at each step.
+  // Lane l of split s reads k = (s·32 + l)·vec, then every splits·32·vec:
+  // at each step a warp reads 32·vec consecutive floats of w's row. A warp
+  // past the last column skips the loop (the same for all its lanes) and
+  // sums zeros.
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(accType));
   SmallVector<Value> inits(maxRows, zero);
-  Value start = arith::MulIOp::create(b, loc, lane, index(b, loc, vec));
-  auto kLoop = scf::ForOp::create(b, loc, start, index(b, loc, p.k),
-                                  index(b, loc, kWarp * vec), inits);
+  SmallVector<Type> accTypes(maxRows, accType);
+  Value begin = arith::MulIOp::create(
+      b, loc,
+      arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, split, index(b, loc, kWarp)),
+          lane),
+      index(b, loc, vec));
+  Value end = index(b, loc, p.k);
+  auto inRange = scf::IfOp::create(b, loc, accTypes, colOk,
+                                   /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(inRange.elseBlock());
+    scf::YieldOp::create(b, loc, inits);
+    b.setInsertionPointToStart(inRange.thenBlock());
+    auto kLoop = scf::ForOp::create(b, loc, begin, end,
+                                    index(b, loc, splits * step), inits);
+    scf::YieldOp::create(b, loc, kLoop.getResults());
     b.setInsertionPointToStart(kLoop.getBody());
     Value kk = kLoop.getInductionVar();
     Value wv = load(b, p.w, {col, kk});
     SmallVector<Value> next;
     for (int64_t r = 0; r < maxRows; ++r) {
       Value acc = kLoop.getRegionIterArgs()[r];
-      auto step = scf::IfOp::create(
+      auto stepRow = scf::IfOp::create(
           b, loc, rowOk[r],
           [&](OpBuilder &nb, Location nl) {
             SmallVector<Value> idx(rowIdx[r]);
@@ -114,28 +151,70 @@ void buildGemvLaunch(OpBuilder &b, Location loc, const GemvProblem &p,
           [&](OpBuilder &nb, Location nl) {
             scf::YieldOp::create(nb, nl, acc);
           });
-      next.push_back(step.getResult(0));
+      next.push_back(stepRow.getResult(0));
     }
     scf::YieldOp::create(b, loc, next);
   }
 
   Value lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
                                       index(b, loc, 0));
+  SmallVector<Value> totals;
   for (int64_t r = 0; r < maxRows; ++r) {
-    Value partial = kLoop.getResult(r);
+    Value partial = inRange.getResult(r);
     if (vec > 1)
       partial = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
                                             partial);
-    Value total = warpSum(b, loc, partial);
-    auto store = scf::IfOp::create(
-        b, loc, arith::AndIOp::create(b, loc, lane0, rowOk[r]));
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(store.thenBlock());
+    totals.push_back(warpSum(b, loc, partial));
+  }
+  auto addToOut = [&](OpBuilder &ob, int64_t r, Value total) {
     SmallVector<Value> outIdx(rowIdx[r]);
     outIdx.push_back(col);
-    Value old = memref::LoadOp::create(b, loc, p.out, outIdx);
-    memref::StoreOp::create(b, loc, arith::AddFOp::create(b, loc, old, total),
+    Value old = memref::LoadOp::create(ob, loc, p.out, outIdx);
+    memref::StoreOp::create(ob, loc, arith::AddFOp::create(ob, loc, old, total),
                             p.out, outIdx);
+  };
+  Value writes = arith::AndIOp::create(b, loc, lane0, colOk);
+  if (splits == 1) {
+    for (int64_t r = 0; r < maxRows; ++r) {
+      auto store = scf::IfOp::create(
+          b, loc, arith::AndIOp::create(b, loc, writes, rowOk[r]));
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(store.thenBlock());
+      addToOut(b, r, totals[r]);
+    }
+    return;
+  }
+  // Lane 0 of every split leaves its sums in workgroup memory; after the
+  // barrier (reached by every thread: no condition around it), split 0
+  // adds the splits' sums in order and writes the column.
+  Value partials = launch.getWorkgroupAttributions()[0];
+  {
+    auto leave = scf::IfOp::create(b, loc, lane0);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(leave.thenBlock());
+    for (int64_t r = 0; r < maxRows; ++r)
+      memref::StoreOp::create(b, loc, totals[r], partials,
+                              ValueRange{split, colInBlock, index(b, loc, r)});
+  }
+  gpu::BarrierOp::create(b, loc);
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, split,
+                                      index(b, loc, 0));
+  for (int64_t r = 0; r < maxRows; ++r) {
+    auto store = scf::IfOp::create(
+        b, loc,
+        arith::AndIOp::create(b, loc, arith::AndIOp::create(b, loc, writes,
+                                                            first),
+                              rowOk[r]));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(store.thenBlock());
+    Value sum;
+    for (int64_t s = 0; s < splits; ++s) {
+      Value part = memref::LoadOp::create(
+          b, loc, partials,
+          ValueRange{index(b, loc, s), colInBlock, index(b, loc, r)});
+      sum = sum ? arith::AddFOp::create(b, loc, sum, part).getResult() : part;
+    }
+    addToOut(b, r, sum);
   }
 }
 

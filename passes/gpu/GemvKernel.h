@@ -25,13 +25,20 @@ struct GemvProblem {
 /// Whether the GEMV kernel can take `p`: f32 operands, static n and k.
 bool gemvApplies(const GemvProblem &p);
 
+/// How many ways the GEMV splits k for an `n` x `k` projection, so that at
+/// least `minWarps` warps run (a power of two dividing `warps`, each split
+/// with at least one step of the warp, 32·vec floats).
+int64_t gemvSplits(int64_t n, int64_t k, int64_t warps, int64_t minWarps);
+
 /// Builds, at `b`'s insertion point, the launch that computes `p` for
-/// m <= `maxRows` (the caller guards it): `warps` warps per block, one
-/// output column per warp, `maxRows` accumulators per lane guarded by m.
-/// 128-bit loads when k is a multiple of 4 and x and w are unstrided
-/// buffers (so every row starts 16-byte aligned), else 32-bit ones.
+/// m <= `maxRows` (the caller guards it): `warps` warps per block, each
+/// taking one output column and one of gemvSplits(...) slices of k, with
+/// `maxRows` accumulators per lane guarded by m; split sums meet in
+/// workgroup memory. 128-bit loads when k is a multiple of 4 and x and w
+/// are unstrided buffers (so every row starts 16-byte aligned), else
+/// 32-bit ones.
 void buildGemvLaunch(OpBuilder &b, Location loc, const GemvProblem &p,
-                     int64_t maxRows, int64_t warps);
+                     int64_t maxRows, int64_t warps, int64_t minWarps);
 
 } // namespace mlir::tlm
 

@@ -171,7 +171,10 @@ def TlmGpuTileMatmuls : Pass<"tlm-gpu-tile-matmuls", "::mlir::func::FuncOp"> {
     Option<"gemvRows", "gemv-rows", "int64_t", /*default=*/"4",
            "Most rows the GEMV kernel takes (decode; 0: tiles only)">,
     Option<"gemvWarps", "gemv-warps", "int64_t", /*default=*/"8",
-           "Warps per block of the GEMV kernel (one output column each)">
+           "Warps per block of the GEMV kernel">,
+    Option<"gemvMinWarps", "gemv-min-warps", "int64_t", /*default=*/"4096",
+           "Warps a GEMV launch should have at least: fewer columns split k "
+           "across a block's warps (an H200 holds 132 SMs x 64 warps)">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",

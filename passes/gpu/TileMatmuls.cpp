@@ -35,7 +35,8 @@ struct TlmGpuTileMatmuls
     if (failed(tlm::checkOptions(getOperation(), "tlm-gpu-tile-matmuls",
                                  {{"tile", tile, 1},
                                   {"gemv-rows", gemvRows, 0},
-                                  {"gemv-warps", gemvWarps, 1}})))
+                                  {"gemv-warps", gemvWarps, 1},
+                                  {"gemv-min-warps", gemvMinWarps, 1}})))
       return signalPassFailure();
     SmallVector<std::pair<linalg::LinalgOp, tlm::ProjectionDims>> work;
     getOperation().walk([&](linalg::LinalgOp op) {
@@ -74,7 +75,7 @@ struct TlmGpuTileMatmuls
                                         index(b, loc, gemvRows));
       auto choice = scf::IfOp::create(b, loc, few, /*withElseRegion=*/true);
       b.setInsertionPointToStart(choice.thenBlock());
-      buildGemvLaunch(b, loc, gemv, gemvRows, gemvWarps);
+      buildGemvLaunch(b, loc, gemv, gemvRows, gemvWarps, gemvMinWarps);
       b.setInsertionPointToStart(choice.elseBlock());
     }
     Value c1 = index(b, loc, 1), ct = index(b, loc, t);

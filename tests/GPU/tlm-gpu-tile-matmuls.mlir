@@ -124,3 +124,44 @@ func.func @odd_k(%x: memref<?x30xf32>, %w: memref<8x30xf32>, %y: memref<?x8xf32>
   }
   return
 }
+
+// -----
+
+// 16 columns would be 16 warps: far too few to keep a GPU's memory busy.
+// k = 1024 is split 8 ways instead (gemv-min-warps), the block's 8 warps
+// on one column taking turns at the 128-float steps (warp s starts at
+// s·128 and strides 1024); lane 0 of each leaves its sums in workgroup
+// memory and, after the barrier, split 0 adds them in order.
+// CHECK-LABEL: func.func @long_k
+// GEMV-LABEL: func.func @long_k
+// GEMV:         gpu.launch blocks({{.*}}) in ({{.*}} = %c16, {{.*}} = %c1, {{.*}} = %c1) threads({{[^,]*}}, %[[WARP:[^,]*]], {{[^)]*}}) in ({{.*}} = %c32, {{.*}} = %c8, {{.*}} = %c1) workgroup(%[[PARTS:.*]] : memref<8x1x4xf32, #gpu.address_space<workgroup>>)
+// GEMV:           %[[W32:.*]] = arith.muli %[[WARP]], %c32
+// GEMV:           %[[FIRST:.*]] = arith.addi %[[W32]], %[[LANE:[^ ]*]]
+// GEMV:           %[[BEGIN:.*]] = arith.muli %[[FIRST]], %c4
+// GEMV:           scf.for %{{.*}} = %[[BEGIN]] to %c1024 step %c1024
+// GEMV:           gpu.shuffle  xor
+// GEMV-COUNT-4:   memref.store %{{.*}}, %[[PARTS]]
+// GEMV:           gpu.barrier
+// GEMV-COUNT-8:   memref.load %[[PARTS]]
+// GEMV:           memref.store %{{.*}} : memref<?x16xf32>
+// A column count that fills the GPU alone is not split.
+// RUN: tlm-opt %s --split-input-file \
+// RUN:   --pass-pipeline='builtin.module(func.func(tlm-gpu-tile-matmuls{gemv-min-warps=16}),canonicalize)' | FileCheck %s --check-prefix=NOSPLIT
+// NOSPLIT-LABEL: func.func @long_k
+// NOSPLIT:       gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c32, {{.*}} = %c8, {{.*}} = %c1) {
+// NOSPLIT-NOT:   gpu.barrier
+// NOSPLIT:       } else {
+#xl = affine_map<(m, n, k) -> (m, k)>
+#wl = affine_map<(m, n, k) -> (n, k)>
+#yl = affine_map<(m, n, k) -> (m, n)>
+func.func @long_k(%x: memref<?x1024xf32>, %w: memref<16x1024xf32>, %y: memref<?x16xf32>) {
+  linalg.generic {indexing_maps = [#xl, #wl, #yl],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x1024xf32>, memref<16x1024xf32>) outs(%y : memref<?x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
