@@ -31,7 +31,7 @@ std::optional<Dequantized> tlm::matchDequantized(Value w) {
 }
 
 Value tlm::codesToF32(OpBuilder &b, Location loc, Value codes, int64_t bits,
-                      bool high) {
+                      bool high, bool centred) {
   Type f32 = b.getF32Type();
   if (auto vec = dyn_cast<VectorType>(codes.getType()))
     f32 = vec.clone(f32);
@@ -46,6 +46,8 @@ Value tlm::codesToF32(OpBuilder &b, Location loc, Value codes, int64_t bits,
     // The nibble as an unsigned 4-bit code, then re-centred.
     codes = high ? arith::ShRUIOp::create(b, loc, codes, splat(4)).getResult()
                  : arith::AndIOp::create(b, loc, codes, splat(15)).getResult();
+    if (!centred)
+      return arith::UIToFPOp::create(b, loc, f32, codes);
     codes = arith::SubIOp::create(b, loc, codes, splat(8));
   }
   return arith::SIToFPOp::create(b, loc, f32, codes);

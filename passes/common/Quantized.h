@@ -35,9 +35,10 @@ Value buildDequantize(OpBuilder &b, Location loc, const Dequantized &d,
                       RankedTensorType type);
 
 /// Codes (i8 scalars or vectors) as f32: q for bits 8; for bits 4 the low
-/// (`high` false) or high nibble of each byte, minus 8.
+/// (`high` false) or high nibble of each byte, minus 8 (or, with `centred`
+/// false, the nibble as it is, 0..15).
 Value codesToF32(OpBuilder &b, Location loc, Value codes, int64_t bits,
-                 bool high);
+                 bool high, bool centred = true);
 
 /// The f32 weight w[row, col] (index scalars), read from the codes.
 Value dequantizeAt(OpBuilder &b, Location loc, const Dequantized &d, Value row,

@@ -71,9 +71,48 @@ std::optional<int64_t> tlm::quantizedSteps(linalg::LinalgOp op, int64_t lanes) {
   return perBlock / lanes;
 }
 
+bool tlm::readsQ4(linalg::LinalgOp op) {
+  std::optional<QuantizedRows> rows = matchQuantizedRows(op.getDpsInputs()[1]);
+  return rows && rows->codes.bits == 4;
+}
+
+Value tlm::q4Offsets(OpBuilder &b, Location loc, Value x) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank(), k = type.getShape().back();
+  constexpr int64_t half = kQuantBlock / 2;
+  Value halves = splitLastDim(b, loc, x, {k / kQuantBlock, 2, half});
+  // Loops (r.., kb, l) over x's two halves (r.., kb, l) and the result.
+  unsigned loops = unsigned(rank) + 1;
+  AffineMap id = b.getMultiDimIdentityMap(loops);
+  SmallVector<OpFoldResult> shape =
+      tensor::getMixedSizes(b, loc, x); // the rows may be dynamic
+  shape.back() = b.getIndexAttr(k / kQuantBlock);
+  shape.push_back(b.getIndexAttr(half));
+  Value init = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{init.getType()},
+      ValueRange{sliceAt(b, loc, halves, rank, 0),
+                 sliceAt(b, loc, halves, rank, 1)},
+      ValueRange{init}, SmallVector<AffineMap>(3, id),
+      SmallVector<utils::IteratorType>(loops, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value minus8 =
+            arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(-8.0f));
+        Value sum = arith::AddFOp::create(nb, nl, a[0], a[1]);
+        linalg::YieldOp::create(
+            nb, nl, ValueRange{arith::MulFOp::create(nb, nl, sum, minus8)});
+      });
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t i = 0; i + 1 < rank; ++i)
+    groups.push_back({i});
+  groups.push_back({rank - 1, rank});
+  return tensor::CollapseShapeOp::create(b, loc, generic.getResult(0), groups);
+}
+
 linalg::GenericOp tlm::quantizedPart(OpBuilder &b, linalg::LinalgOp op,
                                      const ProjectionDims &p, int64_t lanes,
-                                     int64_t chains, Value part) {
+                                     int64_t chains, Value part,
+                                     Value offsets) {
   Location loc = op.getLoc();
   std::optional<std::pair<Dequantized, Value>> rows =
       quantizedRows(b, loc, op.getDpsInputs()[1]);
@@ -125,6 +164,14 @@ linalg::GenericOp tlm::quantizedPart(OpBuilder &b, linalg::LinalgOp op,
   for (int64_t jj = 0; jj < j; ++jj)
     inputs.push_back(sliceAt(b, loc, codes, codesRank - 2, jj));
   inputs.push_back(scales);
+  // q4_0 with the offsets: each j's -8·(x_lo + x_hi), laid out as a half.
+  bool offset = offsets && d.bits == 4;
+  if (offset) {
+    Value split = splitLastDim(b, loc, offsets, withBlocks({j, lanes}));
+    int64_t rank = cast<RankedTensorType>(split.getType()).getRank();
+    for (int64_t jj = 0; jj < j; ++jj)
+      inputs.push_back(sliceAt(b, loc, split, rank - 2, jj));
+  }
 
   // Loops (r.., c, kb, [u], l).
   unsigned nRows = p.rows.size(), c = nRows, kbDim = nRows + 1;
@@ -147,6 +194,10 @@ linalg::GenericOp tlm::quantizedPart(OpBuilder &b, linalg::LinalgOp op,
   for (int64_t jj = 0; jj < j; ++jj)
     maps.push_back(dimsMapOf(ctx, loops, dims({c, kbDim}, u, {l})));
   maps.push_back(dimsMapOf(ctx, loops, dims({c, kbDim}, u)));
+  if (offset)
+    for (int64_t jj = 0; jj < j; ++jj)
+      maps.push_back(
+          dimsMapOf(ctx, loops, dims(rowDims, {kbDim}, dims(u, {l}))));
   maps.push_back(dimsMapOf(ctx, loops, dims(rowDims, {c}, dims(u, {l}))));
   SmallVector<utils::IteratorType> iters(loops, utils::IteratorType::parallel);
   iters[kbDim] = utils::IteratorType::reduction;
@@ -159,13 +210,19 @@ linalg::GenericOp tlm::quantizedPart(OpBuilder &b, linalg::LinalgOp op,
         // Σ x · code over the block's vectors, then times the block's
         // scale: one multiply per block and lane instead of one per code.
         // (x · code · scale rounds differently from tlm.dequantize's
-        // x · (code · scale); both are within the f32 tolerance.)
+        // x · (code · scale); both are within the f32 tolerance.) With the
+        // offsets, a q4_0 block is x_lo · lo + x_hi · hi - 8·(x_lo + x_hi)
+        // on the nibbles as they are: two FMAs where re-centring each
+        // nibble took two subtractions and a multiply more.
         Value sum;
         for (size_t i = 0; i < nx; ++i) {
-          Value code = a[nx + i / perCode];
-          Value m = arith::MulFOp::create(
-              nb, nl, a[i],
-              codesToF32(nb, nl, code, bits, /*high=*/i % perCode == 1), fmf);
+          size_t jj = i / perCode;
+          Value w = codesToF32(nb, nl, a[nx + jj], bits,
+                               /*high=*/i % perCode == 1, /*centred=*/!offset);
+          Value m = arith::MulFOp::create(nb, nl, a[i], w, fmf);
+          if (offset && i % perCode == 0)
+            m = arith::AddFOp::create(nb, nl, m, a[nx + size_t(j) + 1 + jj],
+                                      fmf);
           sum =
               sum ? arith::AddFOp::create(nb, nl, sum, m, fmf).getResult() : m;
         }

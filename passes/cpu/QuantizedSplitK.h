@@ -27,9 +27,20 @@ std::optional<int64_t> quantizedSteps(linalg::LinalgOp op, int64_t lanes);
 /// kb takes that many consecutive blocks u, each summed apart:
 /// part[r.., c, u, l] over the loops (r.., c, kb, u, l),
 /// k = (kb·chains + u)·32 + j·lanes + l.
+/// `offsets`, for q4_0 only and optional: q4Offsets of this block's x.
 linalg::GenericOp quantizedPart(OpBuilder &b, linalg::LinalgOp op,
                                 const ProjectionDims &p, int64_t lanes,
-                                int64_t chains, Value part);
+                                int64_t chains, Value part,
+                                Value offsets = nullptr);
+
+/// Whether the projection `op` reads its w from q4_0 codes.
+bool readsQ4(linalg::LinalgOp op);
+
+/// For x (r.., k) of a q4_0 projection: -8 · (x_lo + x_hi) for each lane
+/// of each 32-weight block's two halves, (r.., k / 2). The same for every
+/// column of w: made once per row, before the columns are blocked, it lets
+/// quantizedPart multiply the nibbles as they are.
+Value q4Offsets(OpBuilder &b, Location loc, Value x);
 
 } // namespace mlir::tlm
 

@@ -33,6 +33,8 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
+#include "llvm/Support/SaveAndRestore.h"
+
 #include <numeric>
 
 #define DEBUG_TYPE "tlm-tile-matmuls"
@@ -54,6 +56,10 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
   /// The projection being tiled starts at zero and every block of it
   /// overwrites its part of the output (see everyBlockSplitsK).
   bool overwrite = false;
+
+  /// While gemvRows blocks a row of a q4_0 projection: tlm::q4Offsets of
+  /// that row of x.
+  Value q4Offsets;
 
   /// The register block of the main part for reduction length `k`:
   /// `rowTile x colTile`, unless a tile of x (rows x k floats) would exceed
@@ -104,11 +110,46 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
                          const tlm::ProjectionDims &p, int64_t cols) {
     SmallVector<int64_t> sizes(op.getNumLoops(), 0);
     sizes[p.rows.back()] = 1;
+    // A q4_0 w's offsets depend on x only: made for all these rows where x
+    // is defined (outside the panel loop of the packed form), then sliced
+    // like x for each row, for all its column blocks.
+    Value x = op.getDpsInputs()[0], rowsOffsets;
+    if (vectorize && tlm::readsQ4(op) && tlm::quantizedSteps(op, lanes) &&
+        !ShapedType::isDynamic(op.getStaticLoopRanges()[p.k])) {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointAfterValue(x);
+      rowsOffsets = tlm::q4Offsets(rewriter, op.getLoc(), x);
+    }
     FailureOr<scf::SCFTilingResult> single = tile(rewriter, op, sizes);
     if (failed(single))
       return op.emitOpError("row tiling failed");
-    return blockColumns(
-        rewriter, cast<linalg::LinalgOp>(single->tiledOps.front()), p, cols);
+    auto row = cast<linalg::LinalgOp>(single->tiledOps.front());
+    llvm::SaveAndRestore<Value> keep(q4Offsets, Value());
+    if (rowsOffsets)
+      q4Offsets = sliceLike(rewriter, rowsOffsets, row.getDpsInputs()[0], x);
+    return blockColumns(rewriter, row, p, cols);
+  }
+
+  /// `v` (r.., k / 2) sliced in its rows as `slice` slices x (r.., k), or
+  /// null when `slice` is not such a slice of x.
+  static Value sliceLike(RewriterBase &rewriter, Value v, Value slice,
+                         Value x) {
+    auto s = slice.getDefiningOp<tensor::ExtractSliceOp>();
+    if (!s || s.getSource() != x || !s.hasUnitStride())
+      return Value();
+    SmallVector<OpFoldResult> offsets = s.getMixedOffsets(),
+                              sizes = s.getMixedSizes(),
+                              strides = s.getMixedStrides();
+    int64_t k = cast<RankedTensorType>(x.getType()).getShape().back();
+    if (getConstantIntValue(offsets.back()) != 0 ||
+        getConstantIntValue(sizes.back()) != k)
+      return Value();
+    offsets.back() = rewriter.getIndexAttr(0);
+    sizes.back() = rewriter.getIndexAttr(k / 2);
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointAfter(s);
+    return tensor::ExtractSliceOp::create(rewriter, s.getLoc(), v, offsets,
+                                          sizes, strides);
   }
 
   /// Tiles the columns by `cols` and turns each static block into the
@@ -184,8 +225,9 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     int64_t summed = chains > 1 ? 2 : 1; // part's trailing dims `sum` reduces
     Value part = zeros(partShape);
     linalg::GenericOp partial =
-        quantized ? tlm::quantizedPart(rewriter, op, p, lanes, chains, part)
-                  : plainPart(rewriter, op, p, chains, part);
+        quantized
+            ? tlm::quantizedPart(rewriter, op, p, lanes, chains, part, q4Offsets)
+            : plainPart(rewriter, op, p, chains, part);
     // The loops of `partial` stepped one at a time (its reduction).
     SmallVector<int64_t> stepLoops{kb};
 

@@ -53,15 +53,28 @@ func.func @q8_0(%x: tensor<?x256xf32>, %q: tensor<64x256xi8>, %s: tensor<64x8xf3
 // SPLITK-NOT: tlm.dequantize
 // One-column GEMV (gemv-columns=1): a step takes 4 consecutive blocks of
 // a row, each its own accumulator (fma-chains 8, counting a block's two
-// 16-lane products); in each, the low nibbles times the first half of x
-// plus the high ones times the second, and only that sum times the block's
+// 16-lane products). x's offsets -8·(x_lo + x_hi), one per lane of each
+// block's halves, are made once for the rows, before the panel loop; then
+// each block is x_lo · lo + offset + x_hi · hi on the nibbles as they are
+// (no subtraction of 8), and only that sum is multiplied by the block's
 // scale.
 // STREAM-LABEL: func @q4_0
+// STREAM: arith.addf %{{.*}}, %{{.*}} : f32
+// STREAM: arith.mulf %{{.*}}, %{{.*}} : f32
+// STREAM: %[[OFFSETS:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2]] : tensor<?x8x16xf32> into tensor<?x128xf32>
+// STREAM: scf.for
+// STREAM: tensor.extract_slice %[[OFFSETS]]
 // STREAM: scf.for %{{.*}} = %c0 to %c2 step %c1 iter_args(%{{.*}}) -> (vector<1x1x4x16xf32>)
-// STREAM: %[[LO:.*]] = arith.mulf {{.*}} : vector<1x1x1x4x16xf32>
+// STREAM: arith.andi
+// STREAM-NOT: arith.subi
+// STREAM: %[[LOW:.*]] = arith.uitofp %{{.*}} : vector<1x1x1x4x16xi8> to vector<1x1x1x4x16xf32>
+// STREAM: %[[LO:.*]] = arith.mulf %{{.*}}, %[[LOW]] fastmath<contract> : vector<1x1x1x4x16xf32>
+// STREAM: %[[SHIFTED:.*]] = arith.addf %[[LO]], %{{.*}} fastmath<contract> : vector<1x1x1x4x16xf32>
 // STREAM: arith.shrui
-// STREAM: %[[HI:.*]] = arith.mulf {{.*}} : vector<1x1x1x4x16xf32>
-// STREAM: %[[SUM:.*]] = arith.addf %[[LO]], %[[HI]] fastmath<contract> : vector<1x1x1x4x16xf32>
+// STREAM-NOT: arith.subi
+// STREAM: %[[HIGH:.*]] = arith.uitofp
+// STREAM: %[[HI:.*]] = arith.mulf %{{.*}}, %[[HIGH]] fastmath<contract> : vector<1x1x1x4x16xf32>
+// STREAM: %[[SUM:.*]] = arith.addf %[[SHIFTED]], %[[HI]] fastmath<contract> : vector<1x1x1x4x16xf32>
 // STREAM: arith.mulf %[[SUM]], %{{.*}} fastmath<contract> : vector<1x1x1x4x16xf32>
 // STREAM: vector.multi_reduction <add>, %{{.*}}, %{{.*}} [2, 3] : vector<1x1x4x16xf32> to vector<1x1xf32>
 func.func @q4_0(%x: tensor<?x256xf32>, %q: tensor<64x128xi8>, %s: tensor<64x8xf32>) -> tensor<?x64xf32> {
