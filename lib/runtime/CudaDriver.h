@@ -74,6 +74,10 @@ struct Driver {
   CUresult (*memcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   CUresult (*memcpyHtoD)(CUdeviceptr, const void *, size_t);
   CUresult (*memcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*memcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
+  CUresult (*memcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
+  CUresult (*memAllocHost)(void **, size_t);
+  CUresult (*memFreeHost)(void *);
   CUresult (*memsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
   CUresult (*memsetD16Async)(CUdeviceptr, unsigned short, size_t, CUstream);
   CUresult (*memHostRegister)(void *, size_t, unsigned);
@@ -102,6 +106,10 @@ struct State {
   /// position), so after the first steps few reach the driver. Safe without
   /// events: one call's allocations and frees are ordered on its one
   /// stream, which it synchronizes before it returns.
+  /// The one stream every call's kernels run on (mgpuStreamCreate hands
+  /// it out) and the per-step copies are queued on: ordered with the
+  /// kernels without a synchronization. Created on first use.
+  CUstream computeStream = nullptr;
   std::mutex blocksMutex;
   std::unordered_map<CUdeviceptr, uint64_t> blockSizes; ///< ours, in use or not
   std::unordered_multimap<uint64_t, CUdeviceptr> freeBlocks;
@@ -109,6 +117,9 @@ struct State {
 
 /// The process's driver state (loaded on first use by current()).
 State &state();
+/// The compute stream (State::computeStream), created on first use; null
+/// (with the sticky error set) when it cannot be.
+CUstream computeStream();
 /// The driver's text for `r`.
 std::string describe(const Driver &d, CUresult r);
 /// The driver with the context current on this thread, or null (with the

@@ -92,14 +92,15 @@ void mgpuLaunchKernel(void *fn, intptr_t gx, intptr_t gy, intptr_t gz,
       "launching a kernel");
 }
 
-void *mgpuStreamCreate() {
-  CUstream stream = nullptr;
-  if (const Driver *d = current())
-    check(d->streamCreate(&stream, kStreamNonBlocking), "creating a stream");
-  return stream;
-}
+// Every call's kernels go on the one compute stream, which the step's
+// uploads and downloads (Session, through upload() and download()) are
+// queued on too: the ids reach the device before the first kernel reads
+// them without the host waiting for the copy.
+void *mgpuStreamCreate() { return computeStream(); }
 
 void mgpuStreamDestroy(void *stream) {
+  if (stream == state().computeStream)
+    return; // kept for the next call
   if (const Driver *d = current(); d && stream)
     check(d->streamDestroy(stream), "destroying a stream");
 }

@@ -60,6 +60,10 @@ std::string load(const std::string &library, Driver &d) {
   get(d.memcpyAsync, "cuMemcpyAsync");
   get(d.memcpyHtoD, "cuMemcpyHtoD_v2");
   get(d.memcpyDtoH, "cuMemcpyDtoH_v2");
+  get(d.memcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+  get(d.memcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+  get(d.memAllocHost, "cuMemAllocHost_v2");
+  get(d.memFreeHost, "cuMemFreeHost");
   get(d.memsetD32Async, "cuMemsetD32Async");
   get(d.memsetD16Async, "cuMemsetD16Async");
   get(d.memHostRegister, "cuMemHostRegister_v2");
@@ -137,6 +141,23 @@ const Driver *current() {
     isCurrent = true;
   }
   return &s.driver;
+}
+
+CUstream computeStream() {
+  const Driver *d = current();
+  if (!d)
+    return nullptr;
+  State &s = state();
+  CUresult r = kSuccess;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (!s.computeStream &&
+        (r = d->streamCreate(&s.computeStream, kStreamNonBlocking)) !=
+            kSuccess)
+      s.computeStream = nullptr;
+  }
+  check(r, "creating a stream");
+  return s.computeStream;
 }
 
 /// Records the first failure of an mgpu* call, with the driver's JIT log
@@ -257,8 +278,7 @@ Error copyToDevice(void *device, const void *host, size_t bytes) {
     return unavailable("copy to the GPU failed: " + describe(*d, r));
   // From pageable memory the driver may return before the transfer lands,
   // and the kernels run on a non-blocking stream that the legacy stream's
-  // copy does not order: wait for it, so a step never reads the last
-  // step's ids.
+  // copy does not order: wait for it before any kernel reads the buffer.
   if (CUresult r = d->streamSynchronize(nullptr); r != kSuccess)
     return unavailable("copy to the GPU failed: " + describe(*d, r));
   return Error::success();
@@ -270,6 +290,67 @@ Error copyToHost(void *host, const void *device, size_t bytes) {
     return takeError();
   if (CUresult r = d->memcpyDtoH(host, dptr(device), bytes); r != kSuccess)
     return unavailable("copy from the GPU failed: " + describe(*d, r));
+  return Error::success();
+}
+
+PinnedBuffer::~PinnedBuffer() {
+  if (const Driver *d = data_ ? current() : nullptr)
+    d->memFreeHost(data_);
+}
+
+Expected<void *> PinnedBuffer::reserve(size_t bytes) {
+  if (bytes <= size_)
+    return data_;
+  const Driver *d = current();
+  if (!d)
+    return takeError();
+  if (data_)
+    d->memFreeHost(data_);
+  data_ = nullptr;
+  size_ = 0;
+  if (CUresult r = d->memAllocHost(&data_, bytes ? bytes : 1); r != kSuccess) {
+    data_ = nullptr;
+    std::string why = allocationFailure(bytes, "page-locked host memory", r) +
+                      ": " + describe(*d, r);
+    return r == kOutOfMemory ? Error::withExitCode(1, why) : unavailable(why);
+  }
+  size_ = bytes;
+  return data_;
+}
+
+Error upload(void *device, const void *host, size_t bytes,
+             PinnedBuffer &staging) {
+  Expected<void *> pinned = staging.reserve(bytes);
+  if (!pinned)
+    return pinned.takeError();
+  const Driver *d = current();
+  CUstream stream = d ? computeStream() : nullptr;
+  if (!d || !stream)
+    return takeError();
+  // The staging buffer is free: the last copy from it was ordered before
+  // the last step's kernels, which the step waited for.
+  std::memcpy(*pinned, host, bytes);
+  if (CUresult r = d->memcpyHtoDAsync(dptr(device), *pinned, bytes, stream);
+      r != kSuccess)
+    return unavailable("copy to the GPU failed: " + describe(*d, r));
+  return Error::success();
+}
+
+Error download(void *host, const void *device, size_t bytes,
+               PinnedBuffer &staging) {
+  Expected<void *> pinned = staging.reserve(bytes);
+  if (!pinned)
+    return pinned.takeError();
+  const Driver *d = current();
+  CUstream stream = d ? computeStream() : nullptr;
+  if (!d || !stream)
+    return takeError();
+  if (CUresult r = d->memcpyDtoHAsync(*pinned, dptr(device), bytes, stream);
+      r != kSuccess)
+    return unavailable("copy from the GPU failed: " + describe(*d, r));
+  if (CUresult r = d->streamSynchronize(stream); r != kSuccess)
+    return unavailable("copy from the GPU failed: " + describe(*d, r));
+  std::memcpy(host, *pinned, bytes);
   return Error::success();
 }
 

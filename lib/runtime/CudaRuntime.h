@@ -55,6 +55,32 @@ void release(void *device);
 Error copyToDevice(void *device, const void *host, size_t bytes);
 Error copyToHost(void *host, const void *device, size_t bytes);
 
+/// Page-locked host memory, grown on demand: what the driver copies to and
+/// from the device directly, without staging it through a buffer of its
+/// own, and asynchronously.
+class PinnedBuffer {
+public:
+  PinnedBuffer() = default;
+  PinnedBuffer(const PinnedBuffer &) = delete;
+  PinnedBuffer &operator=(const PinnedBuffer &) = delete;
+  ~PinnedBuffer();
+  /// At least `bytes` of it (its contents are lost when it grows).
+  Expected<void *> reserve(size_t bytes);
+
+private:
+  void *data_ = nullptr;
+  size_t size_ = 0;
+};
+
+/// A step's input: `host` copied into `staging`, then to `device` on the
+/// compute stream, where the step's kernels run after it; no wait.
+Error upload(void *device, const void *host, size_t bytes,
+             PinnedBuffer &staging);
+/// A step's output: `device` copied into `staging` on the compute stream
+/// (after the step's kernels), waited for, then into `host`.
+Error download(void *host, const void *device, size_t bytes,
+               PinnedBuffer &staging);
+
 /// Owns device memory from allocate().
 struct DeviceDeleter {
   void operator()(void *device) const { release(device); }

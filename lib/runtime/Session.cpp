@@ -229,13 +229,13 @@ Error Session::stepOnDevice(std::string_view entry, const int64_t *ids,
     return err;
   if (Error err = grow(deviceLogits_, logitsBytes_, logitsBytes))
     return err;
-  if (Error err = cuda::copyToDevice(deviceIds_.get(), ids, idsBytes))
+  if (Error err = cuda::upload(deviceIds_.get(), ids, idsBytes, idsStaging_))
     return err;
   size_t lengthsBytes = batch_ * sizeof(int64_t);
   if (Error err = grow(deviceLengths_, lengthsBytes_, lengthsBytes))
     return err;
-  if (Error err = cuda::copyToDevice(deviceLengths_.get(), positions_.data(),
-                                     lengthsBytes))
+  if (Error err = cuda::upload(deviceLengths_.get(), positions_.data(),
+                               lengthsBytes, lengthsStaging_))
     return err;
   size_t logitsArg = 2 + 2 * config_.numLayers + weights_.size();
   args[0].data = deviceIds_.get();
@@ -243,7 +243,8 @@ Error Session::stepOnDevice(std::string_view entry, const int64_t *ids,
   args[logitsArg].data = deviceLogits_.get();
   if (Error err = program_->call(entry, args))
     return err;
-  return cuda::copyToHost(logits, deviceLogits_.get(), logitsBytes);
+  return cuda::download(logits, deviceLogits_.get(), logitsBytes,
+                        logitsStaging_);
 }
 
 } // namespace tlm::runtime

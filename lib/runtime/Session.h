@@ -153,6 +153,9 @@ private:
   bool cuda_ = false;
   std::vector<cuda::DevicePtr> deviceWeights_;
   cuda::DevicePtr deviceCache_, deviceIds_, deviceLogits_, deviceLengths_;
+  /// Page-locked copies of a step's ids, lengths and logits, which the
+  /// driver moves on the compute stream.
+  cuda::PinnedBuffer idsStaging_, lengthsStaging_, logitsStaging_;
   size_t idsBytes_ = 0, logitsBytes_ = 0, lengthsBytes_ = 0;
   /// Both steps: the "prefill" entry (every position's logits) or, with
   /// `lastOnly`, the "decode" one (the last position's).

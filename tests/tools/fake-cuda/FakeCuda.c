@@ -31,9 +31,18 @@ enum { kJitErrorLogBuffer = 5, kJitErrorLogBufferSize = 6 };
 static long modulesLoaded, fatbins, modulesUnloaded, launches, allocs, frees;
 /* A synchronous upload from pageable memory may still be in flight when
  * cuMemcpyHtoD returns; a launch before the legacy stream is synchronized
- * could read it half-landed (a race the real driver hides by timing). */
+ * could read it half-landed (a race the real driver hides by timing). An
+ * asynchronous upload is in flight on its stream until that stream is
+ * synchronized: a launch on the same stream comes after it, a launch on
+ * another one races it. */
 static int uploadInFlight;
+static void *uploadStream; /* the stream of the upload in flight */
 static long racyLaunches;
+/* Asynchronous uploads from memory that cuMemAllocHost did not give:
+ * the real driver stages them synchronously. */
+static long pageableAsyncUploads;
+static char *pinnedBlocks[64];
+static size_t pinnedSizes[64];
 /* Launches with more than 48 KiB of dynamic shared memory, and those whose
  * kernel had not been allowed it (the real driver refuses them). */
 static long bigSharedLaunches, refusedSharedLaunches;
@@ -48,9 +57,10 @@ static void report(void) {
     return;
   fprintf(f,
           "modules loaded %ld (fatbins %ld) unloaded %ld; launches %ld; "
-          "allocations %ld freed %ld; launches racing an upload %ld\n",
+          "allocations %ld freed %ld; launches racing an upload %ld; "
+          "asynchronous uploads from pageable memory %ld\n",
           modulesLoaded, fatbins, modulesUnloaded, launches, allocs, frees,
-          racyLaunches);
+          racyLaunches, pageableAsyncUploads);
   fclose(f);
 }
 
@@ -152,7 +162,7 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
   (void)fn, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz;
   (void)smem, (void)stream, (void)params, (void)extra;
   ++launches;
-  racyLaunches += uploadInFlight;
+  racyLaunches += uploadInFlight && uploadStream != stream;
   if (smem > 48 * 1024) {
     ++bigSharedLaunches;
     if ((int)smem > allowedShared) {
@@ -179,9 +189,13 @@ long tlm_fake_cuda_refused_shared_launches(void) {
 }
 
 static int object;
+/* Each stream its own address (the slots are reused only after 4096
+ * streams), so that launches and copies can be told apart by stream. */
+static char streams[4096];
+static unsigned nextStream;
 CUresult cuStreamCreate(void **stream, unsigned flags) {
   (void)flags;
-  *stream = &object;
+  *stream = &streams[nextStream++ % sizeof(streams)];
   return kSuccess;
 }
 CUresult cuCtxSynchronize(void) {
@@ -189,7 +203,8 @@ CUresult cuCtxSynchronize(void) {
   return kSuccess;
 }
 CUresult cuStreamSynchronize(void *stream) {
-  if (!stream) /* the legacy stream: the uploads have landed */
+  /* The legacy stream's uploads, or this stream's, have landed. */
+  if (stream == uploadStream)
     uploadInFlight = 0;
   return kSuccess;
 }
@@ -247,6 +262,48 @@ CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) {
   memcpy((void *)(uintptr_t)dst, src, bytes);
   uploadInFlight = 1;
+  uploadStream = NULL;
+  return kSuccess;
+}
+static int pinned(const void *p, size_t bytes) {
+  for (int i = 0; i < 64; ++i)
+    if (pinnedBlocks[i] && (const char *)p >= pinnedBlocks[i] &&
+        (const char *)p + bytes <= pinnedBlocks[i] + pinnedSizes[i])
+      return 1;
+  return 0;
+}
+CUresult cuMemAllocHost_v2(void **p, size_t bytes) {
+  for (int i = 0; i < 64; ++i)
+    if (!pinnedBlocks[i]) {
+      if (!(pinnedBlocks[i] = malloc(bytes)))
+        return kOutOfMemory;
+      pinnedSizes[i] = bytes;
+      *p = pinnedBlocks[i];
+      return kSuccess;
+    }
+  return kOutOfMemory;
+}
+CUresult cuMemFreeHost(void *p) {
+  for (int i = 0; i < 64; ++i)
+    if (pinnedBlocks[i] == p) {
+      free(p);
+      pinnedBlocks[i] = NULL;
+      return kSuccess;
+    }
+  return kInvalidValue;
+}
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t bytes,
+                              void *stream) {
+  memcpy((void *)(uintptr_t)dst, src, bytes);
+  pageableAsyncUploads += !pinned(src, bytes);
+  uploadInFlight = 1;
+  uploadStream = stream;
+  return kSuccess;
+}
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes,
+                              void *stream) {
+  (void)stream;
+  memcpy(dst, (const void *)(uintptr_t)src, bytes);
   return kSuccess;
 }
 CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
