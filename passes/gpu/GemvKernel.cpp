@@ -43,7 +43,7 @@ Value warpSum(OpBuilder &b, Location loc, Value v) {
 
 } // namespace
 
-bool gemvApplies(const GemvProblem &p) {
+bool gemvApplies(const GpuProjection &p) {
   return isF32Buffer(p.x) && isF32Buffer(p.w) && isF32Buffer(p.out) &&
          !ShapedType::isDynamic(p.n) && !ShapedType::isDynamic(p.k);
 }
@@ -56,7 +56,7 @@ int64_t gemvSplits(int64_t n, int64_t k, int64_t warps, int64_t minWarps) {
   return splits;
 }
 
-void buildGemvLaunch(OpBuilder &b, Location loc, const GemvProblem &p,
+void buildGemvLaunch(OpBuilder &b, Location loc, const GpuProjection &p,
                      int64_t maxRows, int64_t warps, int64_t minWarps) {
   OpBuilder::InsertionGuard guard(b);
   MLIRContext *ctx = b.getContext();

@@ -15,7 +15,7 @@
 namespace mlir::tlm {
 
 /// A projection `out[rows..., n] += x[rows..., k] · w[n, k]` on buffers.
-struct GemvProblem {
+struct GpuProjection {
   Value x, w, out;
   SmallVector<Value> rowSizes; ///< x's leading (row) dims
   Value rows;                  ///< their product, m
@@ -23,7 +23,7 @@ struct GemvProblem {
 };
 
 /// Whether the GEMV kernel can take `p`: f32 operands, static n and k.
-bool gemvApplies(const GemvProblem &p);
+bool gemvApplies(const GpuProjection &p);
 
 /// How many ways the GEMV splits k for an `n` x `k` projection, so that at
 /// least `minWarps` warps run (a power of two dividing `warps`, each split
@@ -37,7 +37,7 @@ int64_t gemvSplits(int64_t n, int64_t k, int64_t warps, int64_t minWarps);
 /// workgroup memory. 128-bit loads when k is a multiple of 4 and x and w
 /// are unstrided buffers (so every row starts 16-byte aligned), else
 /// 32-bit ones.
-void buildGemvLaunch(OpBuilder &b, Location loc, const GemvProblem &p,
+void buildGemvLaunch(OpBuilder &b, Location loc, const GpuProjection &p,
                      int64_t maxRows, int64_t warps, int64_t minWarps);
 
 } // namespace mlir::tlm

@@ -167,7 +167,10 @@ def TlmGpuTileMatmuls : Pass<"tlm-gpu-tile-matmuls", "::mlir::func::FuncOp"> {
   }];
   let options = [
     Option<"tile", "tile", "int64_t", /*default=*/"16",
-           "Output tile edge (threads per block = tile x tile)">,
+           "Threads per block edge of the tile kernel (tile x tile threads)">,
+    Option<"threadTile", "thread-tile", "int64_t", /*default=*/"4",
+           "Output rows and columns per thread of the tile kernel (a block "
+           "covers tile x thread-tile of each)">,
     Option<"gemvRows", "gemv-rows", "int64_t", /*default=*/"4",
            "Most rows the GEMV kernel takes (decode; 0: tiles only)">,
     Option<"gemvWarps", "gemv-warps", "int64_t", /*default=*/"8",

@@ -5,6 +5,10 @@
 // RUN:   --pass-pipeline='builtin.module(func.func(tlm-gpu-tile-matmuls{tile=16}),canonicalize)' | FileCheck %s --check-prefix=GEMV
 // RUN: tlm-opt %s --split-input-file \
 // RUN:   --pass-pipeline='builtin.module(func.func(tlm-gpu-tile-matmuls{tile=16 gemv-rows=0}),canonicalize)' | FileCheck %s --check-prefix=TILES
+// RUN: tlm-opt %s --split-input-file \
+// RUN:   --pass-pipeline='builtin.module(func.func(tlm-gpu-tile-matmuls{tile=16 thread-tile=1 gemv-rows=0}),canonicalize)' | FileCheck %s --check-prefix=ONE
+// RUN: not tlm-opt %s --split-input-file --tlm-gpu-tile-matmuls=thread-tile=0 2>&1 | FileCheck %s --check-prefix=BADTHREAD
+// BADTHREAD: error: tlm-gpu-tile-matmuls: thread-tile must be >= 1, got 0
 // RUN: not tlm-opt %s --split-input-file --tlm-gpu-tile-matmuls=gemv-warps=0 2>&1 | FileCheck %s --check-prefix=BADWARPS
 // BADWARPS: error: tlm-gpu-tile-matmuls: gemv-warps must be >= 1, got 0
 // RUN: not tlm-opt %s --split-input-file --tlm-gpu-tile-matmuls=tile=0 2>&1 | FileCheck %s --check-prefix=BADOPT
@@ -14,29 +18,31 @@
 #w = affine_map<(b, s, n, k) -> (n, k)>
 #y = affine_map<(b, s, n, k) -> (b, s, n)>
 
-// A projection (40 columns, K = 64): ceil(40/16) = 3 column tiles, rows
-// (b x s) in tiles of 16; x and w tiles in workgroup memory (w's padded),
-// barriers around the dot products, every edge guarded, the result added
-// to the output.
+// A projection (40 columns, K = 64) as register-blocked tiles: 16 x 16
+// threads, each 4 x 4 outputs (thread-tile), so a block covers 64 rows
+// (b x s, flattened) and 64 columns, ceil(40/64) = 1 column block. x's and
+// w's 64 x 16 pieces for each step of k go to workgroup memory (w's padded),
+// 4 of each per thread; between barriers every thread does 16 FMAs per
+// step of its 16 k, into 16 sums it keeps in registers; every edge is
+// guarded and each sum is added to its output.
 // CHECK-LABEL: func.func @projection
 // CHECK-NOT:     linalg.generic
 // CHECK:         %[[M:.*]] = arith.muli
-// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %{{.*}}, {{.*}} = %c3, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c16, {{.*}} = %c16, {{.*}} = %c1)
-// CHECK-SAME:      workgroup(%[[XS:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>>, %[[WS:.*]] : memref<16x17xf32, #gpu.address_space<workgroup>>)
-// CHECK:           scf.for %{{.*}} = %c0 to %c64 step %c16
-// CHECK:             scf.if
-// CHECK:               memref.load %{{.*}} : memref<?x?x64xf32>
-// CHECK:             memref.store %{{.*}}, %[[XS]]
-// CHECK:             scf.if
-// CHECK:               memref.load %{{.*}} : memref<40x64xf32>
-// CHECK:             memref.store %{{.*}}, %[[WS]]
+// CHECK:         gpu.launch blocks({{.*}}) in ({{.*}} = %{{.*}}, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c16, {{.*}} = %c16, {{.*}} = %c1)
+// CHECK-SAME:      workgroup(%[[XS:.*]] : memref<64x16xf32, #gpu.address_space<workgroup>>, %[[WS:.*]] : memref<64x17xf32, #gpu.address_space<workgroup>>)
+// CHECK:           scf.for %{{.*}} = %c0 to %c64 step %c16 iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
+// CHECK-COUNT-4:     memref.store %{{.*}}, %[[XS]]
 // CHECK:             gpu.barrier
 // CHECK:             scf.for
-// CHECK:               math.fma
+// CHECK-COUNT-16:      math.fma
 // CHECK:             gpu.barrier
-// CHECK:           scf.if
-// CHECK:             arith.addf
-// CHECK:             memref.store %{{.*}} : memref<?x?x40xf32>
+// CHECK-COUNT-16:  memref.store %{{.*}} : memref<?x?x40xf32>
+// thread-tile=1: one output per thread, 16 x 16 per block, ceil(40/16) = 3
+// column blocks.
+// ONE-LABEL: func.func @projection
+// ONE:         gpu.launch blocks({{.*}}) in ({{.*}} = %{{.*}}, {{.*}} = %c3, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c16, {{.*}} = %c16, {{.*}} = %c1)
+// ONE-SAME:      workgroup(%{{.*}} : memref<16x16xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x17xf32, #gpu.address_space<workgroup>>)
+// ONE:           scf.for %{{.*}} = %c0 to %c64 step %c16 iter_args(%{{.*}} = %{{.*}}) -> (f32)
 // Up to gemv-rows (4) rows, decode's GEMV instead: the host compares the
 // row count; one warp per column, 8 warps a block, so ceil(40/8) = 5
 // blocks. Each lane reads w's row 4 floats at a time (k = lane·4, step

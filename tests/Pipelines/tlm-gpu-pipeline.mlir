@@ -14,7 +14,8 @@
 // 64 threads per row, combined with gpu.all_reduce), its rms per row, its
 // scaling, the projection's zero fill, and the projection: for at most 4
 // rows (decode) the GEMV kernel, one warp per column and 8 per block (4
-// blocks for its 32 columns), else 16 x 16 tiles (2 along its 32 columns)
+// blocks for its 32 columns), else register-blocked tiles (16 x 16
+// threads of 4 x 4 outputs: one 64-column block for its 32 columns) staged
 // in workgroup memory; the host picks by the row count.
 // KERNELS-LABEL: func.func @model
 // KERNELS-NOT:     memref.alloc
@@ -30,7 +31,7 @@
 // KERNELS:         scf.if
 // KERNELS:           gpu.launch_func @model_kernel_5::@model_kernel blocks in (%c4, %c1, %c1) threads in (%c32, %c8, %c1)
 // KERNELS:         else
-// KERNELS:           gpu.launch_func @model_kernel_6::@model_kernel blocks in (%{{.*}}, %c2, %c1) threads in (%c16, %c16, %c1)
+// KERNELS:           gpu.launch_func @model_kernel_6::@model_kernel blocks in (%{{.*}}, %c1, %c1) threads in (%c16, %c16, %c1)
 // KERNELS:         gpu.dealloc
 // KERNELS:         return
 // KERNELS:       gpu.module @model_kernel
@@ -45,14 +46,14 @@
 // KERNELS:         math.fma {{.*}} : vector<4xf32>
 // KERNELS:         gpu.shuffle  xor
 // KERNELS:       gpu.module @model_kernel_6
-// KERNELS:         gpu.func @model_kernel({{.*}}) workgroup({{.*}} : memref<16x16xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<16x17xf32, #gpu.address_space<workgroup>>) kernel
+// KERNELS:         gpu.func @model_kernel({{.*}}) workgroup({{.*}} : memref<64x16xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<64x17xf32, #gpu.address_space<workgroup>>) kernel
 // KERNELS:           gpu.barrier
 // KERNELS:           math.fma
 // KERNELS:           gpu.barrier
 
 // Constants are sunk into the kernels before outlining: no launch passes
 // one of the f32 constants (the norm's epsilon, the fills' zeros) as a
-// parameter, and the tile kernel gets its 16 x 16 sizes as constants.
+// parameter, and the tile kernel gets its tile sizes as constants.
 // SINK-LABEL: func.func @model
 // SINK-NOT:     args({{[^)]*}}: f32
 // SINK:       gpu.module @model_kernel_6
