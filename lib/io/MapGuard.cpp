@@ -21,6 +21,9 @@ Slot slots[16];
 std::mutex slotsMutex; // registration only; the handler reads atomics
 struct sigaction previous;
 bool installed = false;
+/// Set by the first thread to report: every worker reading the mapping
+/// faults at once, and the message should be written once.
+std::atomic<bool> reported{false};
 
 void onSigbus(int sig, siginfo_t *info, void *context) {
   auto address = reinterpret_cast<uintptr_t>(info->si_addr);
@@ -28,6 +31,10 @@ void onSigbus(int sig, siginfo_t *info, void *context) {
     uintptr_t begin = s.begin.load(std::memory_order_acquire);
     if (begin && address >= begin &&
         address < s.end.load(std::memory_order_acquire)) {
+      // Another thread is reporting and will end the process.
+      if (reported.exchange(true))
+        for (;;)
+          ::pause();
       ssize_t written = ::write(2, s.message, std::strlen(s.message));
       (void)written;
       ::_exit(1);
