@@ -56,41 +56,42 @@ int64_t gemvSplits(int64_t n, int64_t k, int64_t warps, int64_t minWarps) {
   return splits;
 }
 
-void buildGemvLaunch(OpBuilder &b, Location loc, const GpuProjection &p,
-                     int64_t maxRows, int64_t warps, int64_t minWarps) {
-  OpBuilder::InsertionGuard guard(b);
-  MLIRContext *ctx = b.getContext();
+GemvShape gemvShape(MLIRContext *ctx, const GpuProjection &p,
+                    int64_t maxRows, int64_t warps, int64_t minWarps) {
+  GemvShape s;
   // Every row of x and w starts 16-byte aligned when k is a multiple of 4
   // and the buffers are whole allocations (the driver's are 256-aligned).
-  int64_t vec = p.k % 4 == 0 && unstrided(p.x) && unstrided(p.w) ? 4 : 1;
-  Type f32 = b.getF32Type();
-  Type accType = vec == 1 ? f32 : Type(VectorType::get({vec}, f32));
+  s.vec = p.k % 4 == 0 && unstrided(p.x) && unstrided(p.w) ? 4 : 1;
   // A block's warps split k `splits` ways and take `cols` columns. The
   // splits of a column take turns at the warp's steps (32·vec floats), so
   // they share the work to within one step.
-  int64_t splits = gemvSplits(p.n, p.k, warps, minWarps);
-  int64_t cols = warps / splits;
-  int64_t step = kWarp * vec;
+  s.warps = warps;
+  s.splits = gemvSplits(p.n, p.k, warps, minWarps);
+  s.cols = warps / s.splits;
+  s.blocks = llvm::divideCeil(p.n, s.cols);
+  if (s.splits > 1)
+    s.partials = MemRefType::get(
+        {s.splits, s.cols, maxRows}, Float32Type::get(ctx),
+        MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+  return s;
+}
 
-  Value c1 = index(b, loc, 1);
-  Value blocks = index(b, loc, llvm::divideCeil(p.n, cols));
-  SmallVector<Type> workgroup;
-  if (splits > 1)
-    workgroup.push_back(MemRefType::get(
-        {splits, cols, maxRows}, f32, MemRefLayoutAttrInterface(),
-        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup)));
-  gpu::LaunchOp launch =
-      makeLaunch(b, loc, {blocks, c1, c1},
-                 {index(b, loc, kWarp), index(b, loc, warps), c1}, workgroup);
-  gpu::KernelDim3 block = launch.getBlockIds(), thread = launch.getThreadIds();
-  Value lane = thread.x, warp = thread.y;
+void buildGemvBody(OpBuilder &b, Location loc, const GpuProjection &p,
+                   const GemvShape &shape, int64_t maxRows, Value block,
+                   Value lane, Value warp, Value partials) {
+  OpBuilder::InsertionGuard guard(b);
+  int64_t vec = shape.vec, splits = shape.splits, cols = shape.cols;
+  int64_t step = kWarp * vec;
+  Type f32 = b.getF32Type();
+  Type accType = vec == 1 ? f32 : Type(VectorType::get({vec}, f32));
   Value colInBlock = warp, split = index(b, loc, 0);
   if (splits > 1) {
     colInBlock = arith::RemUIOp::create(b, loc, warp, index(b, loc, cols));
     split = arith::DivUIOp::create(b, loc, warp, index(b, loc, cols));
   }
   Value col = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, block.x, index(b, loc, cols)),
+      b, loc, arith::MulIOp::create(b, loc, block, index(b, loc, cols)),
       colInBlock);
   Value colOk = lessThan(b, loc, col, index(b, loc, p.n));
 
@@ -185,9 +186,10 @@ void buildGemvLaunch(OpBuilder &b, Location loc, const GpuProjection &p,
     return;
   }
   // Lane 0 of every split leaves its sums in workgroup memory; after the
-  // barrier (reached by every thread: no condition around it), split 0
-  // adds the splits' sums in order and writes the column.
-  Value partials = launch.getWorkgroupAttributions()[0];
+  // barrier (reached by every thread of the block: no condition around it
+  // but the launch's own, the same for all), split 0 adds the splits' sums
+  // in order and writes the column.
+  assert(partials && "split sums need their workgroup buffer");
   {
     auto leave = scf::IfOp::create(b, loc, lane0);
     OpBuilder::InsertionGuard g(b);

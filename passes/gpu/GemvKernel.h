@@ -11,6 +11,7 @@
 #define TLM_PASSES_GPU_GEMVKERNEL_H
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
 
 namespace mlir::tlm {
 
@@ -30,15 +31,27 @@ bool gemvApplies(const GpuProjection &p);
 /// with at least one step of the warp, 32·vec floats).
 int64_t gemvSplits(int64_t n, int64_t k, int64_t warps, int64_t minWarps);
 
-/// Builds, at `b`'s insertion point, the launch that computes `p` for
-/// m <= `maxRows` (the caller guards it): `warps` warps per block, each
-/// taking one output column and one of gemvSplits(...) slices of k, with
-/// `maxRows` accumulators per lane guarded by m; split sums meet in
-/// workgroup memory. 128-bit loads when k is a multiple of 4 and x and w
-/// are unstrided buffers (so every row starts 16-byte aligned), else
-/// 32-bit ones.
-void buildGemvLaunch(OpBuilder &b, Location loc, const GpuProjection &p,
-                     int64_t maxRows, int64_t warps, int64_t minWarps);
+/// The GEMV's launch for `p`: `blocks` blocks of `warps` warps, each warp
+/// one output column and one of `splits` slices of k (`cols` columns a
+/// block); `vec` floats per load (4: 128-bit loads, when k is a multiple of
+/// 4 and x and w are unstrided buffers, so every row starts 16-byte
+/// aligned); `partials` the workgroup buffer the split sums meet in (null
+/// when k is not split).
+struct GemvShape {
+  int64_t warps, splits, cols, blocks, vec;
+  MemRefType partials;
+};
+GemvShape gemvShape(MLIRContext *ctx, const GpuProjection &p,
+                    int64_t maxRows, int64_t warps, int64_t minWarps);
+
+/// The GEMV kernel's body at `b`'s insertion point inside a launch of
+/// `shape` with 32 x warps threads a block (the caller keeps m <=
+/// `maxRows`): `block` the block's index, `lane` and `warp` the thread's,
+/// `partials` the buffer of shape.partials. `maxRows` accumulators per
+/// lane, guarded by m.
+void buildGemvBody(OpBuilder &b, Location loc, const GpuProjection &p,
+                   const GemvShape &shape, int64_t maxRows, Value block,
+                   Value lane, Value warp, Value partials);
 
 } // namespace mlir::tlm
 

@@ -104,64 +104,62 @@ def TlmGpuNativeMath : Pass<"tlm-gpu-native-math"> {
 }
 
 def TlmGpuTileMatmuls : Pass<"tlm-gpu-tile-matmuls", "::mlir::func::FuncOp"> {
-  let summary = "Projections as shared-memory tiled GPU kernels";
+  let summary = "Projections as register-blocked tile and GEMV GPU kernels";
   let description = [{
     On buffers, for the GPU pipeline (before the remaining ops become
     parallel loops): every projection `out[rows..., n] += x[rows..., k] ·
     w[n, k]` (the contraction tlm.linear lowers to) becomes a `gpu.launch`
-    over `tile` x `tile` output tiles, one thread per output. For each
-    `tile`-wide slice of k the block loads the x rows and the w rows of its
-    tile into workgroup memory (neighbouring threads read neighbouring k:
-    coalesced), synchronizes, and each thread accumulates its dot product
+    of `tile` x `tile` threads a block, each thread computing `thread-tile`
+    x `thread-tile` outputs (rows ty + tile·i, columns tx + tile·j). For
+    each `tile`-wide slice of k the block stages its rows of x and of w in
+    workgroup memory (neighbouring threads read neighbouring k: coalesced),
+    synchronizes, and every thread accumulates its outputs in registers
     from there with fused multiply-adds; w's tile is padded by one column so
-    the threads of a warp hit different banks. Rows are dynamic and every
-    edge is guarded. Other contractions are left alone.
+    the threads of a half-warp hit different banks. Rows are dynamic and
+    every edge is guarded. Other contractions are left alone.
 
-    A decode step has one row per sequence, which would keep 1 of a tile's
-    16 thread rows busy. So for f32 operands and static n and k the host
-    compares the row count with `gemv-rows` at each call and, at or below
-    it, launches a GEMV kernel instead: one warp per output column,
-    `gemv-warps` warps per block; the lanes read the weight row side by
+    A decode step has one row per sequence. So for f32 operands and static
+    n and k a GEMV kernel is launched too, and the row count gives each
+    launch its grid: the GEMV's blocks at or below `gemv-rows` rows, none
+    above (the runtime launches nothing for an empty grid), the tiles the
+    other way round. The GEMV gives one warp per output column, as many
+    threads a block as the tiles; the lanes read the weight row side by
     side, 4 floats each (128-bit loads, when k is a multiple of 4 and the
     buffers are unstrided, so every row is 16-byte aligned), keep one
-    accumulator per row, and sum across the warp with xor shuffles.
-
-    Decode (`gemv-rows=4`, `gemv-warps=8`), for the same projection:
-    ```mlir
-    %few = arith.cmpi ule, %m, %c4 : index
-    scf.if %few {
-      gpu.launch blocks(...) in (%gx = %c4, %gy = %c1, %gz = %c1)
-                 threads(%lane, %warp, %tz) in (%sx = %c32, %sy = %c8, %sz = %c1) {
-        %acc:4 = scf.for %k = %start to %c64 step %c128 iter_args(...) {
-          %w4 = vector.load %w[%col, %k] {alignment = 16 : i64} : memref<32x64xf32>, vector<4xf32>
-          ... math.fma %x4, %w4, %acc ... (one per row, guarded by %m)
-        }
-        ... vector.reduction <add>, gpu.shuffle xor 16, 8, 4, 2, 1 ...
-        ... lane 0: %y[...] = %y[...] + %total
-      }
-    } else {
-      ... the tiles above ...
-    }
-    ```
+    accumulator per row, and sum across the warp with xor shuffles. Fewer
+    columns than `gemv-min-warps` split k across a block's warps, whose sums
+    meet in workgroup memory.
 
     Before:
     ```mlir
     linalg.generic {... iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
         ins(%x, %w : memref<?x?x64xf32>, memref<32x64xf32>) outs(%y : memref<?x?x32xf32>) {...}
     ```
-    After:
+    After (`gemv-rows=4`, `tile=16`, `thread-tile=4`):
     ```mlir
-    gpu.launch blocks(%bx, %by, %bz) in (%gx = %mtiles, %gy = %c2, %gz = %c1)
+    %few = arith.cmpi ule, %m, %c4 : index
+    %gemvBlocks = arith.select %few, %c4, %c0 : index
+    gpu.launch blocks(...) in (%gx = %gemvBlocks, %gy = %c1, %gz = %c1)
+               threads(%lane, %warp, %tz) in (%sx = %c32, %sy = %c8, %sz = %c1) {
+      %acc:4 = scf.for %k = %start to %c64 step %c128 iter_args(...) {
+        %w4 = vector.load %w[%col, %k] {alignment = 16 : i64} : memref<32x64xf32>, vector<4xf32>
+        ... math.fma %x4, %w4, %acc ... (one per row, guarded by %m)
+      }
+      ... vector.reduction <add>, gpu.shuffle xor 16, 8, 4, 2, 1 ...
+      ... lane 0: %y[...] = %y[...] + %total
+    }
+    %tileBlocks = arith.select %few, %c0, %rowBlocks : index
+    gpu.launch blocks(...) in (%gx = %tileBlocks, %gy = %c1, %gz = %c1)
                threads(%tx, %ty, %tz) in (%sx = %c16, %sy = %c16, %sz = %c1)
-               workgroup(%xs : memref<16x16xf32, #gpu.address_space<workgroup>>,
-                         %ws : memref<16x17xf32, #gpu.address_space<workgroup>>) {
-      %acc = scf.for %k0 = %c0 to %c64 step %c16 iter_args(...) {
-        ... memref.store ..., %xs[%ty, %tx] ... memref.store ..., %ws[%ty, %tx]
+               workgroup(%xs : memref<64x16xf32, #gpu.address_space<workgroup>>,
+                         %ws : memref<64x17xf32, #gpu.address_space<workgroup>>) {
+      %acc:16 = scf.for %k0 = %c0 to %c64 step %c16 iter_args(...) {
+        ... 4 x memref.store ..., %xs[%ty + 16·s, %tx], 4 x ..., %ws[...]
         gpu.barrier
-        ... math.fma over %xs[%ty, %kk], %ws[%tx, %kk] ...
+        ... 16 x math.fma over %xs[%ty + 16·i, %kk], %ws[%tx + 16·j, %kk] ...
         gpu.barrier
       }
-      ... %y[...] = %y[...] + %acc
+      ... 16 x (guarded) %y[...] = %y[...] + %acc
     }
     ```
   }];
@@ -173,8 +171,6 @@ def TlmGpuTileMatmuls : Pass<"tlm-gpu-tile-matmuls", "::mlir::func::FuncOp"> {
            "covers tile x thread-tile of each)">,
     Option<"gemvRows", "gemv-rows", "int64_t", /*default=*/"4",
            "Most rows the GEMV kernel takes (decode; 0: tiles only)">,
-    Option<"gemvWarps", "gemv-warps", "int64_t", /*default=*/"8",
-           "Warps per block of the GEMV kernel">,
     Option<"gemvMinWarps", "gemv-min-warps", "int64_t", /*default=*/"4096",
            "Warps a GEMV launch should have at least: fewer columns split k "
            "across a block's warps (an H200 holds 132 SMs x 64 warps)">

@@ -2,7 +2,8 @@
 //
 // Projections as GPU kernels: register-blocked tiles staged in workgroup
 // memory (TiledKernel.cpp), and for decode's few rows a warp-per-column GEMV
-// (GemvKernel.cpp), chosen by the host at each call.
+// (GemvKernel.cpp): both launched, the row count giving one of them an
+// empty grid at each call.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,7 +39,6 @@ struct TlmGpuTileMatmuls
                                  {{"tile", tile, 1},
                                   {"thread-tile", threadTile, 1},
                                   {"gemv-rows", gemvRows, 0},
-                                  {"gemv-warps", gemvWarps, 1},
                                   {"gemv-min-warps", gemvMinWarps, 1}})))
       return signalPassFailure();
     SmallVector<std::pair<linalg::LinalgOp, tlm::ProjectionDims>> work;
@@ -70,17 +70,47 @@ struct TlmGpuTileMatmuls
       rowSizes.push_back(b.createOrFold<memref::DimOp>(loc, x, i));
     Value m = product(b, loc, rowSizes);
     GpuProjection proj{x, w, out, rowSizes, m, n, k};
-    if (gemvRows > 0 && gemvApplies(proj)) {
-      // Decode (m <= gemv-rows) takes the GEMV kernel, anything longer
-      // the tiles: the host picks at each call, as m is dynamic.
+    TiledShape tiles = tiledShape(b, loc, proj, tile, threadTile);
+    int64_t threads = tile * tile;
+    Value c1 = index(b, loc, 1);
+    Value tileBlocks = tiles.rowBlocks;
+    // The GEMV's blocks have as many threads as the tiles', in whole warps.
+    if (gemvRows > 0 && gemvApplies(proj) && threads % 32 == 0) {
+      // Decode (m <= gemv-rows) runs the GEMV, anything longer the tiles:
+      // both are launched, and the row count gives the other one an empty
+      // grid, which the runtime does not launch (mgpuLaunchKernel). Under
+      // an scf.if instead, gpu-async-region would make the host wait after
+      // each; one kernel with both branches would give the GEMV the tiles'
+      // registers (80-114 against 31-38: a quarter of the occupancy).
+      GemvShape gemv = gemvShape(b.getContext(), proj, gemvRows, threads / 32,
+                                 gemvMinWarps);
       Value few = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, m,
                                         index(b, loc, gemvRows));
-      auto choice = scf::IfOp::create(b, loc, few, /*withElseRegion=*/true);
-      b.setInsertionPointToStart(choice.thenBlock());
-      buildGemvLaunch(b, loc, proj, gemvRows, gemvWarps, gemvMinWarps);
-      b.setInsertionPointToStart(choice.elseBlock());
+      Value c0 = index(b, loc, 0);
+      Value gemvBlocks = arith::SelectOp::create(
+          b, loc, few, index(b, loc, gemv.blocks), c0);
+      SmallVector<Type> partials;
+      if (gemv.partials)
+        partials.push_back(gemv.partials);
+      OpBuilder::InsertionGuard guard(b);
+      gpu::LaunchOp launch = makeLaunch(
+          b, loc, {gemvBlocks, c1, c1},
+          {index(b, loc, 32), index(b, loc, gemv.warps), c1}, partials);
+      buildGemvBody(b, loc, proj, gemv, gemvRows, launch.getBlockIds().x,
+                    launch.getThreadIds().x, launch.getThreadIds().y,
+                    gemv.partials ? Value(launch.getWorkgroupAttributions()[0])
+                                  : Value());
+      b.setInsertionPointAfter(launch);
+      tileBlocks = arith::SelectOp::create(b, loc, few, c0, tiles.rowBlocks);
     }
-    buildTiledLaunch(b, loc, proj, tile, threadTile);
+    Value ct = index(b, loc, tile);
+    gpu::LaunchOp launch =
+        makeLaunch(b, loc, {tileBlocks, index(b, loc, tiles.colBlocks), c1},
+                   {ct, ct, c1}, {tiles.xs, tiles.ws});
+    buildTiledBody(b, loc, proj, tile, threadTile, launch.getBlockIds().x,
+                   launch.getBlockIds().y, launch.getThreadIds().x,
+                   launch.getThreadIds().y, launch.getWorkgroupAttributions()[0],
+                   launch.getWorkgroupAttributions()[1]);
     b.eraseOp(op);
   }
 };

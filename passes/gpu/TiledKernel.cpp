@@ -15,34 +15,36 @@ using namespace mlir;
 
 namespace mlir::tlm {
 
-void buildTiledLaunch(OpBuilder &b, Location loc, const GpuProjection &p,
+TiledShape tiledShape(OpBuilder &b, Location loc, const GpuProjection &p,
                       int64_t tile, int64_t threadTile) {
-  OpBuilder::InsertionGuard guard(b);
   MLIRContext *ctx = b.getContext();
-  const int64_t t = tile, r = threadTile, span = t * r; // a block's rows
-  Value c0 = index(b, loc, 0), c1 = index(b, loc, 1), ct = index(b, loc, t);
-  Value cSpan = index(b, loc, span);
-  Value mBlocks = arith::DivUIOp::create(
+  int64_t span = tile * threadTile; // a block's rows and columns
+  TiledShape s;
+  s.rowBlocks = arith::DivUIOp::create(
       b, loc, arith::AddIOp::create(b, loc, p.rows, index(b, loc, span - 1)),
-      cSpan);
-  Value nBlocks = index(b, loc, llvm::divideCeil(p.n, span));
+      index(b, loc, span));
+  s.colBlocks = llvm::divideCeil(p.n, span);
   auto workgroup =
       gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   Type f32 = b.getF32Type();
   // w's tile is read down a column (ws[tx + t·j][kk]): one padding column
   // puts the 16 rows a half-warp reads on 16 different banks.
-  auto xsType = MemRefType::get({span, t}, f32, MemRefLayoutAttrInterface(),
-                                workgroup);
-  auto wsType = MemRefType::get({span, t + 1}, f32,
-                                MemRefLayoutAttrInterface(), workgroup);
-  gpu::LaunchOp launch = makeLaunch(b, loc, {mBlocks, nBlocks, c1},
-                                    {ct, ct, c1}, {xsType, wsType});
-  Value xs = launch.getWorkgroupAttributions()[0];
-  Value ws = launch.getWorkgroupAttributions()[1];
-  gpu::KernelDim3 block = launch.getBlockIds(), thread = launch.getThreadIds();
-  Value tx = thread.x, ty = thread.y;
-  Value row0 = arith::MulIOp::create(b, loc, block.x, cSpan);
-  Value col0 = arith::MulIOp::create(b, loc, block.y, cSpan);
+  s.xs = MemRefType::get({span, tile}, f32, MemRefLayoutAttrInterface(),
+                         workgroup);
+  s.ws = MemRefType::get({span, tile + 1}, f32, MemRefLayoutAttrInterface(),
+                         workgroup);
+  return s;
+}
+
+void buildTiledBody(OpBuilder &b, Location loc, const GpuProjection &p,
+                    int64_t tile, int64_t threadTile, Value blockX,
+                    Value blockY, Value tx, Value ty, Value xs, Value ws) {
+  OpBuilder::InsertionGuard guard(b);
+  const int64_t t = tile, r = threadTile, span = t * r;
+  Value c0 = index(b, loc, 0), c1 = index(b, loc, 1), ct = index(b, loc, t);
+  Value cSpan = index(b, loc, span);
+  Value row0 = arith::MulIOp::create(b, loc, blockX, cSpan);
+  Value col0 = arith::MulIOp::create(b, loc, blockY, cSpan);
   Value cn = index(b, loc, p.n), ck = index(b, loc, p.k);
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
 

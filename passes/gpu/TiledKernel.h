@@ -14,12 +14,25 @@
 
 namespace mlir::tlm {
 
-/// Builds, at `b`'s insertion point, the launch that computes `p` for any
-/// row count: blocks of `tile` x `tile` threads, each thread `threadTile`
-/// x `threadTile` outputs (rows ty + tile·i, columns tx + tile·j), k in
-/// steps of `tile`; every edge guarded.
-void buildTiledLaunch(OpBuilder &b, Location loc, const GpuProjection &p,
+/// The tile kernel's launch for `p`: `rowBlocks` x `colBlocks` blocks of
+/// `tile` x `tile` threads, each thread `threadTile` x `threadTile`
+/// outputs; `xs` and `ws` its workgroup buffers.
+struct TiledShape {
+  Value rowBlocks; ///< dynamic: the row count is
+  int64_t colBlocks;
+  MemRefType xs, ws;
+};
+TiledShape tiledShape(OpBuilder &b, Location loc, const GpuProjection &p,
                       int64_t tile, int64_t threadTile);
+
+/// The tile kernel's body at `b`'s insertion point inside a launch of
+/// tiledShape(...) with tile x tile threads a block: `blockX`, `blockY`
+/// the block's indices, (`tx`, `ty`) the thread's, `xs`, `ws` the buffers.
+/// Thread (tx, ty) owns rows ty + tile·i and columns tx + tile·j; k goes in
+/// steps of `tile`; every edge is guarded.
+void buildTiledBody(OpBuilder &b, Location loc, const GpuProjection &p,
+                    int64_t tile, int64_t threadTile, Value blockX,
+                    Value blockY, Value tx, Value ty, Value xs, Value ws);
 
 } // namespace mlir::tlm
 

@@ -53,4 +53,32 @@ TEST(Mgpu, LargeDynamicSharedMemoryIsAllowedBeforeTheLaunch) {
   ::dlclose(driver);
 }
 
+// tlm-gpu-tile-matmuls launches both of a projection's kernels and gives
+// the one the row count does not want an empty grid: nothing may reach the
+// driver for it (which would refuse a zero dimension).
+TEST(Mgpu, AnEmptyGridLaunchesNothing) {
+  ASSERT_FALSE(bool(runtime::cuda::available()))
+      << "the stand-in driver is on the library path";
+  void *driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(driver, nullptr);
+  auto launches =
+      reinterpret_cast<long (*)()>(::dlsym(driver, "tlm_fake_cuda_launches"));
+  ASSERT_TRUE(launches) << "the stand-in driver, not a real one";
+  using Launch = void (*)(void *, intptr_t, intptr_t, intptr_t, intptr_t,
+                          intptr_t, intptr_t, int32_t, void *, void **,
+                          void **, size_t);
+  auto launch = reinterpret_cast<Launch>(symbol("mgpuLaunchKernel"));
+  ASSERT_NE(launch, nullptr);
+  int kernel = 0;
+  long before = launches();
+  launch(&kernel, 0, 1, 1, 32, 8, 1, 0, nullptr, nullptr, nullptr, 0);
+  launch(&kernel, 4, 0, 1, 16, 16, 1, 0, nullptr, nullptr, nullptr, 0);
+  EXPECT_EQ(launches(), before);
+  launch(&kernel, 4, 1, 1, 16, 16, 1, 0, nullptr, nullptr, nullptr, 0);
+  EXPECT_EQ(launches(), before + 1);
+  Error err = runtime::cuda::takeError();
+  EXPECT_FALSE(bool(err)) << err.message();
+  ::dlclose(driver);
+}
+
 } // namespace
