@@ -100,16 +100,17 @@ struct State {
   /// Set with `sticky`: later launches are skipped, since their buffers
   /// may be the null of a failed allocation.
   std::atomic<bool> failed{false};
+  /// The one stream every call's kernels run on (mgpuStreamCreate hands
+  /// it out) and the per-step copies are queued on: ordered with the
+  /// kernels without a synchronization. Created on first use (under
+  /// `mutex`), read without it.
+  std::atomic<CUstream> computeStream{nullptr};
   /// The host code's buffers, kept when it frees them and handed out again
   /// for the same size class: a step allocates about the sizes the step
   /// before freed (292 pairs a small.json token; attention's grow with the
   /// position), so after the first steps few reach the driver. Safe without
-  /// events: one call's allocations and frees are ordered on its one
-  /// stream, which it synchronizes before it returns.
-  /// The one stream every call's kernels run on (mgpuStreamCreate hands
-  /// it out) and the per-step copies are queued on: ordered with the
-  /// kernels without a synchronization. Created on first use.
-  CUstream computeStream = nullptr;
+  /// events: one call's allocations and frees are ordered on the compute
+  /// stream, which the call synchronizes before it returns.
   std::mutex blocksMutex;
   std::unordered_map<CUdeviceptr, uint64_t> blockSizes; ///< ours, in use or not
   std::unordered_multimap<uint64_t, CUdeviceptr> freeBlocks;

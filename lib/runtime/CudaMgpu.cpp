@@ -99,7 +99,7 @@ void mgpuLaunchKernel(void *fn, intptr_t gx, intptr_t gy, intptr_t gz,
 void *mgpuStreamCreate() { return computeStream(); }
 
 void mgpuStreamDestroy(void *stream) {
-  if (stream == state().computeStream)
+  if (stream == state().computeStream.load())
     return; // kept for the next call
   if (const Driver *d = current(); d && stream)
     check(d->streamDestroy(stream), "destroying a stream");

@@ -148,16 +148,23 @@ CUstream computeStream() {
   if (!d)
     return nullptr;
   State &s = state();
+  if (CUstream stream = s.computeStream.load())
+    return stream;
   CUresult r = kSuccess;
+  CUstream stream = nullptr;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
-    if (!s.computeStream &&
-        (r = d->streamCreate(&s.computeStream, kStreamNonBlocking)) !=
-            kSuccess)
-      s.computeStream = nullptr;
+    stream = s.computeStream.load();
+    if (!stream) {
+      r = d->streamCreate(&stream, kStreamNonBlocking);
+      if (r == kSuccess)
+        s.computeStream.store(stream);
+      else
+        stream = nullptr;
+    }
   }
   check(r, "creating a stream");
-  return s.computeStream;
+  return stream;
 }
 
 /// Records the first failure of an mgpu* call, with the driver's JIT log
@@ -320,6 +327,8 @@ Expected<void *> PinnedBuffer::reserve(size_t bytes) {
 
 Error upload(void *device, const void *host, size_t bytes,
              PinnedBuffer &staging) {
+  if (bytes == 0)
+    return Error::success();
   Expected<void *> pinned = staging.reserve(bytes);
   if (!pinned)
     return pinned.takeError();
@@ -328,7 +337,8 @@ Error upload(void *device, const void *host, size_t bytes,
   if (!d || !stream)
     return takeError();
   // The staging buffer is free: the last copy from it was ordered before
-  // the last step's kernels, which the step waited for.
+  // the last step's kernels, which the step waited for (finishStep() on a
+  // step that failed).
   std::memcpy(*pinned, host, bytes);
   if (CUresult r = d->memcpyHtoDAsync(dptr(device), *pinned, bytes, stream);
       r != kSuccess)
@@ -336,8 +346,17 @@ Error upload(void *device, const void *host, size_t bytes,
   return Error::success();
 }
 
+void finishStep() {
+  const Driver *d = current();
+  CUstream stream = state().computeStream.load();
+  if (d && stream)
+    d->streamSynchronize(stream);
+}
+
 Error download(void *host, const void *device, size_t bytes,
                PinnedBuffer &staging) {
+  if (bytes == 0)
+    return Error::success();
   Expected<void *> pinned = staging.reserve(bytes);
   if (!pinned)
     return pinned.takeError();

@@ -76,6 +76,10 @@ private:
 /// compute stream, where the step's kernels run after it; no wait.
 Error upload(void *device, const void *host, size_t bytes,
              PinnedBuffer &staging);
+/// Waits for what a step queued on the compute stream: a step that fails
+/// between its uploads and its download calls it, so that no copy still
+/// reads a staging buffer the next step refills (or frees, growing it).
+void finishStep();
 /// A step's output: `device` copied into `staging` on the compute stream
 /// (after the step's kernels), waited for, then into `host`.
 Error download(void *host, const void *device, size_t bytes,

@@ -225,24 +225,30 @@ Error Session::stepOnDevice(std::string_view entry, const int64_t *ids,
   };
   size_t idsBytes = batch_ * seq * sizeof(int64_t);
   size_t logitsBytes = batch_ * logitRows * config_.vocabSize * sizeof(float);
+  size_t lengthsBytes = batch_ * sizeof(int64_t);
   if (Error err = grow(deviceIds_, idsBytes_, idsBytes))
     return err;
   if (Error err = grow(deviceLogits_, logitsBytes_, logitsBytes))
     return err;
-  if (Error err = cuda::upload(deviceIds_.get(), ids, idsBytes, idsStaging_))
-    return err;
-  size_t lengthsBytes = batch_ * sizeof(int64_t);
   if (Error err = grow(deviceLengths_, lengthsBytes_, lengthsBytes))
     return err;
+  // From the first upload on, a failure waits for what is queued, so the
+  // next step may refill the staging buffers.
+  auto failed = [](Error err) {
+    cuda::finishStep();
+    return err;
+  };
+  if (Error err = cuda::upload(deviceIds_.get(), ids, idsBytes, idsStaging_))
+    return failed(std::move(err));
   if (Error err = cuda::upload(deviceLengths_.get(), positions_.data(),
                                lengthsBytes, lengthsStaging_))
-    return err;
+    return failed(std::move(err));
   size_t logitsArg = 2 + 2 * config_.numLayers + weights_.size();
   args[0].data = deviceIds_.get();
   args[1].data = deviceLengths_.get();
   args[logitsArg].data = deviceLogits_.get();
   if (Error err = program_->call(entry, args))
-    return err;
+    return failed(std::move(err));
   return cuda::download(logits, deviceLogits_.get(), logitsBytes,
                         logitsStaging_);
 }

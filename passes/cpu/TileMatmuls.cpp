@@ -211,7 +211,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     // Too few accumulators (a one-column GEMV has one) leave the FMAs
     // waiting on each other; consecutive k steps then get their own. A
     // quantized step is a whole block: 32 / lanes products per accumulator
-    // (summed in a tree before the scale), work enough to hide more of the
+    // (summed before the scale), work enough to hide more of the
     // latency, so it needs fewer chains (4 at 16 lanes decoded q4_0 as fast
     // as 8, with less code).
     bool quantized = tlm::quantizedSteps(op, lanes).has_value();

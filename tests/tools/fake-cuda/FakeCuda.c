@@ -35,8 +35,9 @@ static long modulesLoaded, fatbins, modulesUnloaded, launches, allocs, frees;
  * asynchronous upload is in flight on its stream until that stream is
  * synchronized: a launch on the same stream comes after it, a launch on
  * another one races it. */
-static int uploadInFlight;
-static void *uploadStream; /* the stream of the upload in flight */
+enum { kMaxUploads = 16 };
+static void *uploadStreams[kMaxUploads]; /* uploads in flight, by stream */
+static int uploadsInFlight;
 static long racyLaunches;
 /* Asynchronous uploads from memory that cuMemAllocHost did not give:
  * the real driver stages them synchronously. */
@@ -162,7 +163,11 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
   (void)fn, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz;
   (void)smem, (void)stream, (void)params, (void)extra;
   ++launches;
-  racyLaunches += uploadInFlight && uploadStream != stream;
+  for (int i = 0; i < uploadsInFlight; ++i)
+    if (uploadStreams[i] != stream) {
+      ++racyLaunches;
+      break;
+    }
   if (smem > 48 * 1024) {
     ++bigSharedLaunches;
     if ((int)smem > allowedShared) {
@@ -182,8 +187,9 @@ CUresult cuFuncSetAttribute(void *fn, int attribute, int value) {
 }
 
 /* For tests that drive the mgpu* functions directly: launches with more
- * than 48 KiB of shared memory, and those refused. */
+ * than 48 KiB of shared memory, those refused, and all of them. */
 long tlm_fake_cuda_big_shared_launches(void) { return bigSharedLaunches; }
+long tlm_fake_cuda_launches(void) { return launches; }
 long tlm_fake_cuda_refused_shared_launches(void) {
   return refusedSharedLaunches;
 }
@@ -199,14 +205,21 @@ CUresult cuStreamCreate(void **stream, unsigned flags) {
   return kSuccess;
 }
 CUresult cuCtxSynchronize(void) {
-  uploadInFlight = 0;
+  uploadsInFlight = 0;
   return kSuccess;
 }
+/* The uploads queued on `stream` (NULL: the legacy stream) have landed. */
 CUresult cuStreamSynchronize(void *stream) {
-  /* The legacy stream's uploads, or this stream's, have landed. */
-  if (stream == uploadStream)
-    uploadInFlight = 0;
+  int kept = 0;
+  for (int i = 0; i < uploadsInFlight; ++i)
+    if (uploadStreams[i] != stream)
+      uploadStreams[kept++] = uploadStreams[i];
+  uploadsInFlight = kept;
   return kSuccess;
+}
+static void uploadOn(void *stream) {
+  if (uploadsInFlight < kMaxUploads)
+    uploadStreams[uploadsInFlight++] = stream;
 }
 CUresult cuStreamDestroy_v2(void *stream) { return (void)stream, kSuccess; }
 CUresult cuStreamWaitEvent(void *stream, void *event, unsigned flags) {
@@ -261,8 +274,7 @@ CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
 }
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) {
   memcpy((void *)(uintptr_t)dst, src, bytes);
-  uploadInFlight = 1;
-  uploadStream = NULL;
+  uploadOn(NULL);
   return kSuccess;
 }
 static int pinned(const void *p, size_t bytes) {
@@ -296,8 +308,7 @@ CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t bytes,
                               void *stream) {
   memcpy((void *)(uintptr_t)dst, src, bytes);
   pageableAsyncUploads += !pinned(src, bytes);
-  uploadInFlight = 1;
-  uploadStream = stream;
+  uploadOn(stream);
   return kSuccess;
 }
 CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes,
