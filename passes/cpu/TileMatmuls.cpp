@@ -17,6 +17,7 @@
 #include "passes/cpu/PackedProjection.h"
 #include "passes/cpu/PairedProjection.h"
 #include "passes/cpu/Passes.h"
+#include "passes/cpu/PlainSplitK.h"
 #include "passes/cpu/QuantizedSplitK.h"
 #include "passes/cpu/Strategy.h"
 #include "passes/cpu/Tiling.h"
@@ -126,30 +127,8 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     auto row = cast<linalg::LinalgOp>(single->tiledOps.front());
     llvm::SaveAndRestore<Value> keep(q4Offsets, Value());
     if (rowsOffsets)
-      q4Offsets = sliceLike(rewriter, rowsOffsets, row.getDpsInputs()[0], x);
+      q4Offsets = sliceRowsLike(rewriter, rowsOffsets, row.getDpsInputs()[0], x);
     return blockColumns(rewriter, row, p, cols);
-  }
-
-  /// `v` (r.., k / 2) sliced in its rows as `slice` slices x (r.., k), or
-  /// null when `slice` is not such a slice of x.
-  static Value sliceLike(RewriterBase &rewriter, Value v, Value slice,
-                         Value x) {
-    auto s = slice.getDefiningOp<tensor::ExtractSliceOp>();
-    if (!s || s.getSource() != x || !s.hasUnitStride())
-      return Value();
-    SmallVector<OpFoldResult> offsets = s.getMixedOffsets(),
-                              sizes = s.getMixedSizes(),
-                              strides = s.getMixedStrides();
-    int64_t k = cast<RankedTensorType>(x.getType()).getShape().back();
-    if (getConstantIntValue(offsets.back()) != 0 ||
-        getConstantIntValue(sizes.back()) != k)
-      return Value();
-    offsets.back() = rewriter.getIndexAttr(0);
-    sizes.back() = rewriter.getIndexAttr(k / 2);
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPointAfter(s);
-    return tensor::ExtractSliceOp::create(rewriter, s.getLoc(), v, offsets,
-                                          sizes, strides);
   }
 
   /// Tiles the columns by `cols` and turns each static block into the
@@ -227,7 +206,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     linalg::GenericOp partial =
         quantized
             ? tlm::quantizedPart(rewriter, op, p, lanes, chains, part, q4Offsets)
-            : plainPart(rewriter, op, p, chains, part);
+            : tlm::plainPart(rewriter, op, p, lanes, chains, part);
     // The loops of `partial` stepped one at a time (its reduction).
     SmallVector<int64_t> stepLoops{kb};
 
@@ -272,57 +251,6 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     if (overwrite && failed(vectorizeOp(rewriter, out.getDefiningOp())))
       return failure();
     return vectorizeOp(rewriter, part.getDefiningOp());
-  }
-
-  /// splitK's partial sums for an f32 (or bf16 / f16) w, over the loops
-  /// (r.., c, kb, l) with k = kb·lanes + l; with `chains` > 1 over
-  /// (r.., c, kb, u, l), k = (kb·chains + u)·lanes + l, each u summed apart.
-  linalg::GenericOp plainPart(RewriterBase &rewriter, linalg::LinalgOp op,
-                              const tlm::ProjectionDims &p, int64_t chains,
-                              Value part) {
-    MLIRContext *ctx = op->getContext();
-    Location loc = op.getLoc();
-    unsigned nRows = p.rows.size();
-    unsigned c = nRows, kb = nRows + 1;
-    SmallVector<unsigned> u;
-    if (chains > 1)
-      u.push_back(nRows + 2);
-    unsigned l = kb + 1 + u.size(), loops = l + 1;
-    SmallVector<unsigned> rows = llvm::to_vector(llvm::seq<unsigned>(0, nRows));
-    int64_t k = op.getStaticLoopRanges()[p.k];
-    SmallVector<int64_t> kDims{k / (chains * lanes)};
-    if (chains > 1)
-      kDims.push_back(chains);
-    kDims.push_back(lanes);
-    Value x = splitLastDim(rewriter, loc, op.getDpsInputs()[0], kDims);
-    Value w = splitLastDim(rewriter, loc, op.getDpsInputs()[1], kDims);
-    auto concat = [](ArrayRef<unsigned> a, ArrayRef<unsigned> b,
-                     ArrayRef<unsigned> c = {}) {
-      SmallVector<unsigned> v(a);
-      v.append(b.begin(), b.end());
-      v.append(c.begin(), c.end());
-      return v;
-    };
-    SmallVector<AffineMap> maps{
-        tlm::dimsMapOf(ctx, loops, concat(rows, {kb}, concat(u, {l}))),
-        tlm::dimsMapOf(ctx, loops, concat({c, kb}, u, {l})),
-        tlm::dimsMapOf(ctx, loops, concat(rows, {c}, concat(u, {l})))};
-    SmallVector<utils::IteratorType> iters(loops,
-                                           utils::IteratorType::parallel);
-    iters[kb] = utils::IteratorType::reduction;
-    // `contract` lets LLVM fuse the multiply-add into one FMA.
-    auto fmf =
-        arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);
-    return linalg::GenericOp::create(
-        rewriter, loc, TypeRange{part.getType()}, ValueRange{x, w},
-        ValueRange{part}, maps, iters,
-        [&](OpBuilder &b, Location nl, ValueRange a) {
-          // A bf16 / f16 W widens in registers, after its narrow load.
-          Value m = arith::MulFOp::create(b, nl, a[0],
-                                          tlm::widenToF32(b, nl, a[1]), fmf);
-          linalg::YieldOp::create(
-              b, nl, ValueRange{arith::AddFOp::create(b, nl, a[2], m, fmf)});
-        });
   }
 
   LogicalResult vectorizeOp(RewriterBase &rewriter, Operation *op) {

@@ -4,6 +4,7 @@
 #include "passes/common/Projection.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -78,6 +79,25 @@ Value splitLastDim(OpBuilder &b, Location loc, Value v,
 Value expandLastDim(OpBuilder &b, Location loc, Value v, int64_t lanes) {
   int64_t last = cast<RankedTensorType>(v.getType()).getShape().back();
   return splitLastDim(b, loc, v, {last / lanes, lanes});
+}
+
+Value sliceRowsLike(RewriterBase &rewriter, Value v, Value slice, Value x) {
+  auto s = slice.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!s || s.getSource() != x || !s.hasUnitStride())
+    return Value();
+  SmallVector<OpFoldResult> offsets = s.getMixedOffsets(),
+                            sizes = s.getMixedSizes(),
+                            strides = s.getMixedStrides();
+  int64_t k = cast<RankedTensorType>(x.getType()).getShape().back();
+  if (getConstantIntValue(offsets.back()) != 0 ||
+      getConstantIntValue(sizes.back()) != k)
+    return Value();
+  offsets.back() = rewriter.getIndexAttr(0);
+  sizes.back() = rewriter.getIndexAttr(k / 2);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointAfter(s);
+  return tensor::ExtractSliceOp::create(rewriter, s.getLoc(), v, offsets,
+                                        sizes, strides);
 }
 
 int64_t accumulatorChains(int64_t accumulators, int64_t steps,
