@@ -39,18 +39,23 @@ mlir::tlm::CpuTarget vectorShape() {
   return shape(4, 16);
 }
 
-/// The size of the highest-level data or unified cache of the CPU this runs
-/// on, as Linux describes it (`/sys/devices/system/cpu/cpu0/cache`), or 0.
-/// Linux gives the cache one core shares (one CCD's 32 MiB L3 on an EPYC),
-/// where glibc's sysconf has reported the whole socket's (384 MiB on the
-/// same machine): what decides whether the weights stay cached between
-/// steps is the former.
-uint64_t sysfsLastLevelCache() {
+} // namespace
+
+mlir::tlm::CpuTarget cpuTargetFor(const std::vector<std::string> &features) {
+  mlir::tlm::CpuTarget t = hostCpuTarget();
+  auto has = [&](const char *f) {
+    return std::find(features.begin(), features.end(), f) != features.end();
+  };
+  t.lanes = has("avx512f") ? 16 : has("avx") ? 8 : 4;
+  t.vectorRegisters = has("avx512f") ? 32 : 16;
+  return t;
+}
+
+uint64_t lastLevelCacheIn(const std::string &cacheDir) {
   uint64_t best = 0;
   int bestLevel = 0;
   for (int index = 0; index < 8; ++index) {
-    std::string dir =
-        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+    std::string dir = cacheDir + "/index" + std::to_string(index);
     std::ifstream levelFile(dir + "/level"), typeFile(dir + "/type"),
         sizeFile(dir + "/size");
     int level = 0;
@@ -71,21 +76,13 @@ uint64_t sysfsLastLevelCache() {
   return best;
 }
 
-} // namespace
-
-mlir::tlm::CpuTarget cpuTargetFor(const std::vector<std::string> &features) {
-  mlir::tlm::CpuTarget t = hostCpuTarget();
-  auto has = [&](const char *f) {
-    return std::find(features.begin(), features.end(), f) != features.end();
-  };
-  t.lanes = has("avx512f") ? 16 : has("avx") ? 8 : 4;
-  t.vectorRegisters = has("avx512f") ? 32 : 16;
-  return t;
-}
-
 mlir::tlm::CpuTarget hostCpuTarget() {
   mlir::tlm::CpuTarget t = vectorShape();
-  if (uint64_t bytes = sysfsLastLevelCache()) {
+  // Linux's answer first: it gives the cache one core shares (one CCD's
+  // 32 MiB L3 on an EPYC), where glibc's sysconf has reported the whole
+  // socket's (384 MiB on the same machine), and what decides whether the
+  // weights stay cached between steps is the former.
+  if (uint64_t bytes = lastLevelCacheIn("/sys/devices/system/cpu/cpu0/cache")) {
     t.lastLevelCacheBytes = bytes;
     return t;
   }

@@ -10,6 +10,11 @@
 
 #include "mlir/IR/BuiltinTypeInterfaces.h"
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 using namespace mlir::tlm;
@@ -78,6 +83,32 @@ TEST(Strategy, HeadChunksDivideTheHeads) {
   EXPECT_EQ(headChunk(12, 5), 3);
   EXPECT_EQ(headChunk(7, 2), 1);
   EXPECT_EQ(headChunk(4, 0), 4);
+}
+
+// The last-level cache as Linux describes it, from a folder laid out as
+// /sys/devices/system/cpu/cpu0/cache: the highest level's data or unified
+// cache, never an instruction cache; K and M sizes; 0 for no folder.
+TEST(Strategy, LastLevelCacheFromLinuxsCacheFolder) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() /
+                 ("tlm-cache-" + std::to_string(::getpid()));
+  auto entry = [&](int index, int level, const char *type, const char *size) {
+    fs::path d = dir / ("index" + std::to_string(index));
+    fs::create_directories(d);
+    std::ofstream(d / "level") << level << "\n";
+    std::ofstream(d / "type") << type << "\n";
+    std::ofstream(d / "size") << size << "\n";
+  };
+  EXPECT_EQ(tlm::runtime::lastLevelCacheIn(dir.string()), 0u);
+  entry(0, 1, "Data", "48K");
+  entry(1, 1, "Instruction", "32K");
+  entry(2, 2, "Unified", "1024K");
+  EXPECT_EQ(tlm::runtime::lastLevelCacheIn(dir.string()), 1024u * 1024);
+  entry(3, 3, "Unified", "32768K");
+  EXPECT_EQ(tlm::runtime::lastLevelCacheIn(dir.string()), 32u << 20);
+  entry(4, 4, "Instruction", "64M"); // not data: L3 stays the answer
+  EXPECT_EQ(tlm::runtime::lastLevelCacheIn(dir.string()), 32u << 20);
+  fs::remove_all(dir);
 }
 
 TEST(Strategy, HostTargetIsOneOfTheKnownShapes) {
