@@ -325,10 +325,16 @@ Expected<void *> PinnedBuffer::reserve(size_t bytes) {
   return data_;
 }
 
-Error upload(void *device, const void *host, size_t bytes,
-             PinnedBuffer &staging) {
-  if (bytes == 0)
-    return Error::success();
+namespace {
+
+/// What a step's copy needs: the driver, the compute stream and `bytes` of
+/// page-locked staging.
+struct StagedCopy {
+  const Driver *driver;
+  CUstream stream;
+  void *pinned;
+};
+Expected<StagedCopy> stageCopy(size_t bytes, PinnedBuffer &staging) {
   Expected<void *> pinned = staging.reserve(bytes);
   if (!pinned)
     return pinned.takeError();
@@ -336,13 +342,26 @@ Error upload(void *device, const void *host, size_t bytes,
   CUstream stream = d ? computeStream() : nullptr;
   if (!d || !stream)
     return takeError();
+  return StagedCopy{d, stream, *pinned};
+}
+
+} // namespace
+
+Error upload(void *device, const void *host, size_t bytes,
+             PinnedBuffer &staging) {
+  if (bytes == 0)
+    return Error::success();
+  Expected<StagedCopy> copy = stageCopy(bytes, staging);
+  if (!copy)
+    return copy.takeError();
   // The staging buffer is free: the last copy from it was ordered before
   // the last step's kernels, which the step waited for (finishStep() on a
   // step that failed).
-  std::memcpy(*pinned, host, bytes);
-  if (CUresult r = d->memcpyHtoDAsync(dptr(device), *pinned, bytes, stream);
+  std::memcpy(copy->pinned, host, bytes);
+  if (CUresult r = copy->driver->memcpyHtoDAsync(dptr(device), copy->pinned,
+                                                 bytes, copy->stream);
       r != kSuccess)
-    return unavailable("copy to the GPU failed: " + describe(*d, r));
+    return unavailable("copy to the GPU failed: " + describe(*copy->driver, r));
   return Error::success();
 }
 
@@ -357,19 +376,17 @@ Error download(void *host, const void *device, size_t bytes,
                PinnedBuffer &staging) {
   if (bytes == 0)
     return Error::success();
-  Expected<void *> pinned = staging.reserve(bytes);
-  if (!pinned)
-    return pinned.takeError();
-  const Driver *d = current();
-  CUstream stream = d ? computeStream() : nullptr;
-  if (!d || !stream)
-    return takeError();
-  if (CUresult r = d->memcpyDtoHAsync(*pinned, dptr(device), bytes, stream);
+  Expected<StagedCopy> copy = stageCopy(bytes, staging);
+  if (!copy)
+    return copy.takeError();
+  const Driver *d = copy->driver;
+  if (CUresult r = d->memcpyDtoHAsync(copy->pinned, dptr(device), bytes,
+                                      copy->stream);
       r != kSuccess)
     return unavailable("copy from the GPU failed: " + describe(*d, r));
-  if (CUresult r = d->streamSynchronize(stream); r != kSuccess)
+  if (CUresult r = d->streamSynchronize(copy->stream); r != kSuccess)
     return unavailable("copy from the GPU failed: " + describe(*d, r));
-  std::memcpy(host, *pinned, bytes);
+  std::memcpy(host, copy->pinned, bytes);
   return Error::success();
 }
 

@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
 using namespace mlir;
+using mlir::tlm::tiling::joinDims;
 using mlir::tlm::tiling::splitLastDim;
 
 linalg::GenericOp tlm::plainPart(OpBuilder &b, linalg::LinalgOp op,
@@ -28,17 +29,10 @@ linalg::GenericOp tlm::plainPart(OpBuilder &b, linalg::LinalgOp op,
   kDims.push_back(lanes);
   Value x = splitLastDim(b, loc, op.getDpsInputs()[0], kDims);
   Value w = splitLastDim(b, loc, op.getDpsInputs()[1], kDims);
-  auto concat = [](ArrayRef<unsigned> a, ArrayRef<unsigned> b,
-                   ArrayRef<unsigned> c = {}) {
-    SmallVector<unsigned> v(a);
-    v.append(b.begin(), b.end());
-    v.append(c.begin(), c.end());
-    return v;
-  };
   SmallVector<AffineMap> maps{
-      dimsMapOf(ctx, loops, concat(rows, {kb}, concat(u, {l}))),
-      dimsMapOf(ctx, loops, concat({c, kb}, u, {l})),
-      dimsMapOf(ctx, loops, concat(rows, {c}, concat(u, {l})))};
+      dimsMapOf(ctx, loops, joinDims({rows, {kb}, u, {l}})),
+      dimsMapOf(ctx, loops, joinDims({{c, kb}, u, {l}})),
+      dimsMapOf(ctx, loops, joinDims({rows, {c}, u, {l}}))};
   SmallVector<utils::IteratorType> iters(loops,
                                          utils::IteratorType::parallel);
   iters[kb] = utils::IteratorType::reduction;

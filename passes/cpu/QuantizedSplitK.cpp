@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
+using mlir::tlm::tiling::joinDims;
 using mlir::tlm::tiling::splitLastDim;
 
 namespace {
@@ -181,24 +182,17 @@ linalg::GenericOp tlm::quantizedPart(OpBuilder &b, linalg::LinalgOp op,
   unsigned l = kbDim + 1 + u.size(), loops = l + 1;
   SmallVector<unsigned> rowDims =
       llvm::to_vector(llvm::seq<unsigned>(0, nRows));
-  auto dims = [](ArrayRef<unsigned> head, ArrayRef<unsigned> a,
-                 ArrayRef<unsigned> bs = {}) {
-    SmallVector<unsigned> v(head);
-    v.append(a.begin(), a.end());
-    v.append(bs.begin(), bs.end());
-    return v;
-  };
   SmallVector<AffineMap> maps;
   for (size_t i = 0; i < nx; ++i)
-    maps.push_back(dimsMapOf(ctx, loops, dims(rowDims, {kbDim}, dims(u, {l}))));
+    maps.push_back(dimsMapOf(ctx, loops, joinDims({rowDims, {kbDim}, u, {l}})));
   for (int64_t jj = 0; jj < j; ++jj)
-    maps.push_back(dimsMapOf(ctx, loops, dims({c, kbDim}, u, {l})));
-  maps.push_back(dimsMapOf(ctx, loops, dims({c, kbDim}, u)));
+    maps.push_back(dimsMapOf(ctx, loops, joinDims({{c, kbDim}, u, {l}})));
+  maps.push_back(dimsMapOf(ctx, loops, joinDims({{c, kbDim}, u})));
   if (offset)
     for (int64_t jj = 0; jj < j; ++jj)
       maps.push_back(
-          dimsMapOf(ctx, loops, dims(rowDims, {kbDim}, dims(u, {l}))));
-  maps.push_back(dimsMapOf(ctx, loops, dims(rowDims, {c}, dims(u, {l}))));
+          dimsMapOf(ctx, loops, joinDims({rowDims, {kbDim}, u, {l}})));
+  maps.push_back(dimsMapOf(ctx, loops, joinDims({rowDims, {c}, u, {l}})));
   SmallVector<utils::IteratorType> iters(loops, utils::IteratorType::parallel);
   iters[kbDim] = utils::IteratorType::reduction;
   auto fmf = arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);

@@ -211,18 +211,13 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     SmallVector<int64_t> stepLoops{kb};
 
     // out[r.., c] += Σ part[r.., c, ...]: loops (r.., c, ...).
-    auto concat = [](ArrayRef<unsigned> a, ArrayRef<unsigned> b) {
-      SmallVector<unsigned> v(a);
-      v.append(b.begin(), b.end());
-      return v;
-    };
     unsigned loops2 = nRows + 1 + summed;
-    SmallVector<unsigned> partDims = concat(rows, {c});
+    SmallVector<unsigned> partDims = joinDims({rows, {c}});
     for (int64_t i = 0; i < summed; ++i)
       partDims.push_back(c + 1 + i);
     SmallVector<AffineMap> maps2{
         tlm::dimsMapOf(ctx, loops2, partDims),
-        tlm::dimsMapOf(ctx, loops2, concat(rows, {c}))};
+        tlm::dimsMapOf(ctx, loops2, joinDims({rows, {c}}))};
     SmallVector<utils::IteratorType> iters2(loops2,
                                             utils::IteratorType::parallel);
     for (int64_t i = 0; i < summed; ++i)

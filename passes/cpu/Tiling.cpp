@@ -59,6 +59,14 @@ linalg::LinalgOp findTiled(Region &region) {
   return found;
 }
 
+SmallVector<unsigned>
+joinDims(std::initializer_list<ArrayRef<unsigned>> parts) {
+  SmallVector<unsigned> v;
+  for (ArrayRef<unsigned> part : parts)
+    v.append(part.begin(), part.end());
+  return v;
+}
+
 Value splitLastDim(OpBuilder &b, Location loc, Value v,
                    ArrayRef<int64_t> factors) {
   auto type = cast<RankedTensorType>(v.getType());

@@ -33,6 +33,10 @@ bool writesInvariantIterArgVector(scf::ForOp loop);
 /// The single projection left in `region` by tiling, if any.
 linalg::LinalgOp findTiled(Region &region);
 
+/// The loop dims of `parts`, one after another (an indexing map's results
+/// for dimsMapOf).
+SmallVector<unsigned> joinDims(std::initializer_list<ArrayRef<unsigned>> parts);
+
 /// `v` with its last dim split into (dim / lanes, lanes).
 Value expandLastDim(OpBuilder &b, Location loc, Value v, int64_t lanes);
 
