@@ -53,5 +53,8 @@ for name, m in r["models"].items():
     elif "error" in b:
         line += f"; bench ERROR {b['error']}"
     print(line)
+if "small_bf16_decode_vs_f32" in r:
+    print(f"small decode, bf16 weights against f32: "
+          f"{r['small_bf16_decode_vs_f32']:.2f}x")
 PY
 exit $status

@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
 # Prepares the GPU device check (scripts/gpu-check.sh) on a machine with the
 # full build: cuda artifacts of tiny, cs336-ts, small (seeded weights, so no
-# weight files travel) and stories260K (its 1 MB of weights travel), and the
-# CPU's answers for each: the logits of a fixed prompt, and stories260K's
-# first 200 greedy tokens. The GPU machine then needs no LLVM or MLIR: it
-# builds the runtime alone and compares.
+# weight files travel) and stories260K (its 1 MB of weights travel), tiny
+# and small again with bf16 weights (NAME:DTYPE, seeded weights rounded to
+# it), and the CPU's answers for each: the logits of a fixed prompt, and
+# stories260K's first 200 greedy tokens. The GPU machine then needs no LLVM
+# or MLIR: it builds the runtime alone and compares.
 #
 #   scripts/gpu-prepare.sh [BUILD_DIR] [OUT_DIR]
 #     BUILD_DIR  default build (its bin/tlm-run)
 #     OUT_DIR    default gpu-check (ignored by git; `carry` it to the GPU)
-#   TLM_GPU_CHECK_MODELS="tiny cs336-ts"   a subset (default: all four)
+#   TLM_GPU_CHECK_MODELS="tiny cs336-ts"   a subset (default: all six)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build=$(cd "${1:-$root/build}" && pwd)
 out=${2:-$root/gpu-check}
 run="$build/bin/tlm-run"
-models=${TLM_GPU_CHECK_MODELS:-"tiny cs336-ts small stories260K"}
+models=${TLM_GPU_CHECK_MODELS:-"tiny cs336-ts small stories260K tiny:bf16 small:bf16"}
 rm -rf "$out" && mkdir -p "$out"
 
 # The prompt every model's logits are compared on (cs336-ts has 16
@@ -24,7 +25,13 @@ tokens="1 5 9 13 2 7 3 11 4 8 6 12"
 greedy=200
 manifest="$out/manifest.txt"
 : > "$manifest"
-for n in $models; do
+for spec in $models; do
+  # NAME or NAME:DTYPE (the seeded weights rounded to DTYPE: NAME-DTYPE).
+  n=${spec%%:*}
+  dtype=()
+  if [[ $spec == *:* ]]; then
+    dtype=(--weights-dtype "${spec#*:}")
+  fi
   if [[ $n == stories260K ]]; then
     "$run" import-llama2c "$root/data/models/stories260K.bin" "$out/$n" > /dev/null
     config="$out/$n/config.json"
@@ -35,9 +42,13 @@ for n in $models; do
     weights=()
     rel_weights=-
   fi
-  "$run" compile --config "$config" --target cuda --output "$out/$n.so" > /dev/null
-  "$run" forward --config "$config" "${weights[@]}" --tokens "$tokens" \
-    --output "$out/$n.cpu.st"
+  if [[ $spec == *:* ]]; then
+    n="$n-${spec#*:}"
+  fi
+  "$run" compile --config "$config" "${dtype[@]}" --target cuda \
+    --output "$out/$n.so" > /dev/null
+  "$run" forward --config "$config" "${weights[@]}" "${dtype[@]}" \
+    --tokens "$tokens" --output "$out/$n.cpu.st"
   if [[ $n == stories260K ]]; then
     "$run" generate --config "$config" "${weights[@]}" --prompt-tokens 1 \
       --max-new-tokens "$greedy" --quiet > "$out/$n.cpu-greedy.txt"

@@ -120,8 +120,8 @@ def main():
         # Speed, batch 1: small's prefill of 512 tokens and 64 decode steps
         # (the issue's figures); the others at bench's defaults, which fit
         # their contexts.
-        sizes = ["--prompt-len", "512", "--gen", "64"] if name == "small" \
-            else []
+        sizes = ["--prompt-len", "512", "--gen", "64"] \
+            if name.startswith("small") else []
         code, out, err, _ = run([exe, "bench", so, *wflags, *sizes,
                                  "--repeat", "3", "--json"])
         if code != 0:
@@ -132,13 +132,20 @@ def main():
             steps_s = b["decode_tok_s"] / b.get("batch", 1)
             r["bench"] = {k: b[k] for k in (
                 "prefill_tok_s", "decode_tok_s", "weight_bytes_per_token",
-                "params", "compile_ms") if k in b}
+                "weights_dtype", "params", "compile_ms") if k in b}
             r["bench"]["decode_hbm_fraction"] = \
                 b["weight_bytes_per_token"] * steps_s / HBM_BYTES_S
             # 2 FLOPs a parameter a token (the matrices; attention aside).
             r["bench"]["prefill_fp32_fraction"] = \
                 2 * b["params"] * b["prefill_tok_s"] / FP32_FLOP_S
         results["models"][name] = r
+    # The bf16 goal: small's decode with bf16 weights against f32's, both
+    # from this run.
+    small = [results["models"].get(n, {}).get("bench", {})
+             for n in ("small", "small-bf16")]
+    if all("decode_tok_s" in b for b in small):
+        results["small_bf16_decode_vs_f32"] = \
+            small[1]["decode_tok_s"] / small[0]["decode_tok_s"]
     with open(out_json, "w") as f:
         json.dump(results, f, indent=2)
     print(json.dumps(results, indent=2))

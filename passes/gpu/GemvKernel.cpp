@@ -25,6 +25,8 @@ bool isF32Buffer(Value v) {
   return t && t.getElementType().isF32();
 }
 
+Type elementType(Value v) { return cast<MemRefType>(v.getType()).getElementType(); }
+
 bool unstrided(Value v) {
   return cast<MemRefType>(v.getType()).getLayout().isIdentity();
 }
@@ -43,13 +45,22 @@ Value warpSum(OpBuilder &b, Location loc, Value v) {
 
 } // namespace
 
-bool gemvApplies(const GpuProjection &p) {
-  return isF32Buffer(p.x) && isF32Buffer(p.w) && isF32Buffer(p.out) &&
-         !ShapedType::isDynamic(p.n) && !ShapedType::isDynamic(p.k);
+bool projectionKernelsApply(Value x, Value w, Value out) {
+  auto wType = dyn_cast<MemRefType>(w.getType());
+  return isF32Buffer(x) && isF32Buffer(out) && wType &&
+         (wType.getElementType().isF32() || wType.getElementType().isBF16() ||
+          wType.getElementType().isF16());
 }
 
-int64_t gemvSplits(int64_t n, int64_t k, int64_t warps, int64_t minWarps) {
-  int64_t vec = k % 4 == 0 ? 4 : 1, splits = 1;
+bool gemvApplies(const GpuProjection &p) {
+  return projectionKernelsApply(p.x, p.w, p.out) &&
+         !ShapedType::isDynamic(p.n) &&
+         !ShapedType::isDynamic(p.k);
+}
+
+int64_t gemvSplits(int64_t n, int64_t k, int64_t vec, int64_t warps,
+                   int64_t minWarps) {
+  int64_t splits = 1;
   while (n * splits < minWarps && warps % (2 * splits) == 0 &&
          k >= 2 * splits * kWarp * vec)
     splits *= 2;
@@ -59,14 +70,17 @@ int64_t gemvSplits(int64_t n, int64_t k, int64_t warps, int64_t minWarps) {
 GemvShape gemvShape(MLIRContext *ctx, const GpuProjection &p,
                     int64_t maxRows, int64_t warps, int64_t minWarps) {
   GemvShape s;
-  // Every row of x and w starts 16-byte aligned when k is a multiple of 4
-  // and the buffers are whole allocations (the driver's are 256-aligned).
-  s.vec = p.k % 4 == 0 && unstrided(p.x) && unstrided(p.w) ? 4 : 1;
+  // A lane loads 16 bytes of w at a time: 4 f32 or 8 bf16/f16 (and as many
+  // f32 of x, one or two 16-byte loads). Every row of x and w starts
+  // 16-byte aligned when k is a multiple of that and the buffers are whole
+  // allocations (the driver's are 256-aligned).
+  int64_t wide = 128 / elementType(p.w).getIntOrFloatBitWidth();
+  s.vec = p.k % wide == 0 && unstrided(p.x) && unstrided(p.w) ? wide : 1;
   // A block's warps split k `splits` ways and take `cols` columns. The
   // splits of a column take turns at the warp's steps (32·vec floats), so
   // they share the work to within one step.
   s.warps = warps;
-  s.splits = gemvSplits(p.n, p.k, warps, minWarps);
+  s.splits = gemvSplits(p.n, p.k, s.vec, warps, minWarps);
   s.cols = warps / s.splits;
   s.blocks = llvm::divideCeil(p.n, s.cols);
   if (s.splits > 1)
@@ -84,7 +98,11 @@ void buildGemvBody(OpBuilder &b, Location loc, const GpuProjection &p,
   int64_t vec = shape.vec, splits = shape.splits, cols = shape.cols;
   int64_t step = kWarp * vec;
   Type f32 = b.getF32Type();
-  Type accType = vec == 1 ? f32 : Type(VectorType::get({vec}, f32));
+  // Accumulators of 4 floats (one 16-byte load of x): 8 narrow weights
+  // a load go into them in two FMAs, which keeps four rows' sums in 16
+  // registers instead of 32.
+  int64_t accWidth = std::min<int64_t>(vec, 4);
+  Type accType = vec == 1 ? f32 : Type(VectorType::get({accWidth}, f32));
   Value colInBlock = warp, split = index(b, loc, 0);
   if (splits > 1) {
     colInBlock = arith::RemUIOp::create(b, loc, warp, index(b, loc, cols));
@@ -102,16 +120,27 @@ void buildGemvBody(OpBuilder &b, Location loc, const GpuProjection &p,
     rowOk.push_back(lessThan(b, loc, rv, p.rows));
     rowIdx.push_back(delinearize(b, loc, rv, p.rowSizes));
   }
-  auto load = [&](OpBuilder &ob, Value memref, ValueRange idx) -> Value {
-    if (vec == 1)
-      return memref::LoadOp::create(ob, loc, memref, idx);
-    return vector::LoadOp::create(ob, loc, cast<VectorType>(accType), memref,
-                                  idx, /*nontemporal=*/false,
-                                  llvm::MaybeAlign(16));
+  // `width` values at idx, as f32: bf16 and f16 weights widen in
+  // registers.
+  auto load = [&](OpBuilder &ob, Value memref, ValueRange idx,
+                  int64_t width) -> Value {
+    Type elem = elementType(memref);
+    Value v;
+    if (width == 1)
+      v = memref::LoadOp::create(ob, loc, memref, idx);
+    else
+      v = vector::LoadOp::create(ob, loc, VectorType::get({width}, elem),
+                                 memref, idx, /*nontemporal=*/false,
+                                 llvm::MaybeAlign(16));
+    if (!getElementTypeOrSelf(v).isF32())
+      v = arith::ExtFOp::create(
+          ob, loc,
+          width == 1 ? f32 : Type(VectorType::get({width}, f32)), v);
+    return v;
   };
 
   // Lane l of split s reads k = (s·32 + l)·vec, then every splits·32·vec:
-  // at each step a warp reads 32·vec consecutive floats of w's row. A warp
+  // at each step a warp reads 32·vec consecutive values of w's row. A warp
   // past the last column skips the loop (the same for all its lanes) and
   // sums zeros.
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(accType));
@@ -136,7 +165,17 @@ void buildGemvBody(OpBuilder &b, Location loc, const GpuProjection &p,
     scf::YieldOp::create(b, loc, kLoop.getResults());
     b.setInsertionPointToStart(kLoop.getBody());
     Value kk = kLoop.getInductionVar();
-    Value wv = load(b, p.w, {col, kk});
+    Value wv = load(b, p.w, {col, kk}, vec);
+    // w's values in pieces of the accumulators' width (shuffles, which
+    // the NVVM lowering takes where it has no strided slices).
+    SmallVector<Value> wParts{wv};
+    if (vec > accWidth) {
+      wParts.clear();
+      for (int64_t c = 0; c < vec; c += accWidth)
+        wParts.push_back(vector::ShuffleOp::create(
+            b, loc, wv, wv,
+            llvm::to_vector(llvm::seq<int64_t>(c, c + accWidth))));
+    }
     SmallVector<Value> next;
     for (int64_t r = 0; r < maxRows; ++r) {
       Value acc = kLoop.getRegionIterArgs()[r];
@@ -145,9 +184,16 @@ void buildGemvBody(OpBuilder &b, Location loc, const GpuProjection &p,
           [&](OpBuilder &nb, Location nl) {
             SmallVector<Value> idx(rowIdx[r]);
             idx.push_back(kk);
-            Value xv = load(nb, p.x, idx);
-            scf::YieldOp::create(
-                nb, nl, math::FmaOp::create(nb, nl, xv, wv, acc).getResult());
+            Value sum = acc;
+            for (auto [c, wPart] : llvm::enumerate(wParts)) {
+              SmallVector<Value> at(idx);
+              if (c > 0)
+                at.back() = arith::AddIOp::create(
+                    nb, nl, kk, index(nb, nl, int64_t(c) * accWidth));
+              Value xv = load(nb, p.x, at, vec == 1 ? 1 : accWidth);
+              sum = math::FmaOp::create(nb, nl, xv, wPart, sum);
+            }
+            scf::YieldOp::create(nb, nl, sum);
           },
           [&](OpBuilder &nb, Location nl) {
             scf::YieldOp::create(nb, nl, acc);

@@ -23,20 +23,28 @@ struct GpuProjection {
   int64_t n, k;
 };
 
-/// Whether the GEMV kernel can take `p`: f32 operands, static n and k.
+/// Whether the projection kernels take these operands: x and out f32
+/// buffers, w f32 or a 16-bit float (bf16, f16) that they widen to f32 as
+/// they load it.
+bool projectionKernelsApply(Value x, Value w, Value out);
+
+/// Whether the GEMV kernel can take `p`: projectionKernelsApply, static n
+/// and k.
 bool gemvApplies(const GpuProjection &p);
 
-/// How many ways the GEMV splits k for an `n` x `k` projection, so that at
-/// least `minWarps` warps run (a power of two dividing `warps`, each split
-/// with at least one step of the warp, 32·vec floats).
-int64_t gemvSplits(int64_t n, int64_t k, int64_t warps, int64_t minWarps);
+/// How many ways the GEMV splits k for an `n` x `k` projection read `vec`
+/// values a lane at a time, so that at least `minWarps` warps run (a power
+/// of two dividing `warps`, each split with at least one step of the warp,
+/// 32·vec values).
+int64_t gemvSplits(int64_t n, int64_t k, int64_t vec, int64_t warps,
+                   int64_t minWarps);
 
 /// The GEMV's launch for `p`: `blocks` blocks of `warps` warps, each warp
 /// one output column and one of `splits` slices of k (`cols` columns a
-/// block); `vec` floats per load (4: 128-bit loads, when k is a multiple of
-/// 4 and x and w are unstrided buffers, so every row starts 16-byte
-/// aligned); `partials` the workgroup buffer the split sums meet in (null
-/// when k is not split).
+/// block); `vec` weights per load (16 bytes of them: 4 f32 or 8 bf16/f16,
+/// when k is a multiple of that and x and w are unstrided buffers, so every
+/// row starts 16-byte aligned; else 1); `partials` the workgroup buffer the
+/// split sums meet in (null when k is not split).
 struct GemvShape {
   int64_t warps, splits, cols, blocks, vec;
   MemRefType partials;

@@ -52,9 +52,10 @@ Value guardedLoad(OpBuilder &b, Location loc, Value cond, Value memref,
   auto ifOp = scf::IfOp::create(
       b, loc, cond,
       [&](OpBuilder &nb, Location nl) {
-        scf::YieldOp::create(
-            nb, nl,
-            memref::LoadOp::create(nb, nl, memref, indices).getResult());
+        Value v = memref::LoadOp::create(nb, nl, memref, indices);
+        if (v.getType() != zero.getType())
+          v = arith::ExtFOp::create(nb, nl, zero.getType(), v);
+        scf::YieldOp::create(nb, nl, v);
       },
       [&](OpBuilder &nb, Location nl) { scf::YieldOp::create(nb, nl, zero); });
   return ifOp.getResult(0);

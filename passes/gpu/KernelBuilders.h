@@ -25,7 +25,8 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat,
 /// placed at the start of its body (before the terminator).
 gpu::LaunchOp makeLaunch(OpBuilder &b, Location loc, std::array<Value, 3> grid,
                          std::array<Value, 3> block, TypeRange workgroup = {});
-/// `cond ? load(memref[indices]) : 0`.
+/// `cond ? load(memref[indices]) : zero`, the load widened to `zero`'s type
+/// (bf16 or f16 weights staged as f32).
 Value guardedLoad(OpBuilder &b, Location loc, Value cond, Value memref,
                   ValueRange indices, Value zero);
 

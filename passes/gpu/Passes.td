@@ -118,17 +118,21 @@ def TlmGpuTileMatmuls : Pass<"tlm-gpu-tile-matmuls", "::mlir::func::FuncOp"> {
     the threads of a half-warp hit different banks. Rows are dynamic and
     every edge is guarded. Other contractions are left alone.
 
-    A decode step has one row per sequence. So for f32 operands and static
-    n and k a GEMV kernel is launched too, and the row count gives each
-    launch its grid: the GEMV's blocks at or below `gemv-rows` rows, none
-    above (the runtime launches nothing for an empty grid), the tiles the
-    other way round. The GEMV gives one warp per output column, as many
-    threads a block as the tiles; the lanes read the weight row side by
-    side, 4 floats each (128-bit loads, when k is a multiple of 4 and the
+    A decode step has one row per sequence. So for static n and k a GEMV
+    kernel is launched too, and the row count gives each launch its grid:
+    the GEMV's blocks at or below `gemv-rows` rows, none above (the runtime
+    launches nothing for an empty grid), the tiles the other way round. The
+    GEMV gives one warp per output column, as many threads a block as the
+    tiles; the lanes read the weight row side by side, 16 bytes each
+    (128-bit loads, when k is a multiple of 4 floats or 8 bf16/f16 and the
     buffers are unstrided, so every row is 16-byte aligned), keep one
-    accumulator per row, and sum across the warp with xor shuffles. Fewer
-    columns than `gemv-min-warps` split k across a block's warps, whose sums
-    meet in workgroup memory.
+    accumulator of 4 floats per row, and sum across the warp with xor
+    shuffles. Fewer columns than `gemv-min-warps` split k across a block's
+    warps, whose sums meet in workgroup memory.
+
+    x and out must be f32; w may be f32, bf16 or f16, which both kernels
+    widen to f32 as they load it (the tiles before staging it). Any other
+    element type leaves the contraction to the parallel loops.
 
     Before:
     ```mlir

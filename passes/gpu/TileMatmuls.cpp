@@ -16,6 +16,7 @@
 #include "passes/gpu/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/Debug.h"
 #include "llvm/Support/MathExtras.h"
 
 #define DEBUG_TYPE "tlm-gpu-tile-matmuls"
@@ -63,6 +64,12 @@ struct TlmGpuTileMatmuls
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     int64_t n = ranges[p.n], k = ranges[p.k];
 
+    if (!projectionKernelsApply(x, w, out)) {
+      // Left to the parallel loops, as every other op.
+      LLVM_DEBUG(llvm::dbgs() << "not f32 x and out, f32/bf16/f16 w: " << op
+                              << "\n");
+      return;
+    }
     b.setInsertionPoint(op);
     // x is (rows..., k): its leading dims are the rows, flattened to m.
     SmallVector<Value> rowSizes;

@@ -176,3 +176,98 @@ func.func @long_k(%x: memref<?x1024xf32>, %w: memref<16x1024xf32>, %y: memref<?x
   }
   return
 }
+
+// -----
+
+// bf16 weights widen to f32 as they are loaded. The GEMV's lane reads 8 of
+// them at a time (16 bytes; a warp step is 256 of k, and 40 columns split
+// k two ways, so the step is 512), widens them in registers and multiplies
+// them with two 16-byte loads of x, into accumulators of 4 floats (so 4
+// rows still take 16 registers). The tiles
+// stage w widened: their workgroup memory and FMAs are f32 as for f32
+// weights.
+// CHECK-LABEL: func.func @bf16_weights
+// CHECK:         gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c16, {{.*}} = %c16, {{.*}} = %c1)
+// CHECK-SAME:      workgroup(%{{.*}} : memref<64x16xf32, #gpu.address_space<workgroup>>, %[[WS:.*]] : memref<64x17xf32, #gpu.address_space<workgroup>>)
+// CHECK:           %[[W:.*]] = memref.load %{{.*}} : memref<40x512xbf16>
+// CHECK:           arith.extf %[[W]] : bf16 to f32
+// CHECK:           memref.store %{{.*}}, %[[WS]]
+// CHECK-COUNT-16:  math.fma %{{.*}} : f32
+// GEMV-LABEL: func.func @bf16_weights
+// GEMV:         gpu.launch blocks({{.*}}) threads(%[[LANE:[^,]*]], {{.*}}) in ({{.*}} = %c32, {{.*}} = %c8, {{.*}} = %c1) workgroup(%{{.*}} : memref<2x4x4xf32, #gpu.address_space<workgroup>>)
+// GEMV:           %[[FIRST:.*]] = arith.addi %{{.*}}, %[[LANE]]
+// GEMV:           %[[START:.*]] = arith.muli %[[FIRST]], %c8
+// GEMV:           scf.for %[[K:.*]] = %[[START]] to %c512 step %c512 iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// GEMV:             %[[W8:.*]] = vector.load %{{.*}}[%{{.*}}, %[[K]]] {alignment = 16 : i64} : memref<40x512xbf16>, vector<8xbf16>
+// GEMV:             %[[F8:.*]] = arith.extf %[[W8]] : vector<8xbf16> to vector<8xf32>
+// GEMV:             %[[LO:.*]] = vector.shuffle %[[F8]], %[[F8]] [0, 1, 2, 3]
+// GEMV:             %[[HI:.*]] = vector.shuffle %[[F8]], %[[F8]] [4, 5, 6, 7]
+// GEMV:             %[[X0:.*]] = vector.load %{{.*}}[%{{.*}}, %[[K]]] {alignment = 16 : i64} : memref<?x512xf32>, vector<4xf32>
+// GEMV:             %[[S0:.*]] = math.fma %[[X0]], %[[LO]], %{{.*}} : vector<4xf32>
+// GEMV:             %[[K4:.*]] = arith.addi %[[K]], %c4
+// GEMV:             %[[X1:.*]] = vector.load %{{.*}}[%{{.*}}, %[[K4]]] {alignment = 16 : i64} : memref<?x512xf32>, vector<4xf32>
+// GEMV:             math.fma %[[X1]], %[[HI]], %[[S0]] : vector<4xf32>
+// GEMV:           gpu.shuffle  xor
+#xb = affine_map<(m, n, k) -> (m, k)>
+#wb = affine_map<(m, n, k) -> (n, k)>
+#yb = affine_map<(m, n, k) -> (m, n)>
+func.func @bf16_weights(%x: memref<?x512xf32>, %w: memref<40x512xbf16>, %y: memref<?x40xf32>) {
+  linalg.generic {indexing_maps = [#xb, #wb, #yb],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x512xf32>, memref<40x512xbf16>) outs(%y : memref<?x40xf32>) {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %e = arith.extf %b : bf16 to f32
+    %p = arith.mulf %a, %e : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// f16 weights, k = 36: a multiple of 4 but not of 8, so 8 of them need not
+// start 16-byte aligned; the GEMV reads one a lane and step, widened.
+// GEMV-LABEL: func.func @f16_weights_odd_k
+// GEMV:         scf.for %{{.*}} = %{{.*}} to %c36 step %c32 iter_args({{.*}}) -> (f32, f32, f32, f32)
+// GEMV-NOT:       vector.load
+// GEMV:           %[[W:.*]] = memref.load %{{.*}} : memref<8x36xf16>
+// GEMV:           arith.extf %[[W]] : f16 to f32
+#xh = affine_map<(m, n, k) -> (m, k)>
+#wh = affine_map<(m, n, k) -> (n, k)>
+#yh = affine_map<(m, n, k) -> (m, n)>
+func.func @f16_weights_odd_k(%x: memref<?x36xf32>, %w: memref<8x36xf16>, %y: memref<?x8xf32>) {
+  linalg.generic {indexing_maps = [#xh, #wh, #yh],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x36xf32>, memref<8x36xf16>) outs(%y : memref<?x8xf32>) {
+  ^bb0(%a: f32, %b: f16, %acc: f32):
+    %e = arith.extf %b : f16 to f32
+    %p = arith.mulf %a, %e : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// f64 weights are none the kernels widen: the contraction is left to the
+// parallel loops.
+// CHECK-LABEL: func.func @f64_weights
+// CHECK:         linalg.generic
+// CHECK-NOT:     gpu.launch
+#xd = affine_map<(m, n, k) -> (m, k)>
+#wd = affine_map<(m, n, k) -> (n, k)>
+#yd = affine_map<(m, n, k) -> (m, n)>
+func.func @f64_weights(%x: memref<?x32xf32>, %w: memref<8x32xf64>, %y: memref<?x8xf32>) {
+  linalg.generic {indexing_maps = [#xd, #wd, #yd],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x32xf32>, memref<8x32xf64>) outs(%y : memref<?x8xf32>) {
+  ^bb0(%a: f32, %b: f64, %acc: f32):
+    %t = arith.truncf %b : f64 to f32
+    %p = arith.mulf %a, %t : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

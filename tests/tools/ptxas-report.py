@@ -47,7 +47,8 @@ def main():
             # What the kernel is made of, to tell the forms apart.
             traits = [t for t, pattern in (("v4-loads", r"ld\.global\.v4"),
                                            ("shuffles", r"shfl\.sync"),
-                                           ("barriers", r"bar\.sync"))
+                                           ("barriers", r"bar\.sync"),
+                                           ("widens", r"cvt\.f32\.b?f16"))
                       if re.search(pattern, ptx)]
             print("%s: registers %s, spill stores %s, spill loads %s, smem %s, %s" % (
                 name, regs.group(1) if regs else "?",

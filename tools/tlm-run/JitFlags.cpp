@@ -37,10 +37,12 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
   j.threads = o.threads;
   if (o.target == "cuda")
     j.target = runtime::Target::Cuda;
-  // The GPU kernels read f32 weights only so far (docs/gpu.md).
-  if (o.target == "cuda" && c.dtype != model::WeightDtype::F32)
-    return flagError("--target cuda takes f32 weights only so far, and these "
-                     "matrices are " +
+  // The GPU kernels widen bf16 and f16 weights as they load them; block-
+  // quantized ones would be dequantized whole at every call, slower than
+  // f32 (docs/gpu.md).
+  if (o.target == "cuda" && model::isQuantized(c.dtype))
+    return flagError("--target cuda takes f32, bf16 or f16 weights so far, "
+                     "and these matrices are " +
                      std::string(model::dtypeName(c.dtype)));
   if (o.optLevel == "auto") {
     // Tiered like any JIT: below 1M parameters a whole run takes less time
