@@ -178,6 +178,12 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
            "Columns per panel of W the rows run against (0: no panels)">,
     Option<"gemvColumns", "gemv-columns", "int64_t", /*default=*/"8",
            "Output columns per block of the one-row remainder (decode's GEMV)">,
+    Option<"prefetchCodes", "prefetch-codes", "bool", /*default=*/"false",
+           "Split-k blocks on q8_0/q4_0 codes prefetch the codes of the rows "
+           "prefetch-distance bytes ahead (for a GEMV streaming W)">,
+    Option<"prefetchDistance", "prefetch-distance", "int64_t",
+           /*default=*/"8192",
+           "With prefetch-codes, how many bytes of codes ahead">,
     Option<"fmaChains", "fma-chains", "int64_t", /*default=*/"8",
            "Independent FMA chains a split-k block keeps at least (consecutive "
            "k steps get accumulators of their own)">,
@@ -202,7 +208,8 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
     "::mlir::affine::AffineDialect", "::mlir::tensor::TensorDialect",
     "::mlir::arith::ArithDialect",
-    "::mlir::bufferization::BufferizationDialect"
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::memref::MemRefDialect"
   ];
 }
 

@@ -113,7 +113,7 @@ Value tlm::q4Offsets(OpBuilder &b, Location loc, Value x) {
 linalg::GenericOp tlm::quantizedPart(OpBuilder &b, linalg::LinalgOp op,
                                      const ProjectionDims &p, int64_t lanes,
                                      int64_t chains, Value part,
-                                     Value offsets) {
+                                     Value offsets, int64_t prefetchBytes) {
   Location loc = op.getLoc();
   std::optional<std::pair<Dequantized, Value>> rows =
       quantizedRows(b, loc, op.getDpsInputs()[1]);
@@ -124,6 +124,9 @@ linalg::GenericOp tlm::quantizedPart(OpBuilder &b, linalg::LinalgOp op,
           j = codesPerBlock(d) / lanes;
   assert(blocks % chains == 0 && "chains divide the blocks");
   MLIRContext *ctx = b.getContext();
+  if (prefetchBytes > 0)
+    tiling::prefetchRowsAhead(b, loc, d.values, rows->second, cols,
+                              prefetchBytes);
 
   // The blocks of a row as (kb, u): `chains` consecutive blocks u per step
   // of kb; without chains the u dim is left out.

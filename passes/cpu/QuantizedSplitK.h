@@ -28,10 +28,17 @@ std::optional<int64_t> quantizedSteps(linalg::LinalgOp op, int64_t lanes);
 /// part[r.., c, u, l] over the loops (r.., c, kb, u, l),
 /// k = (kb·chains + u)·32 + j·lanes + l.
 /// `offsets`, for q4_0 only and optional: q4Offsets of this block's x.
+/// With `prefetchBytes` > 0, the block first prefetches the codes of the
+/// rows that many bytes of codes ahead of its own (memref.prefetch on the
+/// codes' buffer): on a one-column GEMV streaming W from memory, the
+/// hardware prefetcher alone kept too few lines in flight (q8_0 decoded
+/// 1.17x faster with 8 KiB, q4_0 1.04x; f32 and bf16 rows, one stream
+/// each, decoded slower with it: docs/cpu-codegen.md#prefetching-codes).
 linalg::GenericOp quantizedPart(OpBuilder &b, linalg::LinalgOp op,
                                 const ProjectionDims &p, int64_t lanes,
                                 int64_t chains, Value part,
-                                Value offsets = nullptr);
+                                Value offsets = nullptr,
+                                int64_t prefetchBytes = 0);
 
 /// Whether the projection `op` reads its w from q4_0 codes.
 bool readsQ4(linalg::LinalgOp op);

@@ -205,7 +205,8 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     Value part = zeros(partShape);
     linalg::GenericOp partial =
         quantized
-            ? tlm::quantizedPart(rewriter, op, p, lanes, chains, part, q4Offsets)
+            ? tlm::quantizedPart(rewriter, op, p, lanes, chains, part, q4Offsets,
+                                 prefetchCodes ? prefetchDistance : 0)
             : tlm::plainPart(rewriter, op, p, lanes, chains, part);
     // The loops of `partial` stepped one at a time (its reduction).
     SmallVector<int64_t> stepLoops{kb};
@@ -350,6 +351,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
                                   {"pack-rows", packRows, 1},
                                   {"gemv-columns", gemvColumns, 1},
                                   {"fma-chains", fmaChains, 1},
+                                  {"prefetch-distance", prefetchDistance, 1},
                                   {"row-tile", rowTile, 1},
                                   {"col-tile", colTile, 1},
                                   {"col-panel", colPanel, 0},

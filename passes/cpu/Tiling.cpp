@@ -3,9 +3,13 @@
 #include "passes/cpu/Tiling.h"
 #include "passes/common/Projection.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 
@@ -114,6 +118,37 @@ int64_t accumulatorChains(int64_t accumulators, int64_t steps,
   while (accumulators * chains < minChains && steps % (2 * chains) == 0)
     chains *= 2;
   return chains;
+}
+
+void prefetchRowsAhead(OpBuilder &b, Location loc, Value matrix, Value row,
+                       int64_t rows, int64_t distance) {
+  constexpr int64_t kLine = 64;
+  auto type = cast<RankedTensorType>(matrix.getType());
+  int64_t bytes = type.getElementType().getIntOrFloatBitWidth() / 8;
+  assert(bytes > 0 && kLine % bytes == 0 && "whole bytes");
+  int64_t n = type.getDimSize(0), rowBytes = type.getDimSize(1) * bytes;
+  int64_t ahead = llvm::divideCeil(distance, rowBytes);
+  auto layout = StridedLayoutAttr::get(
+      b.getContext(), ShapedType::kDynamic,
+      {ShapedType::kDynamic, ShapedType::kDynamic});
+  auto bufferType =
+      MemRefType::get(type.getShape(), type.getElementType(), layout);
+  Value buffer = bufferization::ToBufferOp::create(b, loc, bufferType, matrix,
+                                                   /*readOnly=*/true);
+  Value last = arith::ConstantIndexOp::create(b, loc, n - 1);
+  for (int64_t r = 0; r < rows; ++r) {
+    Value target = arith::MinUIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc, row,
+                              arith::ConstantIndexOp::create(b, loc, ahead + r)),
+        last);
+    for (int64_t byte = 0; byte < rowBytes; byte += kLine)
+      memref::PrefetchOp::create(
+          b, loc, buffer,
+          ValueRange{target,
+                     arith::ConstantIndexOp::create(b, loc, byte / bytes)},
+          /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
+  }
 }
 
 } // namespace mlir::tlm::tiling

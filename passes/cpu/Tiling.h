@@ -56,6 +56,14 @@ Value sliceRowsLike(RewriterBase &rewriter, Value v, Value slice, Value x);
 int64_t accumulatorChains(int64_t accumulators, int64_t steps,
                           int64_t minChains);
 
+/// Prefetches the `rows` rows of the 2-D tensor `matrix` that lie
+/// `distance` bytes past row `row` (rounded up to whole rows; the last row
+/// when that passes the end), one memref.prefetch per 64-byte line. A
+/// read-only to_buffer gives the prefetches the tensor's buffer, which
+/// bufferization folds into the tensor's own.
+void prefetchRowsAhead(OpBuilder &b, Location loc, Value matrix, Value row,
+                       int64_t rows, int64_t distance);
+
 } // namespace mlir::tlm::tiling
 
 #endif // TLM_PASSES_CPU_TILING_H

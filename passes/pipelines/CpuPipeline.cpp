@@ -60,6 +60,10 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
     tileOptions.lanes = options.lanes;
     tileOptions.gemvColumns =
         gemvColumns(CpuTarget(), /*weightBytes=*/0, options.gemvColumns);
+    // Only a GEMV that streams W from memory (one column a block: the
+    // weights exceed the cache) gains from prefetching far ahead.
+    tileOptions.prefetchCodes =
+        options.prefetchCodes && tileOptions.gemvColumns == 1;
     tileOptions.packCols = blocks.packCols;
     tileOptions.packRows = blocks.packRows;
     tileOptions.rowTile = blocks.rowTile;

@@ -6,6 +6,12 @@
 // RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=8 pack-projections=false" --canonicalize --cse | FileCheck %s --check-prefix=SPLITK
 // RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16 vectorize=false" --canonicalize --cse | FileCheck %s --check-prefix=SCALAR
 // RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16 gemv-columns=1" --canonicalize --cse | FileCheck %s --check-prefix=STREAM
+// RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16 gemv-columns=1 prefetch-codes=1 prefetch-distance=8192" --canonicalize --cse | FileCheck %s --check-prefix=PREFETCH
+// RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16 gemv-columns=1 prefetch-codes=1 prefetch-distance=100" --canonicalize --cse | FileCheck %s --check-prefix=NEAR
+// RUN: not tlm-opt %s --split-input-file --tlm-tile-matmuls="prefetch-distance=0" 2>&1 | FileCheck %s --check-prefix=BADPF
+// BADPF: error: tlm-tile-matmuls: prefetch-distance must be >= 1, got 0
+// Without prefetch-codes no block prefetches.
+// STREAM-NOT: memref.prefetch
 
 // CHECK-LABEL: func @q8_0
 // CHECK-NOT: tlm.dequantize
@@ -28,6 +34,27 @@
 // SCALAR-LABEL: func @q8_0
 // SCALAR: linalg.generic {{.*}} ins(%arg1, %arg2 : tensor<64x256xi8>, tensor<64x8xf32>) outs({{.*}} : tensor<64x256xf32>) attrs = {tlm.dequantize = 8 : i64}
 // SCALAR: arith.sitofp {{.*}} : i8 to f32
+// prefetch-codes: each one-column block of the GEMV first prefetches the
+// codes of the row 8192 bytes ahead (32 rows of 256 bytes; the last row,
+// 63, once that passes the end), a prefetch per 64-byte line, through a
+// read-only to_buffer of the codes (which bufferization folds away). The
+// pack (prefill) prefetches nothing.
+// PREFETCH-LABEL: func @q8_0
+// PREFETCH: scf.for %[[COL:.*]] = %c0 to %c32 step %c1
+// PREFETCH: %[[CODES:.*]] = bufferization.to_buffer %arg1 read_only : tensor<64x256xi8> to memref<64x256xi8, strided<[?, ?], offset: ?>>
+// PREFETCH: %[[AHEAD:.*]] = arith.addi %{{.*}}, %c32 : index
+// PREFETCH: %[[ROW:.*]] = arith.minui %[[AHEAD]], %c63 : index
+// PREFETCH: memref.prefetch %[[CODES]][%[[ROW]], %c0], read, locality<3>, data
+// PREFETCH: memref.prefetch %[[CODES]][%[[ROW]], %c64], read, locality<3>, data
+// PREFETCH: memref.prefetch %[[CODES]][%[[ROW]], %c128], read, locality<3>, data
+// PREFETCH: memref.prefetch %[[CODES]][%[[ROW]], %c192], read, locality<3>, data
+// PREFETCH-NOT: memref.prefetch
+// PREFETCH-LABEL: func @q4_0
+// A distance shorter than a row is one row ahead.
+// NEAR-LABEL: func @q8_0
+// NEAR: bufferization.to_buffer
+// NEAR-NEXT: %[[AHEAD:.*]] = arith.addi %{{.*}}, %c1 : index
+// NEAR-NEXT: arith.minui %[[AHEAD]], %c63 : index
 func.func @q8_0(%x: tensor<?x256xf32>, %q: tensor<64x256xi8>, %s: tensor<64x8xf32>) -> tensor<?x64xf32> {
   %w = tlm.dequantize %q, %s {bits = 8 : i64} : tensor<64x256xi8>, tensor<64x8xf32> -> tensor<64x256xf32>
   %y = tlm.linear %x, %w : tensor<?x256xf32>, tensor<64x256xf32> -> tensor<?x64xf32>
@@ -58,6 +85,13 @@ func.func @q8_0(%x: tensor<?x256xf32>, %q: tensor<64x256xi8>, %s: tensor<64x8xf3
 // each block is x_lo · lo + offset + x_hi · hi on the nibbles as they are
 // (no subtraction of 8), and only that sum is multiplied by the block's
 // scale.
+// q4_0 rows are 128 bytes of codes: two prefetches, 64 rows ahead.
+// PREFETCH: %[[Q4:.*]] = bufferization.to_buffer %arg1 read_only : tensor<64x128xi8>
+// PREFETCH: %[[AHEAD4:.*]] = arith.addi %{{.*}}, %c64 : index
+// PREFETCH: %[[ROW4:.*]] = arith.minui %[[AHEAD4]], %c63 : index
+// PREFETCH: memref.prefetch %[[Q4]][%[[ROW4]], %c0]
+// PREFETCH: memref.prefetch %[[Q4]][%[[ROW4]], %c64]
+// PREFETCH-NOT: memref.prefetch
 // STREAM-LABEL: func @q4_0
 // STREAM: arith.addf %{{.*}}, %{{.*}} : f32
 // STREAM: arith.mulf %{{.*}}, %{{.*}} : f32
