@@ -1,7 +1,9 @@
 //===- BlockReductions.cpp - tlm-gpu-block-reductions ---------------------===//
 //
 // Row reductions with one block per row: the threads of the block split the
-// row and combine with gpu.all_reduce.
+// row and combine with gpu.all_reduce. With many rows, one thread per row
+// fills the GPU on its own and wastes no block on a short row; the row
+// count picks between the two at run time when it is dynamic.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +13,7 @@
 #include "passes/gpu/KernelBuilders.h"
 #include "passes/gpu/Passes.h"
 
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -43,12 +46,13 @@ FailureOr<RowReduction> matchRowReduction(linalg::GenericOp op) {
   for (unsigned i = 0; i + 1 < loops; ++i)
     if (iterators[i] != utils::IteratorType::parallel)
       return failure();
-  SmallVector<unsigned> outer;
-  for (unsigned i = 0; i + 1 < loops; ++i)
-    outer.push_back(i);
+  // The output holds every outer loop once, in any order (attention's
+  // P·V writes (b, i, h, e) from loops (b, h, i, e, j)), and not the
+  // reduced one.
   OpOperand *init = op.getDpsInitOperand(0);
-  if (op.getMatchingIndexingMap(init) !=
-      tlm::dimsMapOf(op->getContext(), loops, outer))
+  AffineMap outMap = op.getMatchingIndexingMap(init);
+  if (outMap.getNumResults() != loops - 1 || !outMap.isProjectedPermutation() ||
+      outMap.isFunctionOfDim(loops - 1))
     return failure();
   BlockArgument acc = op.getMatchingBlockArgument(init);
   if (!acc.getType().isF32() || !acc.hasOneUse())
@@ -73,7 +77,8 @@ struct TlmGpuBlockReductions
 
   void runOnOperation() override {
     if (failed(tlm::checkOptions(getOperation(), "tlm-gpu-block-reductions",
-                                 {{"block-size", blockSize, 1}})))
+                                 {{"block-size", blockSize, 1},
+                                  {"thread-rows", threadRows, 0}})))
       return signalPassFailure();
     SmallVector<std::pair<linalg::GenericOp, RowReduction>> work;
     getOperation().walk([&](linalg::GenericOp op) {
@@ -81,8 +86,13 @@ struct TlmGpuBlockReductions
       if (failed(r))
         return;
       // A reduction shorter than a warp runs faster within one thread.
-      int64_t extent = op.getStaticLoopRanges().back();
-      if (!ShapedType::isDynamic(extent) && extent < 32)
+      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+      if (!ShapedType::isDynamic(ranges.back()) && ranges.back() < 32)
+        return;
+      // So do rows enough to fill the GPU with threads.
+      ArrayRef<int64_t> outer = ArrayRef<int64_t>(ranges).drop_back();
+      if (threadRows > 0 && !ShapedType::isDynamicShape(outer) &&
+          llvm::product_of(outer) >= threadRows)
         return;
       work.emplace_back(op, *r);
     });
@@ -100,13 +110,27 @@ struct TlmGpuBlockReductions
     for (Range range : linalgOp.createLoopRanges(b, loc))
       sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, range.size));
     ArrayRef<Value> outerSizes = ArrayRef<Value>(sizes).drop_back();
-    int64_t extent = op.getStaticLoopRanges().back();
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    int64_t extent = ranges.back();
     int64_t threads = blockSize;
     if (!ShapedType::isDynamic(extent))
       threads = std::clamp<int64_t>(llvm::PowerOf2Ceil(extent), 32, threads);
     Value c1 = index(b, loc, 1), cThreads = index(b, loc, threads);
-    gpu::LaunchOp launch = makeLaunch(
-        b, loc, {product(b, loc, outerSizes), c1, c1}, {cThreads, c1, c1});
+    Value rows = product(b, loc, outerSizes);
+    // Rows known only at run time: both forms are launched, and the row
+    // count gives one of them an empty grid (which the runtime skips), as
+    // tlm-gpu-tile-matmuls does for its GEMV.
+    Value few;
+    if (threadRows > 0 &&
+        ShapedType::isDynamicShape(ArrayRef<int64_t>(ranges).drop_back()))
+      few = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, rows,
+                                  index(b, loc, threadRows));
+    Value blockGrid =
+        few ? arith::SelectOp::create(b, loc, few, rows, index(b, loc, 0))
+                  .getResult()
+            : rows;
+    gpu::LaunchOp launch =
+        makeLaunch(b, loc, {blockGrid, c1, c1}, {cThreads, c1, c1});
     gpu::KernelDim3 block = launch.getBlockIds(),
                     thread = launch.getThreadIds();
     SmallVector<Value> outerIdx = delinearize(b, loc, block.x, outerSizes);
@@ -157,8 +181,13 @@ struct TlmGpuBlockReductions
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(store.thenBlock());
-      Value out = op.getDpsInitOperand(0)->get();
-      Value old = memref::LoadOp::create(b, loc, out, outerIdx);
+      OpOperand *init = op.getDpsInitOperand(0);
+      Value out = init->get();
+      // The output's indices: its map (a permutation of the outer loops).
+      SmallVector<Value> outIdx;
+      for (AffineExpr e : op.getMatchingIndexingMap(init).getResults())
+        outIdx.push_back(outerIdx[cast<AffineDimExpr>(e).getPosition()]);
+      Value old = memref::LoadOp::create(b, loc, out, outIdx);
       IRMapping fold;
       fold.map(acc, old);
       Value other = r.combiner->getOperand(0) == acc
@@ -166,8 +195,25 @@ struct TlmGpuBlockReductions
                         : r.combiner->getOperand(0);
       fold.map(other, total);
       Operation *combined = b.clone(*r.combiner, fold);
-      memref::StoreOp::create(b, loc, combined->getResult(0), out, outerIdx);
+      memref::StoreOp::create(b, loc, combined->getResult(0), out, outIdx);
     }
+    if (!few) {
+      b.eraseOp(op);
+      return;
+    }
+    // The thread form: the generic as parallel loops (mapped later, one
+    // thread per row), whose outermost loop runs no iteration when the
+    // block form took the rows.
+    b.setInsertionPoint(op);
+    FailureOr<linalg::LinalgLoops> loopNest =
+        linalg::linalgOpToParallelLoops(b, linalgOp);
+    assert(succeeded(loopNest) && !loopNest->empty() &&
+           "a generic on buffers becomes loops");
+    auto parallel = cast<scf::ParallelOp>(loopNest->front());
+    b.setInsertionPoint(parallel);
+    OpOperand &upper = parallel.getUpperBoundMutable()[0];
+    upper.set(arith::SelectOp::create(b, loc, few, index(b, loc, 0),
+                                      upper.get()));
     b.eraseOp(op);
   }
 };

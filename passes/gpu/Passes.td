@@ -190,17 +190,24 @@ def TlmGpuBlockReductions : Pass<"tlm-gpu-block-reductions", "::mlir::func::Func
   let summary = "Row reductions as one GPU block per row";
   let description = [{
     On buffers, for the GPU pipeline: a `linalg.generic` whose last loop is
-    its only reduction, whose output is indexed by the other loops, and whose
-    body is `out = combine(out, f(inputs))` with `combine` one of `addf`,
-    `maximumf`, `maxnumf` (RMSNorm's sum of squares, softmax's max and sum)
-    becomes a `gpu.launch` with one block per output element: the block's
-    threads stride over the reduced dimension, each folding `f` into a
-    private partial, and `gpu.all_reduce` combines the partials (warp
-    shuffles and workgroup memory, lowered by `convert-gpu-to-nvvm`); thread
-    0 then folds the total into `out`. Reductions shorter than a warp (a
-    static extent under 32, such as one head's dot product) are left to the
-    per-thread loops of `tlm-gpu-map-parallel-loops`. The threads per block
-    are `block-size`, or the next power of two of a smaller static extent.
+    its only reduction, whose output is indexed by the other loops (in any
+    order), and whose body is `out = combine(out, f(inputs))` with `combine`
+    one of `addf`, `maximumf`, `maxnumf` (RMSNorm's sum of squares,
+    softmax's max and sum, attention's P·V) becomes a `gpu.launch` with one
+    block per output element: the block's threads stride over the reduced
+    dimension, each folding `f` into a private partial, and `gpu.all_reduce`
+    combines the partials (warp shuffles and workgroup memory, lowered by
+    `convert-gpu-to-nvvm`); thread 0 then folds the total into `out`.
+    Reductions shorter than a warp (a static extent under 32, such as one
+    head's dot product) are left to the per-thread loops of
+    `tlm-gpu-map-parallel-loops`, and so are `thread-rows` outputs or more,
+    which fill the GPU with one thread each (prefill's scores: a block per
+    score would be millions of blocks). When the output count is dynamic,
+    both forms are kept: the launch, with a grid of the output count below
+    `thread-rows` and 0 above, and the generic as parallel loops whose first
+    bound is 0 below and its extent above (the runtime launches nothing for
+    an empty grid). The threads per block are `block-size`, or the next
+    power of two of a smaller static extent.
 
     Before:
     ```mlir
@@ -229,7 +236,10 @@ def TlmGpuBlockReductions : Pass<"tlm-gpu-block-reductions", "::mlir::func::Func
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
-           "Threads per block (a power of two, at least 32)">
+           "Threads per block (a power of two, at least 32)">,
+    Option<"threadRows", "thread-rows", "int64_t", /*default=*/"131072",
+           "Rows (output elements) from which one thread per row replaces "
+           "the block per row (0: always blocks)">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
