@@ -112,8 +112,8 @@ Value tlm::q4Offsets(OpBuilder &b, Location loc, Value x) {
 
 linalg::GenericOp tlm::quantizedPart(OpBuilder &b, linalg::LinalgOp op,
                                      const ProjectionDims &p, int64_t lanes,
-                                     int64_t chains, Value part,
-                                     Value offsets, int64_t prefetchBytes) {
+                                     int64_t chains, Value part, Value offsets,
+                                     int64_t prefetchBytes) {
   Location loc = op.getLoc();
   std::optional<std::pair<Dequantized, Value>> rows =
       quantizedRows(b, loc, op.getDpsInputs()[1]);

@@ -62,6 +62,11 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
   /// that row of x.
   Value q4Offsets;
 
+  /// While gemvRows blocks a row: the bytes of quantized codes its blocks
+  /// prefetch ahead (0: none). Only the one-row GEMV streams W row after
+  /// row; the row tiles reuse each block of W for several rows.
+  int64_t rowPrefetch = 0;
+
   /// The register block of the main part for reduction length `k`:
   /// `rowTile x colTile`, unless a tile of x (rows x k floats) would exceed
   /// `xTileBytes`; then the rows halve and the columns double (the same
@@ -126,6 +131,8 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
       return op.emitOpError("row tiling failed");
     auto row = cast<linalg::LinalgOp>(single->tiledOps.front());
     llvm::SaveAndRestore<Value> keep(q4Offsets, Value());
+    llvm::SaveAndRestore<int64_t> keepPrefetch(
+        rowPrefetch, prefetchCodes ? prefetchDistance.getValue() : 0);
     if (rowsOffsets)
       q4Offsets = sliceRowsLike(rewriter, rowsOffsets, row.getDpsInputs()[0], x);
     return blockColumns(rewriter, row, p, cols);
@@ -204,10 +211,9 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     int64_t summed = chains > 1 ? 2 : 1; // part's trailing dims `sum` reduces
     Value part = zeros(partShape);
     linalg::GenericOp partial =
-        quantized
-            ? tlm::quantizedPart(rewriter, op, p, lanes, chains, part, q4Offsets,
-                                 prefetchCodes ? prefetchDistance : 0)
-            : tlm::plainPart(rewriter, op, p, lanes, chains, part);
+        quantized ? tlm::quantizedPart(rewriter, op, p, lanes, chains, part,
+                                       q4Offsets, rowPrefetch)
+                  : tlm::plainPart(rewriter, op, p, lanes, chains, part);
     // The loops of `partial` stepped one at a time (its reduction).
     SmallVector<int64_t> stepLoops{kb};
 

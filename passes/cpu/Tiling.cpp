@@ -126,21 +126,33 @@ void prefetchRowsAhead(OpBuilder &b, Location loc, Value matrix, Value row,
   auto type = cast<RankedTensorType>(matrix.getType());
   int64_t bytes = type.getElementType().getIntOrFloatBitWidth() / 8;
   assert(bytes > 0 && kLine % bytes == 0 && "whole bytes");
-  int64_t n = type.getDimSize(0), rowBytes = type.getDimSize(1) * bytes;
+  // Fused projections choose their part's codes with a select of casts to
+  // dynamic rows: the last row is then the tensor's dim. A row of unknown
+  // length has no lines to count, and gets no prefetch.
+  if (type.isDynamicDim(1))
+    return;
+  int64_t rowBytes = type.getDimSize(1) * bytes;
   int64_t ahead = llvm::divideCeil(distance, rowBytes);
-  auto layout = StridedLayoutAttr::get(
-      b.getContext(), ShapedType::kDynamic,
-      {ShapedType::kDynamic, ShapedType::kDynamic});
+  auto layout =
+      StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
+                             {ShapedType::kDynamic, ShapedType::kDynamic});
   auto bufferType =
       MemRefType::get(type.getShape(), type.getElementType(), layout);
   Value buffer = bufferization::ToBufferOp::create(b, loc, bufferType, matrix,
                                                    /*readOnly=*/true);
-  Value last = arith::ConstantIndexOp::create(b, loc, n - 1);
+  Value last =
+      type.isDynamicDim(0)
+          ? arith::SubIOp::create(b, loc,
+                                  tensor::DimOp::create(b, loc, matrix, 0),
+                                  arith::ConstantIndexOp::create(b, loc, 1))
+                .getResult()
+          : arith::ConstantIndexOp::create(b, loc, type.getDimSize(0) - 1)
+                .getResult();
   for (int64_t r = 0; r < rows; ++r) {
     Value target = arith::MinUIOp::create(
         b, loc,
-        arith::AddIOp::create(b, loc, row,
-                              arith::ConstantIndexOp::create(b, loc, ahead + r)),
+        arith::AddIOp::create(
+            b, loc, row, arith::ConstantIndexOp::create(b, loc, ahead + r)),
         last);
     for (int64_t byte = 0; byte < rowBytes; byte += kLine)
       memref::PrefetchOp::create(

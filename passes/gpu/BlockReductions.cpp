@@ -76,9 +76,9 @@ struct TlmGpuBlockReductions
   using Base::Base;
 
   void runOnOperation() override {
-    if (failed(tlm::checkOptions(getOperation(), "tlm-gpu-block-reductions",
-                                 {{"block-size", blockSize, 1},
-                                  {"thread-rows", threadRows, 0}})))
+    if (failed(tlm::checkOptions(
+            getOperation(), "tlm-gpu-block-reductions",
+            {{"block-size", blockSize, 1}, {"thread-rows", threadRows, 0}})))
       return signalPassFailure();
     SmallVector<std::pair<linalg::GenericOp, RowReduction>> work;
     getOperation().walk([&](linalg::GenericOp op) {
@@ -98,10 +98,12 @@ struct TlmGpuBlockReductions
     });
     IRRewriter rewriter(&getContext());
     for (auto &[op, r] : work)
-      rewrite(rewriter, op, r);
+      if (failed(rewrite(rewriter, op, r)))
+        return signalPassFailure();
   }
 
-  void rewrite(IRRewriter &b, linalg::GenericOp op, const RowReduction &r) {
+  LogicalResult rewrite(IRRewriter &b, linalg::GenericOp op,
+                        const RowReduction &r) {
     Location loc = op.getLoc();
     unsigned loops = op.getNumLoops();
     b.setInsertionPoint(op);
@@ -199,7 +201,7 @@ struct TlmGpuBlockReductions
     }
     if (!few) {
       b.eraseOp(op);
-      return;
+      return success();
     }
     // The thread form: the generic as parallel loops (mapped later, one
     // thread per row), whose outermost loop runs no iteration when the
@@ -207,14 +209,17 @@ struct TlmGpuBlockReductions
     b.setInsertionPoint(op);
     FailureOr<linalg::LinalgLoops> loopNest =
         linalg::linalgOpToParallelLoops(b, linalgOp);
-    assert(succeeded(loopNest) && !loopNest->empty() &&
-           "a generic on buffers becomes loops");
+    if (failed(loopNest) || loopNest->empty() ||
+        !isa<scf::ParallelOp>(loopNest->front()))
+      return op.emitOpError("tlm-gpu-block-reductions: no parallel loops "
+                            "for the one-thread-per-row form");
     auto parallel = cast<scf::ParallelOp>(loopNest->front());
     b.setInsertionPoint(parallel);
     OpOperand &upper = parallel.getUpperBoundMutable()[0];
-    upper.set(arith::SelectOp::create(b, loc, few, index(b, loc, 0),
-                                      upper.get()));
+    upper.set(
+        arith::SelectOp::create(b, loc, few, index(b, loc, 0), upper.get()));
     b.eraseOp(op);
+    return success();
   }
 };
 

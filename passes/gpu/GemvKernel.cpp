@@ -25,7 +25,9 @@ bool isF32Buffer(Value v) {
   return t && t.getElementType().isF32();
 }
 
-Type elementType(Value v) { return cast<MemRefType>(v.getType()).getElementType(); }
+Type elementType(Value v) {
+  return cast<MemRefType>(v.getType()).getElementType();
+}
 
 bool unstrided(Value v) {
   return cast<MemRefType>(v.getType()).getLayout().isIdentity();
@@ -54,8 +56,7 @@ bool projectionKernelsApply(Value x, Value w, Value out) {
 
 bool gemvApplies(const GpuProjection &p) {
   return projectionKernelsApply(p.x, p.w, p.out) &&
-         !ShapedType::isDynamic(p.n) &&
-         !ShapedType::isDynamic(p.k);
+         !ShapedType::isDynamic(p.n) && !ShapedType::isDynamic(p.k);
 }
 
 int64_t gemvSplits(int64_t n, int64_t k, int64_t vec, int64_t warps,
@@ -77,7 +78,7 @@ GemvShape gemvShape(MLIRContext *ctx, const GpuProjection &p,
   int64_t wide = 128 / elementType(p.w).getIntOrFloatBitWidth();
   s.vec = p.k % wide == 0 && unstrided(p.x) && unstrided(p.w) ? wide : 1;
   // A block's warps split k `splits` ways and take `cols` columns. The
-  // splits of a column take turns at the warp's steps (32·vec floats), so
+  // splits of a column take turns at the warp's steps (32·vec values), so
   // they share the work to within one step.
   s.warps = warps;
   s.splits = gemvSplits(p.n, p.k, s.vec, warps, minWarps);
@@ -134,8 +135,7 @@ void buildGemvBody(OpBuilder &b, Location loc, const GpuProjection &p,
                                  llvm::MaybeAlign(16));
     if (!getElementTypeOrSelf(v).isF32())
       v = arith::ExtFOp::create(
-          ob, loc,
-          width == 1 ? f32 : Type(VectorType::get({width}, f32)), v);
+          ob, loc, width == 1 ? f32 : Type(VectorType::get({width}, f32)), v);
     return v;
   };
 

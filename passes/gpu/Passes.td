@@ -125,8 +125,9 @@ def TlmGpuTileMatmuls : Pass<"tlm-gpu-tile-matmuls", "::mlir::func::FuncOp"> {
     GEMV gives one warp per output column, as many threads a block as the
     tiles; the lanes read the weight row side by side, 16 bytes each
     (128-bit loads, when k is a multiple of 4 floats or 8 bf16/f16 and the
-    buffers are unstrided, so every row is 16-byte aligned), keep one
-    accumulator of 4 floats per row, and sum across the warp with xor
+    buffers are unstrided, so every row is 16-byte aligned; else one value),
+    keep one accumulator per row (4 floats with those loads), and sum
+    across the warp with xor
     shuffles. Fewer columns than `gemv-min-warps` split k across a block's
     warps, whose sums meet in workgroup memory.
 
@@ -220,9 +221,12 @@ def TlmGpuBlockReductions : Pass<"tlm-gpu-block-reductions", "::mlir::func::Func
       linalg.yield %s : f32
     }
     ```
-    After:
+    After (dynamic rows: the block grid is the row count below
+    `thread-rows`, else 0; the thread form follows as parallel loops):
     ```mlir
-    gpu.launch blocks(%b, %y, %z) in (%rows = ..., ...) threads(%t, ...) in (%c256, %c1, %c1) {
+    %few = arith.cmpi ult, %rows, %c131072 : index
+    %grid = arith.select %few, %rows, %c0 : index
+    gpu.launch blocks(%b, %y, %z) in (%gx = %grid, ...) threads(%t, ...) in (%c256, %c1, %c1) {
       %partial = scf.for %r = %t to %c768 step %c256 iter_args(%p = %zero) -> f32 {
         %in = memref.load %x[...]
         %sq = arith.mulf %in, %in : f32
@@ -231,6 +235,10 @@ def TlmGpuBlockReductions : Pass<"tlm-gpu-block-reductions", "::mlir::func::Func
       }
       %total = gpu.all_reduce add %partial uniform {} : (f32) -> f32
       scf.if %first { ... memref.store (arith.addf %old, %total), %ss[...] }
+    }
+    %upper = arith.select %few, %c0, %batch : index
+    scf.parallel (%i, %j) = (%c0, %c0) to (%upper, %seq) step (%c1, %c1) {
+      scf.for %d = %c0 to %c768 step %c1 { ... }
     }
     ```
   }];

@@ -66,8 +66,8 @@ struct TlmGpuTileMatmuls
 
     if (!projectionKernelsApply(x, w, out)) {
       // Left to the parallel loops, as every other op.
-      LLVM_DEBUG(llvm::dbgs() << "not f32 x and out, f32/bf16/f16 w: " << op
-                              << "\n");
+      LLVM_DEBUG(llvm::dbgs()
+                 << "not f32 x and out, f32/bf16/f16 w: " << op << "\n");
       return;
     }
     b.setInsertionPoint(op);

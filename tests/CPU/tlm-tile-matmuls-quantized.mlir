@@ -5,13 +5,19 @@
 // RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16" --canonicalize --cse | FileCheck %s
 // RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=8 pack-projections=false" --canonicalize --cse | FileCheck %s --check-prefix=SPLITK
 // RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16 vectorize=false" --canonicalize --cse | FileCheck %s --check-prefix=SCALAR
-// RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16 gemv-columns=1" --canonicalize --cse | FileCheck %s --check-prefix=STREAM
+// RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16 gemv-columns=1" --canonicalize --cse | FileCheck %s --check-prefix=STREAM --implicit-check-not=memref.prefetch
 // RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16 gemv-columns=1 prefetch-codes=1 prefetch-distance=8192" --canonicalize --cse | FileCheck %s --check-prefix=PREFETCH
 // RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16 gemv-columns=1 prefetch-codes=1 prefetch-distance=100" --canonicalize --cse | FileCheck %s --check-prefix=NEAR
 // RUN: not tlm-opt %s --split-input-file --tlm-tile-matmuls="prefetch-distance=0" 2>&1 | FileCheck %s --check-prefix=BADPF
 // BADPF: error: tlm-tile-matmuls: prefetch-distance must be >= 1, got 0
-// Without prefetch-codes no block prefetches.
-// STREAM-NOT: memref.prefetch
+// Without prefetch-codes no block prefetches (--implicit-check-not).
+// Nor do the split-k row tiles with it: only the one-row GEMV streams W.
+// RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16 gemv-columns=1 pack-projections=false prefetch-codes=1" --canonicalize --cse | FileCheck %s --check-prefix=TILES
+// TILES-LABEL: func @q8_0
+// TILES:       scf.for %{{.*}} = %c0 to %c64 step %c{{[0-9]+}} iter_args(%{{.*}}) -> (tensor<8x64xf32>)
+// TILES-NOT:   memref.prefetch
+// TILES:       bufferization.to_buffer
+// TILES-NEXT:  arith.addi %{{.*}}, %c32
 
 // CHECK-LABEL: func @q8_0
 // CHECK-NOT: tlm.dequantize
@@ -40,7 +46,8 @@
 // read-only to_buffer of the codes (which bufferization folds away). The
 // pack (prefill) prefetches nothing.
 // PREFETCH-LABEL: func @q8_0
-// PREFETCH: scf.for %[[COL:.*]] = %c0 to %c32 step %c1
+// PREFETCH-NOT: memref.prefetch
+// PREFETCH: scf.for %{{.*}} = %c0 to %c32 step %c1 iter_args
 // PREFETCH: %[[CODES:.*]] = bufferization.to_buffer %arg1 read_only : tensor<64x256xi8> to memref<64x256xi8, strided<[?, ?], offset: ?>>
 // PREFETCH: %[[AHEAD:.*]] = arith.addi %{{.*}}, %c32 : index
 // PREFETCH: %[[ROW:.*]] = arith.minui %[[AHEAD]], %c63 : index

@@ -8,6 +8,16 @@
 // RUN: tlm-opt %s --tlm-cpu-pipeline="gemv-columns=8" | FileCheck %s --check-prefix=NONE
 // RUN: tlm-opt %s --tlm-cpu-pipeline="gemv-columns=1 prefetch-codes=false" | FileCheck %s --check-prefix=NONE
 // RUN: tlm-opt %s --tlm-cpu-pipeline="gemv-columns=1" | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVMIR
+// Fused Q/K/V projections choose a part's codes at run time (a select of
+// casts to dynamic rows): the clamp is then that tensor's last row.
+// RUN: tlm-run emit --config %examples/tiny.json --weights-dtype q8_0 --stage tlm > %t.mlir
+// RUN: tlm-opt %t.mlir --tlm-cpu-pipeline="gemv-columns=1" --mlir-print-ir-after=tlm-tile-matmuls 2>&1 >/dev/null | FileCheck %s --check-prefix=FUSED
+// FUSED:      %[[CODES:.*]] = bufferization.to_buffer %[[PART:.*]] read_only : tensor<?x64xi8>
+// FUSED-NEXT: %[[ROWS:.*]] = tensor.dim %[[PART]], %c0 : tensor<?x64xi8>
+// FUSED-NEXT: %[[LAST:.*]] = arith.subi %[[ROWS]], %c1 : index
+// FUSED-NEXT: %[[AHEAD:.*]] = arith.addi %{{.*}}, %c128 : index
+// FUSED-NEXT: %[[ROW:.*]] = arith.minui %[[AHEAD]], %[[LAST]] : index
+// FUSED-NEXT: memref.prefetch %[[CODES]][%[[ROW]], %c0]
 
 // A 256-byte row is 4 lines.
 // CHECK-LABEL: llvm.func linkonce_odr @q8_0(

@@ -43,7 +43,8 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
   if (o.target == "cuda" && model::isQuantized(c.dtype))
     return flagError("--target cuda takes f32, bf16 or f16 weights so far, "
                      "and these matrices are " +
-                     std::string(model::dtypeName(c.dtype)));
+                     std::string(model::dtypeName(c.dtype)) +
+                     " (tlm-run quantize --dtype bf16 converts them)");
   if (o.optLevel == "auto") {
     // Tiered like any JIT: below 1M parameters a whole run takes less time
     // than O3 compilation (tiny.json: 0.7 s at O0 against 2.7 s at O3,
