@@ -92,6 +92,29 @@ def Tlm_DequantizeOp : Tlm_Op<"dequantize", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tlm_LookupOp : Tlm_Op<"lookup", [Pure, AllTypesMatch<["table", "result"]>]> {
+  let summary = "each lane's value from a register of 16: result[i] = table[indices[i] mod 16]";
+  let description = [{
+    A table lookup inside a vector register: lane `i` of the result is the
+    lane of `table` that the low 4 bits of `indices[i]` name (the higher
+    bits are ignored). Made by `tlm-tile-matmuls{lookup-nibbles}`, whose
+    q4_0 GEMV looks nibbles up in a register of their centred values, and
+    lowered by `tlm-lower-lookup` to AVX-512's `vpermps`
+    (`llvm.x86.avx512.permvar.sf.512`), so it appears only where the
+    target has AVX-512.
+
+    ```mlir
+    %w = tlm.lookup %table[%dwords] : vector<16xf32>, vector<16xi32>
+    ```
+  }];
+  let arguments = (ins VectorOfLengthAndType<[16], [F32]>:$table,
+                       VectorOfLengthAndType<[16], [I32]>:$indices);
+  let results = (outs VectorOfLengthAndType<[16], [F32]>:$result);
+  let assemblyFormat = [{
+    $table `[` $indices `]` attr-dict `:` type($table) `,` type($indices)
+  }];
+}
+
 def Tlm_RMSNormOp : Tlm_Op<"rmsnorm", [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "RMS normalisation over the last dimension, accumulated in f32";
   let description = [{

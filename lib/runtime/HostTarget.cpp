@@ -27,6 +27,7 @@ mlir::tlm::CpuTarget vectorShape() {
     t.vectorRegisters = registers;
     return t;
   };
+  t.avx512 = host.isX86() && has("avx512f");
   if (host.isX86()) {
     if (has("avx512f"))
       return shape(16, 32);
@@ -46,6 +47,7 @@ mlir::tlm::CpuTarget cpuTargetFor(const std::vector<std::string> &features) {
   auto has = [&](const char *f) {
     return std::find(features.begin(), features.end(), f) != features.end();
   };
+  t.avx512 = has("avx512f");
   t.lanes = has("avx512f") ? 16 : has("avx") ? 8 : 4;
   t.vectorRegisters = has("avx512f") ? 32 : 16;
   return t;

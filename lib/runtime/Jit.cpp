@@ -309,6 +309,7 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
         options.lanes);
     pipelineOptions.lanes = target.lanes;
     pipelineOptions.vectorRegisters = target.vectorRegisters;
+    pipelineOptions.avx512 = target.avx512;
     pipelineOptions.gemvColumns = mlir::tlm::gemvColumns(
         target, options.weightBytes, options.gemvColumns);
     // The JIT calls ExecutionEngine's packed wrapper of each entry

@@ -184,6 +184,10 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
     Option<"prefetchDistance", "prefetch-distance", "int64_t",
            /*default=*/"8192",
            "With prefetch-codes, how many bytes of codes ahead">,
+    Option<"lookupNibbles", "lookup-nibbles", "bool", /*default=*/"false",
+           "One-column GEMV blocks on q4_0 codes look the nibbles up in a "
+           "register of their centred values (vpermps: AVX-512, lanes=16, k "
+           "a multiple of 128), x permuted to match once per row">,
     Option<"fmaChains", "fma-chains", "int64_t", /*default=*/"8",
            "Independent FMA chains a split-k block keeps at least (consecutive "
            "k steps get accumulators of their own)">,
@@ -209,7 +213,8 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
     "::mlir::affine::AffineDialect", "::mlir::tensor::TensorDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
-    "::mlir::memref::MemRefDialect"
+    "::mlir::memref::MemRefDialect",
+    "::mlir::math::MathDialect"
   ];
 }
 
@@ -321,6 +326,29 @@ def TlmSerializeSmallParallel
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect"];
+}
+
+def TlmLowerLookup : Pass<"tlm-lower-lookup"> {
+  let summary = "tlm.lookup as AVX-512's vpermps intrinsic";
+  let description = [{
+    Rewrites every `tlm.lookup` (made by `tlm-tile-matmuls{lookup-nibbles}`
+    only for AVX-512 targets) into a call of
+    `llvm.x86.avx512.permvar.sf.512`, which selects `vpermps`. The CPU
+    pipeline runs it after bufferization and buffer deallocation: the
+    deallocation analysis refuses ops of unknown memory effects, which
+    `llvm.call_intrinsic` is, and `tlm.lookup` is pure.
+
+    Before:
+    ```mlir
+    %w = tlm.lookup %table[%dwords] : vector<16xf32>, vector<16xi32>
+    ```
+    After:
+    ```mlir
+    %w = llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"(%table, %dwords)
+        : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 def TlmSerializeNestedParallel

@@ -26,6 +26,10 @@ struct CpuTarget {
   int64_t vectorRegisters = 32;
   /// Bytes of the last-level cache.
   uint64_t lastLevelCacheBytes = uint64_t(32) << 20;
+  /// Whether the code may name AVX-512 instructions directly (x86 with
+  /// avx512f): whatever the lanes, LLVM can split any width, but not an
+  /// intrinsic the CPU lacks.
+  bool avx512 = true;
 };
 
 /// `host` blocked for `lanes` (0: the host's own width). Another width than

@@ -14,6 +14,7 @@
 #include "passes/common/OptionChecks.h"
 #include "passes/common/Projection.h"
 #include "passes/common/Quantized.h"
+#include "passes/cpu/NibbleLookup.h"
 #include "passes/cpu/PackedProjection.h"
 #include "passes/cpu/PairedProjection.h"
 #include "passes/cpu/Passes.h"
@@ -61,6 +62,10 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
   /// While gemvRows blocks a row of a q4_0 projection: tlm::q4Offsets of
   /// that row of x.
   Value q4Offsets;
+
+  /// While gemvRows blocks a row of a q4_0 projection with lookup-nibbles:
+  /// tlm::lanePermutedX of that row of x.
+  Value q4Lanes;
 
   /// While gemvRows blocks a row: the bytes of quantized codes its blocks
   /// prefetch ahead (0: none). Only the one-row GEMV streams W row after
@@ -119,18 +124,27 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     // A q4_0 w's offsets depend on x only: made for all these rows where x
     // is defined (outside the panel loop of the packed form), then sliced
     // like x for each row, for all its column blocks.
-    Value x = op.getDpsInputs()[0], rowsOffsets;
+    Value x = op.getDpsInputs()[0], rowsOffsets, rowsLanes;
+    int64_t k = op.getStaticLoopRanges()[p.k];
     if (vectorize && tlm::readsQ4(op) && tlm::quantizedSteps(op, lanes) &&
-        !ShapedType::isDynamic(op.getStaticLoopRanges()[p.k])) {
+        !ShapedType::isDynamic(k)) {
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPointAfterValue(x);
-      rowsOffsets = tlm::q4Offsets(rewriter, op.getLoc(), x);
+      // One or the other: lookup blocks replace the split-k form whole.
+      if (lookupNibbles && lanes == 16 && cols == 1 &&
+          k % tlm::kLookupChunk == 0)
+        rowsLanes = tlm::lanePermutedX(rewriter, op.getLoc(), x);
+      else
+        rowsOffsets = tlm::q4Offsets(rewriter, op.getLoc(), x);
     }
     FailureOr<scf::SCFTilingResult> single = tile(rewriter, op, sizes);
     if (failed(single))
       return op.emitOpError("row tiling failed");
     auto row = cast<linalg::LinalgOp>(single->tiledOps.front());
     llvm::SaveAndRestore<Value> keep(q4Offsets, Value());
+    llvm::SaveAndRestore<Value> keepLanes(q4Lanes, Value());
+    if (rowsLanes)
+      q4Lanes = sliceRowsLike(rewriter, rowsLanes, row.getDpsInputs()[0], x);
     llvm::SaveAndRestore<int64_t> keepPrefetch(
         rowPrefetch, prefetchCodes ? prefetchDistance.getValue() : 0);
     if (rowsOffsets)
@@ -153,6 +167,9 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     SmallVector<int64_t> ranges = block.getStaticLoopRanges();
     if (ShapedType::isDynamicShape(ranges))
       return success(); // a ragged last block stays scalar
+    if (q4Lanes && tlm::lookupApplies(block, p))
+      return tlm::lookupBlock(rewriter, block, p, q4Lanes, overwrite,
+                              rowPrefetch);
     if (ranges[p.k] % lanes == 0)
       return splitK(rewriter, block, p);
     return vectorizeOp(rewriter, block);

@@ -105,7 +105,8 @@ Value sliceRowsLike(RewriterBase &rewriter, Value v, Value slice, Value x) {
       getConstantIntValue(sizes.back()) != k)
     return Value();
   offsets.back() = rewriter.getIndexAttr(0);
-  sizes.back() = rewriter.getIndexAttr(k / 2);
+  sizes.back() = rewriter.getIndexAttr(
+      cast<RankedTensorType>(v.getType()).getShape().back());
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPointAfter(s);
   return tensor::ExtractSliceOp::create(rewriter, s.getLoc(), v, offsets,

@@ -44,8 +44,9 @@ Value expandLastDim(OpBuilder &b, Location loc, Value v, int64_t lanes);
 Value splitLastDim(OpBuilder &b, Location loc, Value v,
                    ArrayRef<int64_t> factors);
 
-/// `v` (r.., k / 2) sliced in its rows as `slice` slices x (r.., k) (an
-/// extract_slice of x over all of k), or null when `slice` is not one.
+/// `v` (r.., any static length) sliced in its rows as `slice` slices x
+/// (r.., k) (an extract_slice of x over all of k), or null when `slice` is
+/// not one.
 Value sliceRowsLike(RewriterBase &rewriter, Value v, Value slice, Value x);
 
 /// How many consecutive k steps a split-k block with `accumulators` vector

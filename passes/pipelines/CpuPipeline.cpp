@@ -64,6 +64,7 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
     // weights exceed the cache) gains from prefetching far ahead.
     tileOptions.prefetchCodes =
         options.prefetchCodes && tileOptions.gemvColumns == 1;
+    tileOptions.lookupNibbles = options.lookupNibbles && options.avx512;
     tileOptions.packCols = blocks.packCols;
     tileOptions.packRows = blocks.packRows;
     tileOptions.rowTile = blocks.rowTile;
@@ -99,6 +100,11 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
   // ownership-based deallocation clones them, and clones become alloc+copy.
   buildBufferizationPipeline(pm, options.eliminateEmptyTensors,
                              /*quickCanonicalize=*/true);
+
+  // tlm.lookup (AVX-512 only) becomes its intrinsic once deallocation,
+  // which needs every op's memory effects, is done.
+  if (options.lookupNibbles && options.avx512)
+    pm.addPass(createTlmLowerLookup());
 
   // 3. Loops (the parallel dims of each op as an OpenMP worksharing loop
   //    when `parallel`), then LLVM.

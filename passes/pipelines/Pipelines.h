@@ -59,6 +59,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "lanes",
       llvm::cl::desc("f32 lanes of the target's vectors (16, 8 or 4)"),
       llvm::cl::init(CpuTarget().lanes)};
+  PassOptions::Option<bool> avx512{
+      *this, "avx512",
+      llvm::cl::desc("The target runs AVX-512 instructions the code names "
+                     "directly (vpermps for lookup-nibbles)"),
+      llvm::cl::init(CpuTarget().avx512)};
   PassOptions::Option<int64_t> vectorRegisters{
       *this, "vector-registers",
       llvm::cl::desc("Vector registers of the target (sizes the register "

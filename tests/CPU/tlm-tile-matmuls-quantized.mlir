@@ -8,6 +8,7 @@
 // RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16 gemv-columns=1" --canonicalize --cse | FileCheck %s --check-prefix=STREAM --implicit-check-not=memref.prefetch
 // RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16 gemv-columns=1 prefetch-codes=1 prefetch-distance=8192" --canonicalize --cse | FileCheck %s --check-prefix=PREFETCH
 // RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16 gemv-columns=1 prefetch-codes=1 prefetch-distance=100" --canonicalize --cse | FileCheck %s --check-prefix=NEAR
+// RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16 gemv-columns=1 lookup-nibbles=1" --canonicalize --cse | FileCheck %s --check-prefix=LOOKUP
 // RUN: not tlm-opt %s --split-input-file --tlm-tile-matmuls="prefetch-distance=0" 2>&1 | FileCheck %s --check-prefix=BADPF
 // BADPF: error: tlm-tile-matmuls: prefetch-distance must be >= 1, got 0
 // Without prefetch-codes no block prefetches (--implicit-check-not).
@@ -99,6 +100,33 @@ func.func @q8_0(%x: tensor<?x256xf32>, %q: tensor<64x256xi8>, %s: tensor<64x8xf3
 // PREFETCH: memref.prefetch %[[Q4]][%[[ROW4]], %c0]
 // PREFETCH: memref.prefetch %[[Q4]][%[[ROW4]], %c64]
 // PREFETCH-NOT: memref.prefetch
+// lookup-nibbles: x is permuted once for the rows, outside the column
+// loop: vector m of 16 lanes l of each 128-weight chunk c holds the weight
+// whose nibble is at bit 4m of dword l of the chunk's 64 bytes of codes.
+// Each one-column block then reads 64 bytes as 16 dwords, looks each
+// nibble up in the centred values -8..7 (shifts by 4m, no mask), sums the
+// products of m and m + 4 together, and applies the scales once per chunk
+// (lane l's block is l / 4). The output started at zero is written, not
+// read; no x offsets are made.
+// LOOKUP-DAG: #[[LANES:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 * 128 + (d3 floordiv 4) * 32 + (d2 mod 2) * 16 + (d3 mod 4) * 4 + d2 floordiv 2)>
+// LOOKUP-LABEL: func @q4_0
+// LOOKUP-DAG: %[[TABLE:.*]] = arith.constant dense<[-8.000000e+00, -7.000000e+00, {{.*}}, 6.000000e+00, 7.000000e+00]> : vector<16xf32>
+// LOOKUP: %[[XL:.*]] = linalg.generic {indexing_maps = [#[[LANES]], #{{.*}}]{{.*}} outs(%{{.*}} : tensor<?x2x8x16xf32>)
+// LOOKUP: %[[X:.*]] = tensor.collapse_shape %[[XL]] {{\[\[}}0], [1, 2, 3]] : tensor<?x2x8x16xf32> into tensor<?x256xf32>
+// LOOKUP: scf.for
+// LOOKUP: %[[SUMS:.*]]:2 = scf.for %[[C:.*]] = %c0 to %c2 step %c1 iter_args(%[[A0:.*]] = %{{.*}}, %[[A1:.*]] = %{{.*}}) -> (vector<16xf32>, vector<16xf32>)
+// LOOKUP:   %[[BYTES:.*]] = vector.transfer_read %arg1[%{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<64x128xi8>, vector<64xi8>
+// LOOKUP:   %[[DW:.*]] = vector.bitcast %[[BYTES]] : vector<64xi8> to vector<16xi32>
+// LOOKUP:   tlm.lookup %[[TABLE]][%[[DW]]] : vector<16xf32>, vector<16xi32>
+// LOOKUP:   vector.transfer_read %[[X]]
+// LOOKUP-COUNT-7: tlm.lookup %[[TABLE]]
+// LOOKUP:   %[[S4:.*]] = vector.transfer_read %arg2[%{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<64x8xf32>, vector<4xf32>
+// LOOKUP:   %[[S:.*]] = vector.shuffle %[[S4]], %[[S4]] [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3]
+// LOOKUP:   math.fma %{{.*}}, %[[S]], %[[A0]] : vector<16xf32>
+// LOOKUP:   math.fma %{{.*}}, %[[S]], %[[A1]] : vector<16xf32>
+// LOOKUP: %[[T:.*]] = vector.reduction <add>, %{{.*}} : vector<16xf32> into f32
+// LOOKUP-NEXT: tensor.insert %[[T]] into %{{.*}}[%c0, %c0] : tensor<1x1xf32>
+// LOOKUP-NOT: tlm.lookup
 // STREAM-LABEL: func @q4_0
 // STREAM: arith.addf %{{.*}}, %{{.*}} : f32
 // STREAM: arith.mulf %{{.*}}, %{{.*}} : f32
@@ -121,5 +149,18 @@ func.func @q8_0(%x: tensor<?x256xf32>, %q: tensor<64x256xi8>, %s: tensor<64x8xf3
 func.func @q4_0(%x: tensor<?x256xf32>, %q: tensor<64x128xi8>, %s: tensor<64x8xf32>) -> tensor<?x64xf32> {
   %w = tlm.dequantize %q, %s {bits = 4 : i64} : tensor<64x128xi8>, tensor<64x8xf32> -> tensor<64x256xf32>
   %y = tlm.linear %x, %w : tensor<?x256xf32>, tensor<64x256xf32> -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+// k = 96 is not whole 128-weight chunks: no lookup, the split-k form.
+// PREFETCH-LABEL: func @q4_0_k96
+// LOOKUP-LABEL: func @q4_0_k96
+// LOOKUP-NOT: tlm.lookup
+// LOOKUP: arith.shrui {{.*}}xi8>
+func.func @q4_0_k96(%x: tensor<?x96xf32>, %q: tensor<64x48xi8>, %s: tensor<64x3xf32>) -> tensor<?x64xf32> {
+  %w = tlm.dequantize %q, %s {bits = 4 : i64} : tensor<64x48xi8>, tensor<64x3xf32> -> tensor<64x96xf32>
+  %y = tlm.linear %x, %w : tensor<?x96xf32>, tensor<64x96xf32> -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
 }

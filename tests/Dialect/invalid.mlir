@@ -730,3 +730,11 @@ func.func @ids_i1(%ids: tensor<3xi1>, %t: tensor<100x64xf32>) {
   %e = tlm.embedding %ids, %t : tensor<3xi1>, tensor<100x64xf32> -> tensor<3x64xf32>
   return
 }
+
+// -----
+
+func.func @lookup_lanes(%table: vector<8xf32>, %dwords: vector<8xi32>) {
+  // expected-error @+1 {{operand #0 must be vector of 32-bit float values of length 16}}
+  %w = tlm.lookup %table[%dwords] : vector<8xf32>, vector<8xi32>
+  return
+}

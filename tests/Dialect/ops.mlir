@@ -128,3 +128,12 @@ func.func @dequantize(%x: tensor<?x?x64xf32>, %ids: tensor<?x?xi64>,
   %z = tlm.embedding %ids, %e : tensor<?x?xi64>, tensor<16x64xf32> -> tensor<?x?x64xf32>
   return %y, %z : tensor<?x?x128xf32>, tensor<?x?x64xf32>
 }
+
+// A lookup in a register of 16 values by the low 4 bits of each index
+// (tlm-tile-matmuls{lookup-nibbles} makes it, for AVX-512).
+// CHECK-LABEL: func @lookup
+// CHECK: tlm.lookup %{{.*}}[%{{.*}}] : vector<16xf32>, vector<16xi32>
+func.func @lookup(%table: vector<16xf32>, %dwords: vector<16xi32>) -> vector<16xf32> {
+  %w = tlm.lookup %table[%dwords] : vector<16xf32>, vector<16xi32>
+  return %w : vector<16xf32>
+}

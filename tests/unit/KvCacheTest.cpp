@@ -182,9 +182,20 @@ std::vector<Case> cases() {
   streamTied.name = "tied_gemv_stream_lanes4";
   streamTied.jit.gemvColumns = 1;
   streamTied.jit.lanes = 4;
+  // d_model 128, d_ff 256: whole 128-weight chunks, so q4_0's GEMV looks
+  // its nibbles up on an AVX-512 host (tlm-tile-matmuls{lookup-nibbles},
+  // x permuted to the lanes' order; elsewhere the split-k form), on one
+  // thread and on two.
+  Case wide{"gemv_stream_d128", base(8, 4)};
+  wide.config.dFF = 256;
+  wide.jit.gemvColumns = 1;
+  wide.jit.lanes = 16;
+  Case wide2 = wide;
+  wide2.name = "gemv_stream_d128_2_threads";
+  wide2.jit.threads = 2;
   out.insert(out.end(), {post, noNorm, noRope, silu, tied, unfused, outlined,
                          pairs, pairs2, lanes16, lanes8, lanes4, oddChunks,
-                         twoThreads, stream, stream2, streamTied});
+                         twoThreads, stream, stream2, streamTied, wide, wide2});
   // Every case again with each narrower dtype: the reference runs on the
   // same values widened (dequantized) back to f32, so only summation order
   // may differ. A quantized variant where no matrix's d_in takes whole

@@ -62,6 +62,17 @@ TEST(Strategy, WithLanes) {
   EXPECT_EQ(withLanes(host, 16).lastLevelCacheBytes, uint64_t(1) << 20);
 }
 
+// AVX-512 instructions named directly (vpermps: lookup-nibbles) need the
+// feature, not just 16 lanes: LLVM splits a 16-lane vector for AVX2, but
+// cannot select an intrinsic the CPU lacks.
+TEST(Strategy, Avx512OnlyWithTheFeature) {
+  using tlm::runtime::cpuTargetFor;
+  EXPECT_TRUE(cpuTargetFor({"avx", "avx2", "avx512f"}).avx512);
+  EXPECT_FALSE(cpuTargetFor({"avx", "avx2"}).avx512);
+  EXPECT_FALSE(withLanes(cpuTargetFor({"avx", "avx2"}), 16).avx512);
+  EXPECT_FALSE(cpuTargetFor({"neon"}).avx512);
+}
+
 // Chunks of whole blocks that divide the columns, as few as keep the
 // busiest thread within 1/16 of an even share.
 TEST(Strategy, ThreadChunksAreWholeBlocks) {
