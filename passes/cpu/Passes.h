@@ -7,6 +7,7 @@
 #ifndef TLM_PASSES_CPU_PASSES_H
 #define TLM_PASSES_CPU_PASSES_H
 
+#include "dialect/TlmDialect.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"

@@ -214,7 +214,7 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::memref::MemRefDialect",
-    "::mlir::math::MathDialect"
+    "::mlir::math::MathDialect", "::mlir::tlm::TlmDialect"
   ];
 }
 

@@ -110,6 +110,8 @@ func.func @q8_0(%x: tensor<?x256xf32>, %q: tensor<64x256xi8>, %s: tensor<64x8xf3
 // read; no x offsets are made.
 // LOOKUP-DAG: #[[LANES:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 * 128 + (d3 floordiv 4) * 32 + (d2 mod 2) * 16 + (d3 mod 4) * 4 + d2 floordiv 2)>
 // LOOKUP-LABEL: func @q4_0
+// LOOKUP-DAG: %[[SH4:.*]] = arith.constant dense<4> : vector<16xi32>
+// LOOKUP-DAG: %[[SH28:.*]] = arith.constant dense<28> : vector<16xi32>
 // LOOKUP-DAG: %[[TABLE:.*]] = arith.constant dense<[-8.000000e+00, -7.000000e+00, {{.*}}, 6.000000e+00, 7.000000e+00]> : vector<16xf32>
 // LOOKUP: %[[XL:.*]] = linalg.generic {indexing_maps = [#[[LANES]], #{{.*}}]{{.*}} outs(%{{.*}} : tensor<?x2x8x16xf32>)
 // LOOKUP: %[[X:.*]] = tensor.collapse_shape %[[XL]] {{\[\[}}0], [1, 2, 3]] : tensor<?x2x8x16xf32> into tensor<?x256xf32>
@@ -117,9 +119,22 @@ func.func @q8_0(%x: tensor<?x256xf32>, %q: tensor<64x256xi8>, %s: tensor<64x8xf3
 // LOOKUP: %[[SUMS:.*]]:2 = scf.for %[[C:.*]] = %c0 to %c2 step %c1 iter_args(%[[A0:.*]] = %{{.*}}, %[[A1:.*]] = %{{.*}}) -> (vector<16xf32>, vector<16xf32>)
 // LOOKUP:   %[[BYTES:.*]] = vector.transfer_read %arg1[%{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<64x128xi8>, vector<64xi8>
 // LOOKUP:   %[[DW:.*]] = vector.bitcast %[[BYTES]] : vector<64xi8> to vector<16xi32>
-// LOOKUP:   tlm.lookup %[[TABLE]][%[[DW]]] : vector<16xf32>, vector<16xi32>
-// LOOKUP:   vector.transfer_read %[[X]]
-// LOOKUP-COUNT-7: tlm.lookup %[[TABLE]]
+// LOOKUP:   %[[XB:.*]] = arith.muli %[[C]], %c128
+// Nibble m (shift 4m) multiplies x's vector m (offset 16m) of the chunk.
+// LOOKUP:   %[[W0:.*]] = tlm.lookup %[[TABLE]][%[[DW]]] : vector<16xf32>, vector<16xi32>
+// LOOKUP:   %[[X0:.*]] = vector.transfer_read %[[X]][%{{.*}}, %[[XB]]]
+// LOOKUP:   arith.mulf %[[X0]], %[[W0]]
+// LOOKUP:   %[[D1:.*]] = arith.shrui %[[DW]], %[[SH4]] : vector<16xi32>
+// LOOKUP:   %[[W1:.*]] = tlm.lookup %[[TABLE]][%[[D1]]]
+// LOOKUP:   %[[O1:.*]] = arith.addi %[[XB]], %c16
+// LOOKUP:   %[[X1:.*]] = vector.transfer_read %[[X]][%{{.*}}, %[[O1]]]
+// LOOKUP:   arith.mulf %[[X1]], %[[W1]]
+// LOOKUP-COUNT-5: tlm.lookup %[[TABLE]]
+// LOOKUP:   %[[D7:.*]] = arith.shrui %[[DW]], %[[SH28]] : vector<16xi32>
+// LOOKUP:   %[[W7:.*]] = tlm.lookup %[[TABLE]][%[[D7]]]
+// LOOKUP:   %[[O7:.*]] = arith.addi %[[XB]], %c112
+// LOOKUP:   %[[X7:.*]] = vector.transfer_read %[[X]][%{{.*}}, %[[O7]]]
+// LOOKUP:   math.fma %[[X7]], %[[W7]]
 // LOOKUP:   %[[S4:.*]] = vector.transfer_read %arg2[%{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<64x8xf32>, vector<4xf32>
 // LOOKUP:   %[[S:.*]] = vector.shuffle %[[S4]], %[[S4]] [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3]
 // LOOKUP:   math.fma %{{.*}}, %[[S]], %[[A0]] : vector<16xf32>
@@ -163,4 +178,28 @@ func.func @q4_0_k96(%x: tensor<?x96xf32>, %q: tensor<64x48xi8>, %s: tensor<64x3x
   %w = tlm.dequantize %q, %s {bits = 4 : i64} : tensor<64x48xi8>, tensor<64x3xf32> -> tensor<64x96xf32>
   %y = tlm.linear %x, %w : tensor<?x96xf32>, tensor<64x96xf32> -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
+}
+
+// -----
+
+// A projection that adds into its output (not a zero fill): the lookup
+// block reads the output and adds its total.
+// PREFETCH-LABEL: func @q4_0_accumulate
+// LOOKUP-LABEL: func @q4_0_accumulate
+// LOOKUP: tlm.lookup
+// LOOKUP: %[[T:.*]] = vector.reduction <add>
+// LOOKUP-NEXT: %[[OLD:.*]] = tensor.extract %{{.*}}[%c0, %c0] : tensor<1x1xf32>
+// LOOKUP-NEXT: %[[NEW:.*]] = arith.addf %[[OLD]], %[[T]] : f32
+// LOOKUP-NEXT: tensor.insert %[[NEW]]
+func.func @q4_0_accumulate(%x: tensor<1x256xf32>, %q: tensor<64x128xi8>, %s: tensor<64x8xf32>, %y: tensor<1x64xf32>) -> tensor<1x64xf32> {
+  %w = tlm.dequantize %q, %s {bits = 4 : i64} : tensor<64x128xi8>, tensor<64x8xf32> -> tensor<64x256xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<1x256xf32>, tensor<64x256xf32>) outs(%y : tensor<1x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %t = arith.addf %acc, %p : f32
+    linalg.yield %t : f32
+  } -> tensor<1x64xf32>
+  return %r : tensor<1x64xf32>
 }
