@@ -131,11 +131,15 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPointAfterValue(x);
       // One or the other: lookup blocks replace the split-k form whole.
-      if (lookupNibbles && lanes == 16 && cols == 1 &&
-          k % tlm::kLookupChunk == 0)
+      // They take one column each whatever `cols`: even with the weights
+      // in cache, where 8 columns share each load of x in the split-k
+      // form, a d_model-256 q4_0 model decoded 1.16x faster so.
+      if (lookupNibbles && lanes == 16 && k % tlm::kLookupChunk == 0) {
         rowsLanes = tlm::lanePermutedX(rewriter, op.getLoc(), x);
-      else
+        cols = 1;
+      } else {
         rowsOffsets = tlm::q4Offsets(rewriter, op.getLoc(), x);
+      }
     }
     FailureOr<scf::SCFTilingResult> single = tile(rewriter, op, sizes);
     if (failed(single))

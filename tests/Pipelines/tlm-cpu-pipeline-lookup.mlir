@@ -3,8 +3,9 @@
 // its intrinsic (tlm-lower-lookup runs after buffer deallocation). Only
 // for a target with AVX-512 (the pipeline's avx512, which the JIT sets
 // from the CPU's features): without it, or with the switch off, the
-// split-k form.
+// split-k form. Whatever the GEMV's columns: lookup blocks take one each.
 // RUN: tlm-opt %s --tlm-cpu-pipeline="gemv-columns=1" | FileCheck %s
+// RUN: tlm-opt %s --tlm-cpu-pipeline="gemv-columns=8" | FileCheck %s
 // RUN: tlm-opt %s --tlm-cpu-pipeline="gemv-columns=1" | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVMIR
 // RUN: tlm-opt %s --tlm-cpu-pipeline="gemv-columns=1 avx512=false" | FileCheck %s --check-prefix=NONE
 // RUN: tlm-opt %s --tlm-cpu-pipeline="gemv-columns=1 lookup-nibbles=false" | FileCheck %s --check-prefix=NONE

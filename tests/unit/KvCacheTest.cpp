@@ -193,9 +193,15 @@ std::vector<Case> cases() {
   Case wide2 = wide;
   wide2.name = "gemv_stream_d128_2_threads";
   wide2.jit.threads = 2;
-  out.insert(out.end(), {post, noNorm, noRope, silu, tied, unfused, outlined,
-                         pairs, pairs2, lanes16, lanes8, lanes4, oddChunks,
-                         twoThreads, stream, stream2, streamTied, wide, wide2});
+  // Weights in cache (the strategy's 8 columns): the lookup blocks still
+  // take one column each.
+  Case cached = wide;
+  cached.name = "gemv_cached_d128";
+  cached.jit.gemvColumns = 0;
+  out.insert(out.end(), {post,    noNorm,     noRope,    silu,       tied,
+                         unfused, outlined,   pairs,     pairs2,     lanes16,
+                         lanes8,  lanes4,     oddChunks, twoThreads, stream,
+                         stream2, streamTied, wide,      wide2,      cached});
   // Every case again with each narrower dtype: the reference runs on the
   // same values widened (dequantized) back to f32, so only summation order
   // may differ. A quantized variant where no matrix's d_in takes whole
