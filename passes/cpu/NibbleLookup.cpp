@@ -25,11 +25,10 @@ Value index(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
-/// `v` at `idx` of its last dim, zeros before: a vector<width> read.
-Value readRow(OpBuilder &b, Location loc, Value v, Value idx, int64_t width) {
+/// `width` elements of `v` from `at` along its last dim.
+Value readAt(OpBuilder &b, Location loc, Value v, ValueRange at,
+             int64_t width) {
   auto type = cast<RankedTensorType>(v.getType());
-  SmallVector<Value> at(type.getRank() - 1, index(b, loc, 0));
-  at.push_back(idx);
   Value pad =
       arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
   return vector::TransferReadOp::create(
@@ -37,15 +36,12 @@ Value readRow(OpBuilder &b, Location loc, Value v, Value idx, int64_t width) {
       ArrayRef<bool>{true});
 }
 
-/// Row `row` of the 2-D `v`, `width` elements from column `col`.
-Value read2d(OpBuilder &b, Location loc, Value v, Value row, Value col,
-             int64_t width) {
-  auto type = cast<RankedTensorType>(v.getType());
-  Value pad =
-      arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
-  return vector::TransferReadOp::create(
-      b, loc, VectorType::get({width}, type.getElementType()), v,
-      ValueRange{row, col}, pad, ArrayRef<bool>{true});
+/// Row 0 (in every leading dim) of `v` from `idx` of its last dim.
+Value readRow(OpBuilder &b, Location loc, Value v, Value idx, int64_t width) {
+  SmallVector<Value> at(cast<RankedTensorType>(v.getType()).getRank() - 1,
+                        index(b, loc, 0));
+  at.push_back(idx);
+  return readAt(b, loc, v, at, width);
 }
 
 } // namespace
@@ -136,7 +132,7 @@ LogicalResult tlm::lookupBlock(RewriterBase &rewriter, linalg::LinalgOp op,
       return arith::MulIOp::create(b, loc, chunk, index(b, loc, n));
     };
     Value bytes =
-        read2d(b, loc, d.values, row, times(kChunkBytes), kChunkBytes);
+        readAt(b, loc, d.values, {row, times(kChunkBytes)}, kChunkBytes);
     Value packed = vector::BitCastOp::create(b, loc, dwords, bytes);
     Value xBase = times(kLookupChunk);
     // Four partial sums: products m and m + 4 share one.
@@ -158,8 +154,8 @@ LogicalResult tlm::lookupBlock(RewriterBase &rewriter, linalg::LinalgOp op,
                 : math::FmaOp::create(b, loc, xm, w, part[m % 4]).getResult();
     }
     // Lane l's products all come from block l / 4: its scale, once.
-    Value scales4 =
-        read2d(b, loc, d.scales, row, times(kBlocksPerChunk), kBlocksPerChunk);
+    Value scales4 = readAt(b, loc, d.scales, {row, times(kBlocksPerChunk)},
+                           kBlocksPerChunk);
     SmallVector<int64_t> spread;
     for (int64_t l = 0; l < kLanes; ++l)
       spread.push_back(l / (kLanes / kBlocksPerChunk));
