@@ -45,6 +45,8 @@ for name, m in r["models"].items():
                                  if "outside" in f else f"ERROR {f.get('error')}")
     if g:
         line += f"; greedy {g['same_prefix']}/{g['tokens']} as the CPU's"
+    if gg := m.get("greedy_graphs"):
+        line += f" ({gg['same_prefix']}/{gg['tokens']} with CUDA graphs)"
     if "decode_tok_s" in b:
         line += (f"; decode {b['decode_tok_s']:.1f} tok/s "
                  f"({100 * b['decode_hbm_fraction']:.2f}% of HBM), prefill "
@@ -52,6 +54,8 @@ for name, m in r["models"].items():
                  f"({100 * b['prefill_fp32_fraction']:.2f}% of FP32)")
     elif "error" in b:
         line += f"; bench ERROR {b['error']}"
+    if "vs_kernels" in m.get("bench_graphs", {}):
+        line += f"; decode as CUDA graphs {m['bench_graphs']['vs_kernels']:.2f}x"
     print(line)
 if "small_bf16_decode_vs_f32" in r:
     print(f"small decode, bf16 weights against f32: "

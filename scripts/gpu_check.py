@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The GPU device check's comparisons and benchmarks (scripts/gpu-check.sh
 runs it after building the runtime): for each model gpu-prepare.sh made, the
-GPU's logits against the CPU's, stories260K's greedy tokens against the CPU's,
-and decode and prefill speed as fractions of the H200's HBM bandwidth and
-FP32 peak. Writes one JSON file; exits 1 when a comparison fails.
+GPU's logits against the CPU's, stories260K's greedy tokens against the CPU's
+(its decode steps launched kernel by kernel and as CUDA graphs), and decode
+and prefill speed as fractions of the H200's HBM bandwidth and FP32 peak
+(decode both ways). Writes one JSON file; exits 1 when a comparison fails.
 
   gpu_check.py TLM_EXEC PREPARED_DIR OUT_JSON
 """
@@ -101,20 +102,25 @@ def main():
             if r["forward"]["outside"] or r["forward"]["nan"]:
                 results["pass"] = False
         greedy_file = os.path.join(prepared, name + ".cpu-greedy.txt")
-        if os.path.exists(greedy_file):
+        # The greedy tokens with the decode steps launched kernel by kernel,
+        # then as CUDA graphs (--cuda-graphs on).
+        for key, graphs in (("greedy", "off"), ("greedy_graphs", "on")):
+            if not os.path.exists(greedy_file):
+                break
             cpu_ids = open(greedy_file).read().split()
             code, out, err, secs = run(
                 [exe, "generate", so, *wflags, "--prompt-tokens", "1",
-                 "--max-new-tokens", str(len(cpu_ids)), "--quiet"])
+                 "--max-new-tokens", str(len(cpu_ids)), "--quiet",
+                 "--cuda-graphs", graphs])
             gpu_ids = out.split() if code == 0 else []
             same = 0
             while same < min(len(cpu_ids), len(gpu_ids)) and \
                     cpu_ids[same] == gpu_ids[same]:
                 same += 1
-            r["greedy"] = {"tokens": len(cpu_ids), "same_prefix": same,
-                           "equal": gpu_ids == cpu_ids}
+            r[key] = {"tokens": len(cpu_ids), "same_prefix": same,
+                      "equal": gpu_ids == cpu_ids}
             if code != 0:
-                r["greedy"]["error"] = err.strip()[-500:]
+                r[key]["error"] = err.strip()[-500:]
             if gpu_ids != cpu_ids:
                 results["pass"] = False
         # Speed, batch 1: small's prefill of 512 tokens and 64 decode steps
@@ -138,6 +144,21 @@ def main():
             # 2 FLOPs a parameter a token (the matrices; attention aside).
             r["bench"]["prefill_fp32_fraction"] = \
                 2 * b["params"] * b["prefill_tok_s"] / FP32_FLOP_S
+        # Decode again with its steps as CUDA graphs.
+        if "decode_tok_s" in r["bench"]:
+            code, out, err, _ = run([exe, "bench", so, *wflags, *sizes,
+                                     "--repeat", "3", "--json",
+                                     "--cuda-graphs", "on"])
+            if code != 0:
+                r["bench_graphs"] = {"error": err.strip()[-500:], "exit": code}
+                results["pass"] = False
+            else:
+                b = json.loads(out.strip().splitlines()[-1])
+                r["bench_graphs"] = {k: b[k] for k in (
+                    "decode_tok_s", "cuda_graph_steps",
+                    "cuda_graph_instantiations") if k in b}
+                r["bench_graphs"]["vs_kernels"] = \
+                    b["decode_tok_s"] / r["bench"]["decode_tok_s"]
         results["models"][name] = r
     # The bf16 goal: small's decode with bf16 weights against f32's, both
     # from this run.

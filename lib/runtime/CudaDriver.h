@@ -27,6 +27,8 @@ using CUmodule = void *;
 using CUfunction = void *;
 using CUstream = void *;
 using CUevent = void *;
+using CUgraph = void *;
+using CUgraphExec = void *;
 constexpr CUresult kSuccess = 0;
 constexpr CUresult kOutOfMemory = 2; // CUDA_ERROR_OUT_OF_MEMORY
 constexpr int kAttrComputeMajor = 75, kAttrComputeMinor = 76;
@@ -40,6 +42,16 @@ constexpr unsigned kStreamNonBlocking = 1;
 constexpr int kFuncMaxDynamicSharedBytes = 8;
 /// Dynamic shared memory a kernel gets without asking (48 KiB).
 constexpr int32_t kDefaultSharedBytes = 48 * 1024;
+/// CU_STREAM_CAPTURE_MODE_RELAXED: the capturing thread may still call
+/// cuMemAlloc (a block the step's host code allocates afresh).
+constexpr int kCaptureRelaxed = 2;
+
+/// What cuGraphExecUpdate_v2 says about an update
+/// (CUgraphExecUpdateResultInfo).
+struct GraphUpdateInfo {
+  int result;
+  void *errorNode, *errorFromNode;
+};
 
 /// The driver's entry points; null until load() succeeds.
 struct Driver {
@@ -85,6 +97,15 @@ struct Driver {
   // Stream-ordered allocation (CUDA 11.2+); optional.
   CUresult (*memAllocAsync)(CUdeviceptr *, size_t, CUstream);
   CUresult (*memFreeAsync)(CUdeviceptr, CUstream);
+  // CUDA graphs (12.0+); optional: without them a step cannot be
+  // recorded (StepGraph).
+  CUresult (*streamBeginCapture)(CUstream, int);
+  CUresult (*streamEndCapture)(CUstream, CUgraph *);
+  CUresult (*graphInstantiate)(CUgraphExec *, CUgraph, unsigned long long);
+  CUresult (*graphExecUpdate)(CUgraphExec, CUgraph, GraphUpdateInfo *);
+  CUresult (*graphLaunch)(CUgraphExec, CUstream);
+  CUresult (*graphDestroy)(CUgraph);
+  CUresult (*graphExecDestroy)(CUgraphExec);
 };
 
 struct State {
@@ -105,6 +126,11 @@ struct State {
   /// kernels without a synchronization. Created on first use (under
   /// `mutex`), read without it.
   std::atomic<CUstream> computeStream{nullptr};
+  /// While a StepGraph records the compute stream: the host code's waits
+  /// are skipped (nothing runs until the graph is launched, and a wait on
+  /// a capturing stream is an error) and its allocations are not
+  /// stream-ordered (they would become nodes of the graph).
+  std::atomic<bool> capturing{false};
   /// The host code's buffers, kept when it frees them and handed out again
   /// for the same size class: a step allocates about the sizes the step
   /// before freed (292 pairs a small.json token; attention's grow with the

@@ -105,7 +105,11 @@ void mgpuStreamDestroy(void *stream) {
     check(d->streamDestroy(stream), "destroying a stream");
 }
 
+// While a step is recorded (StepGraph) nothing has run yet: the waits at
+// the end of the host code are the graph's launch and the download's.
 void mgpuStreamSynchronize(void *stream) {
+  if (state().capturing)
+    return;
   if (const Driver *d = current())
     check(d->streamSynchronize(stream), "running the GPU kernels");
 }
@@ -129,6 +133,8 @@ void mgpuEventDestroy(void *event) {
 }
 
 void mgpuEventSynchronize(void *event) {
+  if (state().capturing)
+    return;
   if (const Driver *d = current())
     check(d->eventSynchronize(event), "waiting for an event");
 }
@@ -167,14 +173,19 @@ void *mgpuMemAlloc(uint64_t bytes, void *stream, bool hostShared) {
       return reinterpret_cast<void *>(p);
     }
   }
-  // Stream-ordered where the device has pools: no device-wide sync.
+  // Stream-ordered where the device has pools: no device-wide sync. Not
+  // while a step is recorded: the graph would own the block and free it
+  // at its end, where this cache keeps it.
+  bool capturing = s.capturing;
   auto driverAlloc = [&] {
-    return d->memAllocAsync && stream ? d->memAllocAsync(&p, bytes, stream)
-                                      : d->memAlloc(&p, bytes);
+    return d->memAllocAsync && stream && !capturing
+               ? d->memAllocAsync(&p, bytes, stream)
+               : d->memAlloc(&p, bytes);
   };
   CUresult r = driverAlloc();
-  // Blocks of other sizes may be what fills the memory: give them back.
-  if (r == kOutOfMemory && releaseCachedBlocks())
+  // Blocks of other sizes may be what fills the memory: give them back
+  // (after a wait on the device, which a recording cannot have).
+  if (r == kOutOfMemory && !capturing && releaseCachedBlocks())
     r = driverAlloc();
   if (r != kSuccess) {
     check(r, allocationFailure(bytes, "GPU memory", r).c_str());

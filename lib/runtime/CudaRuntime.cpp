@@ -70,6 +70,13 @@ std::string load(const std::string &library, Driver &d) {
   get(d.memHostUnregister, "cuMemHostUnregister");
   get(d.memAllocAsync, "cuMemAllocAsync", /*required=*/false);
   get(d.memFreeAsync, "cuMemFreeAsync", /*required=*/false);
+  get(d.streamBeginCapture, "cuStreamBeginCapture_v2", /*required=*/false);
+  get(d.streamEndCapture, "cuStreamEndCapture", /*required=*/false);
+  get(d.graphInstantiate, "cuGraphInstantiateWithFlags", /*required=*/false);
+  get(d.graphExecUpdate, "cuGraphExecUpdate_v2", /*required=*/false);
+  get(d.graphLaunch, "cuGraphLaunch", /*required=*/false);
+  get(d.graphDestroy, "cuGraphDestroy", /*required=*/false);
+  get(d.graphExecDestroy, "cuGraphExecDestroy", /*required=*/false);
   if (!missing.empty()) {
     ::dlclose(handle);
     d = Driver();

@@ -16,6 +16,7 @@
 #include "lib/support/Error.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -84,6 +85,41 @@ void finishStep();
 /// (after the step's kernels), waited for, then into `host`.
 Error download(void *host, const void *device, size_t bytes,
                PinnedBuffer &staging);
+
+/// A step's kernels, copies and memsets recorded from the compute stream
+/// and launched as one CUDA graph: the GPU then starts each kernel as the
+/// last one ends instead of when the host gets to launching it (a decode
+/// step of small.json is some 580 launches of a few microseconds each).
+/// Each step is recorded afresh, since its sizes (the position) differ;
+/// a recording with the kernels of the last one in the same order only
+/// updates the executable graph's parameters, anything else instantiates
+/// it again.
+class StepGraph {
+public:
+  StepGraph() = default;
+  StepGraph(const StepGraph &) = delete;
+  StepGraph &operator=(const StepGraph &) = delete;
+  ~StepGraph();
+  /// Whether the driver has the graph entry points (CUDA 12 and later).
+  static bool supported();
+  /// Starts recording: until launch() or abandon(), what the host code
+  /// queues on the compute stream is recorded, not run, and its waits
+  /// return at once.
+  Error begin();
+  /// Ends the recording and launches the graph on the compute stream
+  /// (download() waits for it, as for the kernels themselves).
+  Error launch();
+  /// Ends a recording whose step failed; nothing of it runs.
+  void abandon();
+  /// How many steps were launched as graphs, and how many of them needed
+  /// a new executable graph.
+  int64_t launches() const { return launches_; }
+  int64_t instantiations() const { return instantiations_; }
+
+private:
+  void *exec_ = nullptr;
+  int64_t launches_ = 0, instantiations_ = 0;
+};
 
 /// Owns device memory from allocate().
 struct DeviceDeleter {

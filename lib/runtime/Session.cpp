@@ -86,6 +86,13 @@ Session::allocate(const model::Config &config, const SessionOptions &options,
     if (!cache)
       return cache.takeError();
     s->deviceCache_.reset(*cache);
+    if (options.cudaGraphs) {
+      if (!cuda::StepGraph::supported())
+        return cuda::unavailable("this CUDA driver cannot record graphs "
+                                 "(cuStreamBeginCapture_v2 and cuGraph* "
+                                 "need CUDA 12): run without --cuda-graphs");
+      s->graph_ = std::make_unique<cuda::StepGraph>();
+    }
   } else {
     s->cache_ = io::LargeBuffer::allocate(bytes, options.hugePages);
     if (!s->cache_.data())
@@ -247,8 +254,21 @@ Error Session::stepOnDevice(std::string_view entry, const int64_t *ids,
   args[0].data = deviceIds_.get();
   args[1].data = deviceLengths_.get();
   args[logitsArg].data = deviceLogits_.get();
-  if (Error err = program_->call(entry, args))
+  // A one-token step is recorded and launched as a graph: the same
+  // kernels every step, only the position differs.
+  cuda::StepGraph *graph =
+      seq == 1 && entry == "decode" ? graph_.get() : nullptr;
+  if (graph)
+    if (Error err = graph->begin())
+      return failed(std::move(err));
+  if (Error err = program_->call(entry, args)) {
+    if (graph)
+      graph->abandon();
     return failed(std::move(err));
+  }
+  if (graph)
+    if (Error err = graph->launch())
+      return failed(std::move(err));
   return cuda::download(logits, deviceLogits_.get(), logitsBytes,
                         logitsStaging_);
 }

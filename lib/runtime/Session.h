@@ -31,6 +31,9 @@ struct SessionOptions {
   /// instead of compiling: it must hold the same model, and runs on the
   /// threads it was compiled for.
   std::string artifact;
+  /// On the GPU: each one-token decode step recorded and launched as a
+  /// CUDA graph (cuda::StepGraph) rather than kernel by kernel.
+  bool cudaGraphs = false;
 };
 
 class Session {
@@ -120,6 +123,8 @@ public:
   const model::Config &config() const { return config_; }
   /// The code this session runs.
   const Program &program() const { return *program_; }
+  /// The decode steps' CUDA graph, or null when they run kernel by kernel.
+  const cuda::StepGraph *stepGraph() const { return graph_.get(); }
 
 private:
   Session(const model::Config &config) : config_(config) {}
@@ -157,6 +162,8 @@ private:
   /// driver moves on the compute stream.
   cuda::PinnedBuffer idsStaging_, lengthsStaging_, logitsStaging_;
   size_t idsBytes_ = 0, logitsBytes_ = 0, lengthsBytes_ = 0;
+  /// With SessionOptions::cudaGraphs: one-token decode steps' graph.
+  std::unique_ptr<cuda::StepGraph> graph_;
   /// Both steps: the "prefill" entry (every position's logits) or, with
   /// `lastOnly`, the "decode" one (the last position's).
   Error run(bool lastOnly, const int64_t *ids, int64_t seq, float *logits);

@@ -81,4 +81,58 @@ TEST(Mgpu, AnEmptyGridLaunchesNothing) {
   ::dlclose(driver);
 }
 
+// A step recorded as a CUDA graph (cuda::StepGraph): its launches reach the
+// GPU when the graph does, its waits are skipped while recording (the
+// stand-in driver, as the real one, refuses them), and a step with the
+// same operations as the last one updates its executable graph.
+TEST(Mgpu, ARecordedStepRunsWhenItsGraphLaunches) {
+  ASSERT_FALSE(bool(runtime::cuda::available()))
+      << "the stand-in driver is on the library path";
+  void *driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(driver, nullptr);
+  auto launches =
+      reinterpret_cast<long (*)()>(::dlsym(driver, "tlm_fake_cuda_launches"));
+  ASSERT_TRUE(launches) << "the stand-in driver, not a real one";
+  ASSERT_TRUE(runtime::cuda::StepGraph::supported());
+  using Launch =
+      void (*)(void *, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t,
+               intptr_t, int32_t, void *, void **, void **, size_t);
+  auto launch = reinterpret_cast<Launch>(symbol("mgpuLaunchKernel"));
+  auto stream = reinterpret_cast<void *(*)()>(symbol("mgpuStreamCreate"));
+  auto wait =
+      reinterpret_cast<void (*)(void *)>(symbol("mgpuStreamSynchronize"));
+  ASSERT_TRUE(launch && stream && wait);
+  int kernel = 0;
+  runtime::cuda::StepGraph graph;
+  // Three steps: two of two kernels, then one of three.
+  for (int kernels : {2, 2, 3}) {
+    ASSERT_FALSE(bool(graph.begin()));
+    long before = launches();
+    void *s = stream();
+    for (int i = 0; i < kernels; ++i)
+      launch(&kernel, 4, 1, 1, 32, 1, 1, 0, s, nullptr, nullptr, 0);
+    wait(s);
+    EXPECT_EQ(launches(), before) << "nothing runs while recording";
+    Error err = graph.launch();
+    ASSERT_FALSE(bool(err)) << err.message();
+    EXPECT_EQ(launches(), before + kernels);
+  }
+  EXPECT_EQ(graph.launches(), 3);
+  EXPECT_EQ(graph.instantiations(), 2) << "the second step updates the first's";
+  Error err = runtime::cuda::takeError();
+  EXPECT_FALSE(bool(err)) << err.message();
+
+  // A recording abandoned (its step failed) leaves the stream as it was:
+  // the next wait reaches the driver again, and the launch after it runs.
+  ASSERT_FALSE(bool(graph.begin()));
+  graph.abandon();
+  long before = launches();
+  launch(&kernel, 4, 1, 1, 32, 1, 1, 0, stream(), nullptr, nullptr, 0);
+  wait(stream());
+  EXPECT_EQ(launches(), before + 1);
+  err = runtime::cuda::takeError();
+  EXPECT_FALSE(bool(err)) << err.message();
+  ::dlclose(driver);
+}
+
 } // namespace

@@ -158,6 +158,10 @@ Error runBench(const Flags &given, const SessionMaker &make) {
       : stats.cacheHit ? "hit"
                        : "miss";
 
+  // Decode steps launched as CUDA graphs (--cuda-graphs on), and how many
+  // of them had to instantiate theirs rather than update the last one's.
+  const runtime::cuda::StepGraph *graph = run->session->stepGraph();
+
   char compiled[160];
   if (artifact)
     std::snprintf(compiled, sizeof(compiled),
@@ -203,17 +207,20 @@ Error runBench(const Flags &given, const SessionMaker &make) {
         "\"start_rss_mb\": %.1f, \"compile_mb\": %.1f, "
         "\"rss_bound_mb\": %.1f, \"params\": %lld, "
         "\"threads\": %d, \"compile_threads\": %u, \"target\": \"%s\", "
-        "\"cache\": \"%s\", \"weights_dtype\": \"%s\", "
+        "\"cache\": \"%s\", \"cuda_graph_steps\": %lld, "
+        "\"cuda_graph_instantiations\": %lld, \"weights_dtype\": \"%s\", "
         "\"weight_bytes_per_token\": %.0f, \"decode_gb_s\": %.3f, "
         "\"batch\": %lld, \"runs\": %d, \"prefill_tok_s_min\": %.3f, "
         "\"prefill_tok_s_max\": %.3f, \"decode_tok_s_min\": %.3f, "
         "\"decode_tok_s_max\": %.3f}\n",
         run->compileMs, stats.pipelineMs, stats.codegenMs, prefillMs,
         prefillTokS, decodeTokS, peakMb, weightsMb, kvMb, activationsMb,
-        o.startRssMb, compileMb, boundMb, (long long)params, threads, stats.compileThreads,
-        target, cache, dtype.c_str(), stepBytes, decodeGBs, (long long)batch,
-        o.repeat,
-        *prefillLo, *prefillHi, *decodeLo, *decodeHi);
+        o.startRssMb, compileMb, boundMb, (long long)params, threads,
+        stats.compileThreads, target, cache,
+        (long long)(graph ? graph->launches() : 0),
+        (long long)(graph ? graph->instantiations() : 0), dtype.c_str(),
+        stepBytes, decodeGBs, (long long)batch, o.repeat, *prefillLo,
+        *prefillHi, *decodeLo, *decodeHi);
   return Error::success();
 }
 

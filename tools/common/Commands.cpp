@@ -157,6 +157,13 @@ Expected<bool> hugePages(const Flags &f) {
   return f.hugePages == "on";
 }
 
+Expected<bool> cudaGraphs(const Flags &f) {
+  if (f.cudaGraphs != "on" && f.cudaGraphs != "off")
+    return userError("--cuda-graphs must be on or off, found '" + f.cudaGraphs +
+                     "'");
+  return f.cudaGraphs == "on";
+}
+
 Expected<model::Weights> loadWeights(const Flags &f, const model::Config &c) {
   if (f.init != "module" && f.init != "gpt2")
     return userError("--init must be module or gpt2, found '" + f.init + "'");
@@ -190,11 +197,17 @@ artifactSession(const Flags &f, const model::Config &c, int64_t batch) {
   options.batch = batch;
   options.hugePages = *huge;
   options.artifact = f.artifact;
+  auto graphs = cudaGraphs(f);
+  if (!graphs)
+    return graphs.takeError();
+  options.cudaGraphs = *graphs;
   auto s = runtime::Session::open(c, options);
   if (!s)
     return s.takeError();
   if (f.target == "cuda" && !(*s)->program().onDevice())
     return userError("--target cuda: " + f.artifact + " is a CPU artifact");
+  if (*graphs && !(*s)->program().onDevice())
+    return userError("--cuda-graphs on: " + f.artifact + " is a CPU artifact");
   int threads = (*s)->program().artifactManifest()->threads;
   if (f.threadsGiven && threads != f.threads)
     return userError("--threads " + std::to_string(f.threads) + ": " +

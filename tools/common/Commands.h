@@ -55,6 +55,8 @@ Error resolveDtype(const Flags &f, model::Config &config);
 Error checkThreads(const Flags &f);
 /// --huge-pages as a bool.
 Expected<bool> hugePages(const Flags &f);
+/// --cuda-graphs as a bool (on needs the GPU: the caller checks).
+Expected<bool> cudaGraphs(const Flags &f);
 /// --weights, or seeded initialisation (--seed, --init).
 Expected<model::Weights> loadWeights(const Flags &f, const model::Config &c);
 /// "1 2 3" or "1,2,3" into ids; errors name `flag`.

@@ -24,6 +24,8 @@ struct Flags {
                                                            init = "module";
   std::string promptTokens, prompt, tokenizer;
   std::string weightsLoad = "read", hugePages = "on";
+  /// --cuda-graphs: on or off (decode steps as CUDA graphs).
+  std::string cudaGraphs = "off";
   std::string artifact, cacheDir;
   /// --weights-dtype: how the weight matrices are stored (f32, bf16, f16);
   /// empty: the weights file's, else the config's.

@@ -64,6 +64,7 @@ const std::map<std::string, std::string Flags::*> &textFlags() {
       {"weights-load", &Flags::weightsLoad},
       {"weights-dtype", &Flags::weightsDtype},
       {"huge-pages", &Flags::hugePages},
+      {"cuda-graphs", &Flags::cudaGraphs},
       {"artifact", &Flags::artifact},
       {"seed", &Flags::seedText},
       {"max-new-tokens", &Flags::maxNewTokensText},

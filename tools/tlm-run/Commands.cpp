@@ -67,6 +67,12 @@ compileSession(const Options &o, const model::Config &c, int64_t batch) {
   runtime::SessionOptions options;
   options.batch = batch;
   options.hugePages = *huge;
+  auto graphs = cudaGraphs(o.flags());
+  if (!graphs)
+    return graphs.takeError();
+  if (*graphs && o.flags().target != "cuda")
+    return cli::userError("--cuda-graphs on needs --target cuda");
+  options.cudaGraphs = *graphs;
   auto s = runtime::Session::compile(c, options, *jit);
   if (s)
     return s;

@@ -190,6 +190,11 @@ struct Options {
       "huge-pages", cl::init("on"),
       cl::desc("on: the weights (read or initialised) and the KV cache ask "
                "the kernel for huge pages (default); off: ordinary pages")};
+  cl::opt<std::string> cudaGraphs{
+      "cuda-graphs", cl::init("off"),
+      cl::desc("--target cuda: on records each decode step and launches it "
+               "as one CUDA graph; off launches its kernels one by one "
+               "(default)")};
   cl::opt<std::string> disable{"disable", cl::init(""),
                                cl::desc(disableHelp().c_str())};
   cl::opt<std::string> artifact{

@@ -42,6 +42,7 @@ llvm::Error Options::resolve() {
   f.tokenizer = tokenizer, f.weightsLoad = weightsLoad;
   f.weightsDtype = weightsDtype;
   f.hugePages = hugePages, f.artifact = artifact, f.cacheDir = cacheDir;
+  f.cudaGraphs = cudaGraphs;
   f.json = json, f.noCache = noCache;
   f.seedText = seedText, f.maxNewTokensText = maxNewTokensText;
   f.temperatureText = temperatureText, f.topPText = topPText;

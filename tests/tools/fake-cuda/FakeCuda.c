@@ -15,6 +15,11 @@
  *   TLM_FAKE_CUDA_MEMORY=N   the device holds N bytes: an allocation past
  *                            them fails with CUDA_ERROR_OUT_OF_MEMORY.
  *
+ * Stream capture records a stream's launches, copies and memsets into a
+ * graph (they run, copies and memsets done, when the graph is launched), and
+ * refuses a wait on the capturing stream or the context as the real driver
+ * does (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, the capture invalidated).
+ *
  *===----------------------------------------------------------------------===*/
 
 #include <stdint.h>
@@ -25,7 +30,15 @@
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
 
-enum { kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2, kInvalidPtx = 218 };
+enum {
+  kSuccess = 0,
+  kInvalidValue = 1,
+  kOutOfMemory = 2,
+  kInvalidPtx = 218,
+  kCaptureUnsupported = 900,
+  kCaptureInvalidated = 901,
+  kGraphUpdateFailure = 910
+};
 enum { kJitErrorLogBuffer = 5, kJitErrorLogBufferSize = 6 };
 
 static long modulesLoaded, fatbins, modulesUnloaded, launches, allocs, frees;
@@ -49,6 +62,11 @@ static size_t pinnedSizes[64];
 static long bigSharedLaunches, refusedSharedLaunches;
 static int allowedShared = 48 * 1024;
 
+/* Graphs: recorded, instantiated, updated in place, launched; waits refused
+ * while recording; graphs and executable graphs not destroyed. */
+static long graphsRecorded, graphsInstantiated, graphsUpdated, graphsLaunched;
+static long refusedWhileRecording, graphsAlive;
+
 static void report(void) {
   const char *path = getenv("TLM_FAKE_CUDA_LOG");
   if (!path)
@@ -62,7 +80,52 @@ static void report(void) {
           "asynchronous uploads from pageable memory %ld\n",
           modulesLoaded, fatbins, modulesUnloaded, launches, allocs, frees,
           racyLaunches, pageableAsyncUploads);
+  if (graphsRecorded || refusedWhileRecording)
+    fprintf(f,
+            "graphs recorded %ld instantiated %ld updated %ld launched %ld; "
+            "waits refused while recording %ld; graphs left %ld\n",
+            graphsRecorded, graphsInstantiated, graphsUpdated, graphsLaunched,
+            refusedWhileRecording, graphsAlive);
   fclose(f);
+}
+
+/* What a graph holds, in the order it was queued. */
+enum OpKind { kLaunch, kCopy, kMemset32, kMemset16 };
+typedef struct {
+  enum OpKind kind;
+  void *dst;
+  const void *src;
+  size_t bytes; /* a copy's bytes, a memset's count */
+  unsigned value;
+  unsigned smem;
+} Op;
+typedef struct {
+  Op *ops;
+  size_t count, capacity;
+} Graph;
+
+static void *captureStream; /* the stream being recorded, or NULL */
+static int captureInvalid;
+static Graph *captured;
+
+static int recording(void *stream) {
+  return captured && stream == captureStream;
+}
+static void record(Op op) {
+  if (captured->count == captured->capacity) {
+    captured->capacity = captured->capacity ? 2 * captured->capacity : 64;
+    captured->ops = realloc(captured->ops, captured->capacity * sizeof(Op));
+  }
+  captured->ops[captured->count++] = op;
+}
+/* A wait the real driver refuses while `stream` (or any, for NULL) is
+ * recorded: the capture is invalidated too. */
+static int refuseWhileRecording(void *stream) {
+  if (!captured || (stream && stream != captureStream))
+    return 0;
+  ++refusedWhileRecording;
+  captureInvalid = 1;
+  return 1;
 }
 
 CUresult cuInit(unsigned flags) {
@@ -162,6 +225,15 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
                         void *stream, void **params, void **extra) {
   (void)fn, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz;
   (void)smem, (void)stream, (void)params, (void)extra;
+  if (recording(stream)) {
+    /* Refused when recorded, as when launched; counted when the graph
+     * runs. */
+    if (smem > 48 * 1024 && (int)smem > allowedShared)
+      return kInvalidValue;
+    Op op = {kLaunch, NULL, NULL, 0, 0, smem};
+    record(op);
+    return kSuccess;
+  }
   ++launches;
   for (int i = 0; i < uploadsInFlight; ++i)
     if (uploadStreams[i] != stream) {
@@ -205,11 +277,15 @@ CUresult cuStreamCreate(void **stream, unsigned flags) {
   return kSuccess;
 }
 CUresult cuCtxSynchronize(void) {
+  if (refuseWhileRecording(NULL))
+    return kCaptureUnsupported;
   uploadsInFlight = 0;
   return kSuccess;
 }
 /* The uploads queued on `stream` (NULL: the legacy stream) have landed. */
 CUresult cuStreamSynchronize(void *stream) {
+  if (refuseWhileRecording(stream))
+    return kCaptureUnsupported;
   int kept = 0;
   for (int i = 0; i < uploadsInFlight; ++i)
     if (uploadStreams[i] != stream)
@@ -234,7 +310,10 @@ CUresult cuEventDestroy_v2(void *event) { return (void)event, kSuccess; }
 CUresult cuEventRecord(void *event, void *stream) {
   return (void)event, (void)stream, kSuccess;
 }
-CUresult cuEventSynchronize(void *event) { return (void)event, kSuccess; }
+CUresult cuEventSynchronize(void *event) {
+  (void)event;
+  return refuseWhileRecording(NULL) ? kCaptureUnsupported : kSuccess;
+}
 
 /* Device memory in use, and each block's size in front of it. */
 static size_t deviceBytes;
@@ -268,7 +347,13 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
 }
 CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
                        void *stream) {
-  (void)stream;
+  if (recording(stream)) {
+    Op op = {
+        kCopy, (void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes, 0,
+        0};
+    record(op);
+    return kSuccess;
+  }
   memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
   return kSuccess;
 }
@@ -306,6 +391,11 @@ CUresult cuMemFreeHost(void *p) {
 }
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t bytes,
                               void *stream) {
+  if (recording(stream)) {
+    Op op = {kCopy, (void *)(uintptr_t)dst, src, bytes, 0, 0};
+    record(op);
+    return kSuccess;
+  }
   memcpy((void *)(uintptr_t)dst, src, bytes);
   pageableAsyncUploads += !pinned(src, bytes);
   uploadOn(stream);
@@ -313,7 +403,11 @@ CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t bytes,
 }
 CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes,
                               void *stream) {
-  (void)stream;
+  if (recording(stream)) {
+    Op op = {kCopy, dst, (const void *)(uintptr_t)src, bytes, 0, 0};
+    record(op);
+    return kSuccess;
+  }
   memcpy(dst, (const void *)(uintptr_t)src, bytes);
   return kSuccess;
 }
@@ -321,9 +415,23 @@ CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
   memcpy(dst, (const void *)(uintptr_t)src, bytes);
   return kSuccess;
 }
+static void memset32(void *dst, unsigned value, size_t count) {
+  uint32_t *p = (uint32_t *)dst;
+  for (size_t i = 0; i < count; ++i)
+    p[i] = value;
+}
+static void memset16(void *dst, unsigned value, size_t count) {
+  uint16_t *p = (uint16_t *)dst;
+  for (size_t i = 0; i < count; ++i)
+    p[i] = (uint16_t)value;
+}
 CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned value, size_t count,
                           void *stream) {
-  (void)stream;
+  if (recording(stream)) {
+    Op op = {kMemset32, (void *)(uintptr_t)dst, NULL, count, value, 0};
+    record(op);
+    return kSuccess;
+  }
   uint32_t *p = (uint32_t *)(uintptr_t)dst;
   for (size_t i = 0; i < count; ++i)
     p[i] = value;
@@ -331,7 +439,11 @@ CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned value, size_t count,
 }
 CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short value, size_t count,
                           void *stream) {
-  (void)stream;
+  if (recording(stream)) {
+    Op op = {kMemset16, (void *)(uintptr_t)dst, NULL, count, value, 0};
+    record(op);
+    return kSuccess;
+  }
   uint16_t *p = (uint16_t *)(uintptr_t)dst;
   for (size_t i = 0; i < count; ++i)
     p[i] = value;
@@ -341,3 +453,95 @@ CUresult cuMemHostRegister_v2(void *p, size_t bytes, unsigned flags) {
   return (void)p, (void)bytes, (void)flags, kSuccess;
 }
 CUresult cuMemHostUnregister(void *p) { return (void)p, kSuccess; }
+
+/* Stream capture and graphs. */
+CUresult cuStreamBeginCapture_v2(void *stream, int mode) {
+  /* Only relaxed capture lets the host code allocate a new block. */
+  if (captured || mode != 2)
+    return kInvalidValue;
+  captured = calloc(1, sizeof(Graph));
+  captureStream = stream;
+  captureInvalid = 0;
+  return kSuccess;
+}
+static void destroyGraph(Graph *g) {
+  free(g->ops);
+  free(g);
+  --graphsAlive;
+}
+CUresult cuStreamEndCapture(void *stream, void **graph) {
+  if (!captured || stream != captureStream)
+    return kInvalidValue;
+  Graph *g = captured;
+  captured = NULL;
+  captureStream = NULL;
+  ++graphsAlive;
+  if (captureInvalid) {
+    destroyGraph(g);
+    *graph = NULL;
+    return kCaptureInvalidated;
+  }
+  ++graphsRecorded;
+  *graph = g;
+  return kSuccess;
+}
+CUresult cuGraphDestroy(void *graph) {
+  destroyGraph(graph);
+  return kSuccess;
+}
+static Graph *copyGraph(const Graph *g) {
+  Graph *c = calloc(1, sizeof(Graph));
+  c->count = c->capacity = g->count;
+  c->ops = malloc(g->count * sizeof(Op) + 1);
+  memcpy(c->ops, g->ops, g->count * sizeof(Op));
+  ++graphsAlive;
+  return c;
+}
+CUresult cuGraphInstantiateWithFlags(void **exec, void *graph,
+                                     unsigned long long flags) {
+  (void)flags;
+  *exec = copyGraph(graph);
+  ++graphsInstantiated;
+  return kSuccess;
+}
+CUresult cuGraphExecDestroy(void *exec) {
+  destroyGraph(exec);
+  return kSuccess;
+}
+/* The same operations in the same order: the new parameters are taken. */
+CUresult cuGraphExecUpdate_v2(void *exec, void *graph, void *info) {
+  Graph *e = exec, *g = graph;
+  int same = e->count == g->count;
+  for (size_t i = 0; same && i < g->count; ++i)
+    same = e->ops[i].kind == g->ops[i].kind;
+  /* CUgraphExecUpdateResultInfo: result first (1: CU_GRAPH_EXEC_UPDATE_ERROR).
+   */
+  *(int *)info = same ? 0 : 1;
+  if (!same)
+    return kGraphUpdateFailure;
+  memcpy(e->ops, g->ops, g->count * sizeof(Op));
+  ++graphsUpdated;
+  return kSuccess;
+}
+CUresult cuGraphLaunch(void *exec, void *stream) {
+  const Graph *e = exec;
+  for (size_t i = 0; i < e->count; ++i) {
+    const Op *op = &e->ops[i];
+    switch (op->kind) {
+    case kLaunch:
+      cuLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, op->smem, stream, NULL, NULL);
+      break;
+    case kCopy:
+      memmove(op->dst, op->src, op->bytes);
+      break;
+    case kMemset32:
+      memset32(op->dst, op->value, op->bytes);
+      break;
+    case kMemset16:
+      memset16(op->dst, op->value, op->bytes);
+      break;
+    }
+  }
+  ++graphsLaunched;
+  return kSuccess;
+}
