@@ -222,6 +222,7 @@ void registerAll(DialectRegistry &registry) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registerAllToLLVMIRTranslations(registry);
+  mlir::tlm::registerPipelineInterfaces(registry);
 }
 
 llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,

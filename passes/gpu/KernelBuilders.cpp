@@ -2,6 +2,7 @@
 
 #include "passes/gpu/KernelBuilders.h"
 #include "passes/common/Builders.h"
+#include "passes/gpu/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -10,6 +11,26 @@
 using namespace mlir;
 
 namespace mlir::tlm {
+
+namespace {
+struct BarrierEffects
+    : public MemoryEffectOpInterface::ExternalModel<BarrierEffects,
+                                                    gpu::BarrierOp> {
+  void
+  getEffects(Operation *,
+             SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+                 &effects) const {
+    effects.emplace_back(MemoryEffects::Read::get());
+    effects.emplace_back(MemoryEffects::Write::get());
+  }
+};
+} // namespace
+
+void registerGpuInterfaces(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, gpu::GPUDialect *) {
+    gpu::BarrierOp::attachInterface<BarrierEffects>(*ctx);
+  });
+}
 
 Value product(OpBuilder &b, Location loc, ArrayRef<Value> sizes) {
   Value p = index(b, loc, 1);

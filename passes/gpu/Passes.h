@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -16,6 +17,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
 
@@ -26,6 +28,12 @@ namespace mlir::tlm {
 
 #define GEN_PASS_REGISTRATION
 #include "passes/gpu/Passes.h.inc"
+
+/// What the GPU passes add to upstream ops: `gpu.barrier` declares that it
+/// reads and writes memory (it orders a block's accesses to workgroup
+/// memory), without which buffer deallocation rejects a function whose
+/// kernels exist before bufferization (tlm-gpu-decode-attention's).
+void registerGpuInterfaces(DialectRegistry &registry);
 
 } // namespace mlir::tlm
 

@@ -38,6 +38,55 @@ def TlmGpuDeviceMemory : Pass<"tlm-gpu-device-memory", "::mlir::func::FuncOp"> {
   ];
 }
 
+def TlmGpuDecodeAttention : Pass<"tlm-gpu-decode-attention", "::mlir::ModuleOp"> {
+  let summary = "Decode's attention as flash-decoding kernels";
+  let description = [{
+    For the GPU pipeline, before `tlm-lower-to-linalg`: an f32
+    `tlm.cached_attention` whose step has one new token (one query row a
+    sequence) becomes two kernels, after the prologue the conversion shares
+    (heads split, RoPE, the new rows in the cache layout). The cache is split
+    into `chunk`-position pieces, one block per (piece, head, sequence): its
+    warps take a position each (lanes split the head dim, a shuffle sum gives
+    the score), then every thread takes a head dim and a share of the
+    positions and sums `exp(score - max) · v`; the block leaves its max, its
+    sum of exponentials and its partial output. The second kernel merges
+    the pieces of each (head, sequence) with the usual rescaling, so no
+    score tensor is written and the values are read coalesced.
+
+    Where the number of new tokens is dynamic the kernels take the
+    one-token case and a clone of the op (lowered by the conversion as
+    before) takes the rest, under an `scf.if`; a step known to have more
+    rows is left alone, as is any other element type.
+
+    Before:
+    ```mlir
+    %o, %kn, %vn = tlm.cached_attention %q, %k, %v, %kp, %vp
+        {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.0e4 : f64}
+        : (...) -> (...)
+    ```
+    After (one-token case):
+    ```mlir
+    %qb = bufferization.to_buffer %q4 read_only : ...
+    gpu.launch blocks(%s, %h, %b) in (%gx = %pieces, %gy = %c4, %gz = %n)
+               threads(%l, %w, %z) in (%tx = %c32, %ty = %c4, %tz = %c1)
+               workgroup(%p : memref<64xf32, #gpu.address_space<workgroup>>, ...) {...}
+    gpu.launch blocks(%h, %b, %z) in (%gx = %c4, %gy = %n, %gz = %c1) ... {...}
+    %o = bufferization.to_tensor %out restrict writable : ...
+    ```
+  }];
+  let options = [
+    Option<"chunk", "chunk", "int64_t", /*default=*/"64",
+           "Cached positions per block of the first kernel">,
+    Option<"warps", "warps", "int64_t", /*default=*/"4",
+           "Warps per block of the first kernel">,
+  ];
+  let dependentDialects = [
+    "::mlir::bufferization::BufferizationDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def TlmGpuMapParallelLoops : Pass<"tlm-gpu-map-parallel-loops", "::mlir::func::FuncOp"> {
   let summary = "Tile each outermost scf.parallel into blocks and threads";
   let description = [{

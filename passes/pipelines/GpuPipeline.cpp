@@ -21,9 +21,16 @@
 
 using namespace mlir;
 
+void tlm::registerPipelineInterfaces(DialectRegistry &registry) {
+  registerGpuInterfaces(registry);
+}
+
 void tlm::buildGpuPipeline(OpPassManager &pm,
                            const GpuPipelineOptions &options) {
-  // 1. tlm → linalg on tensors, one function per entry.
+  // 1. tlm → linalg on tensors, one function per entry; decode's attention
+  //    first, as kernels of its own.
+  if (options.decodeAttention)
+    pm.addPass(createTlmGpuDecodeAttention());
   buildLinalgPipeline(pm);
   pm.addPass(createTlmAllowInlining());
   pm.addPass(createInlinerPass());

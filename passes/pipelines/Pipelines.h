@@ -116,6 +116,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Projections as shared-memory tiled kernels "
                      "(tlm-gpu-tile-matmuls)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> decodeAttention{
+      *this, "decode-attention",
+      llvm::cl::desc("Decode's attention as flash-decoding kernels "
+                     "(tlm-gpu-decode-attention)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> blockReductions{
       *this, "block-reductions",
       llvm::cl::desc("Row reductions with one block per row "
@@ -142,6 +147,10 @@ std::string findLibdevice();
 /// Registers every tlm pass and the pipelines `tlm-linalg-pipeline`,
 /// `tlm-cpu-pipeline` and `tlm-gpu-pipeline` (tlm-opt).
 void registerTlmPassesAndPipelines();
+
+/// The interfaces the pipelines attach to upstream ops (registerGpuInterfaces
+/// in passes/gpu/Passes.h): every context that runs them needs these.
+void registerPipelineInterfaces(DialectRegistry &registry);
 
 } // namespace mlir::tlm
 

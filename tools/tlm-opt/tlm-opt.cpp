@@ -26,6 +26,7 @@ int main(int argc, char **argv) {
   mlir::registerAllExtensions(registry);
   // Needed by gpu-module-to-binary and by anything that translates to LLVM IR.
   mlir::registerAllToLLVMIRTranslations(registry);
+  mlir::tlm::registerPipelineInterfaces(registry);
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "tlm optimizer driver\n", registry));

@@ -1,0 +1,482 @@
+//===- DecodeAttention.cpp - tlm-gpu-decode-attention ---------------------===//
+//
+// Decode's attention as flash-decoding: the cache split into pieces of
+// `chunk` positions, one block per (piece, head, sequence) leaving a max, a
+// sum of exponentials and a partial output, and a second kernel merging the
+// pieces. Built on tensors, before the conversion, from the prologue it
+// shares (AttentionParts.h); the kernels read their inputs through read-only
+// `to_buffer`s placed right before them and write fresh buffers that
+// `to_tensor` hands back, so bufferization sees no tensor op in between.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/TlmDialect.h"
+#include "passes/common/AttentionParts.h"
+#include "passes/common/Builders.h"
+#include "passes/common/OptionChecks.h"
+#include "passes/gpu/KernelBuilders.h"
+#include "passes/gpu/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/Debug.h"
+
+#include <cmath>
+#include <limits>
+
+#define DEBUG_TYPE "tlm-gpu-decode-attention"
+
+namespace mlir::tlm {
+#define GEN_PASS_DEF_TLMGPUDECODEATTENTION
+#include "passes/gpu/Passes.h.inc"
+} // namespace mlir::tlm
+
+using namespace mlir;
+using namespace mlir::tlm;
+
+namespace {
+
+constexpr int64_t kWarp = 32;
+constexpr int64_t kMaxThreads = 1024;
+constexpr int64_t kMaxSharedBytes = 227 * 1024;
+
+/// Warps of the first kernel: at least one thread a head dim.
+int64_t pieceWarps(int64_t headDim, int64_t warps) {
+  return std::max(warps, (headDim + kWarp - 1) / kWarp);
+}
+
+/// The first kernel's shared memory: `chunk` scores and the groups'
+/// partial outputs.
+int64_t sharedBytes(int64_t headDim, int64_t chunk, int64_t warps) {
+  int64_t groups = pieceWarps(headDim, warps) * kWarp / headDim;
+  return 4 * (chunk + groups * headDim);
+}
+
+/// `t` read in place by a kernel: a buffer of any strides.
+Value readBuffer(OpBuilder &b, Location loc, Value t) {
+  auto type = cast<RankedTensorType>(t.getType());
+  SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
+  auto layout =
+      StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, strides);
+  return bufferization::ToBufferOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType(), layout),
+      t, /*read_only=*/true);
+}
+
+Attribute workgroup(MLIRContext *ctx) {
+  return gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+}
+
+Value f32Const(OpBuilder &b, Location loc, double v) {
+  return floatConst(b, loc, b.getF32Type(), v);
+}
+
+Value minusInfinity(OpBuilder &b, Location loc) {
+  return f32Const(b, loc, -std::numeric_limits<double>::infinity());
+}
+
+/// `v` summed over the 32 lanes of the warp (every lane gets the total).
+Value warpSum(OpBuilder &b, Location loc, Value v) {
+  for (int32_t offset = kWarp / 2; offset > 0; offset /= 2) {
+    Value other =
+        gpu::ShuffleOp::create(b, loc, v, offset, kWarp, gpu::ShuffleMode::XOR)
+            .getShuffleResult();
+    v = arith::AddFOp::create(b, loc, v, other);
+  }
+  return v;
+}
+
+/// A loop over [lb, ub) by `step` carrying one f32, its body given the
+/// induction variable and the carried value.
+Value reduceLoop(
+    OpBuilder &b, Location loc, Value lb, Value ub, Value step, Value init,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> body) {
+  auto loop = scf::ForOp::create(
+      b, loc, lb, ub, step, ValueRange{init},
+      [&](OpBuilder &nb, Location nl, Value iv, ValueRange carried) {
+        scf::YieldOp::create(nb, nl, body(nb, nl, iv, carried[0]));
+      });
+  return loop.getResult(0);
+}
+
+/// What the kernels read, as buffers, and the model's shape.
+struct DecodeBuffers {
+  Value q;            ///< (B, S, H, dk): row 0 of each sequence
+  Value kPast, vPast; ///< (T, B, kvH, dk)
+  Value kNew, vNew;   ///< (S, B, kvH, dk): row 0, at position past_b
+  Value lengths;      ///< (B) each sequence's cached positions, or null
+  Value past;         ///< T
+  int64_t heads, group, headDim;
+};
+
+/// Key or value `d` of position `j` of sequence `b`, kv head `kvh`: the
+/// cache below the sequence's past, the new row at it.
+Value keyOrValue(OpBuilder &b, Location loc, Value cache, Value fresh, Value j,
+                 Value past, Value seq, Value kvh, Value d) {
+  auto ifOp = scf::IfOp::create(
+      b, loc, lessThan(b, loc, j, past),
+      [&](OpBuilder &nb, Location nl) {
+        scf::YieldOp::create(nb, nl,
+                             ValueRange{memref::LoadOp::create(
+                                 nb, nl, cache, ValueRange{j, seq, kvh, d})});
+      },
+      [&](OpBuilder &nb, Location nl) {
+        scf::YieldOp::create(
+            nb, nl,
+            ValueRange{memref::LoadOp::create(
+                nb, nl, fresh, ValueRange{index(nb, nl, 0), seq, kvh, d})});
+      });
+  return ifOp.getResult(0);
+}
+
+/// The first kernel's body: piece `piece` of head `h` of sequence `seq`,
+/// with `warps` warps of lanes (`lane`, `warp`).
+void buildPieceBody(OpBuilder &b, Location loc, const DecodeBuffers &in,
+                    int64_t chunk, int64_t warps, Value piece, Value h,
+                    Value seq, Value lane, Value warp, Value scores,
+                    Value parts, Value maxes, Value sums, Value outs) {
+  int64_t dk = in.headDim, threads = warps * kWarp;
+  int64_t groups = threads / dk;
+  Value c0 = index(b, loc, 0), c1 = index(b, loc, 1);
+  Value t = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, warp, index(b, loc, kWarp)), lane);
+  Value kvh = arith::DivUIOp::create(b, loc, h, index(b, loc, in.group));
+  // lengths[b] at most T, as the conversion reads it (`ult` against the
+  // cache's rows): never a read past the cache, and the first piece always
+  // holds the new token, so the merge's max is finite.
+  Value past = in.past;
+  if (in.lengths)
+    past = arith::MinUIOp::create(
+        b, loc,
+        arith::IndexCastOp::create(
+            b, loc, b.getIndexType(),
+            memref::LoadOp::create(b, loc, in.lengths, ValueRange{seq})),
+        in.past);
+  // This piece's positions: [start, start + n), n = clamp(count - start,
+  // 0, chunk) with count = past + 1 (the new token).
+  Value count = arith::AddIOp::create(b, loc, past, c1);
+  Value start = arith::MulIOp::create(b, loc, piece, index(b, loc, chunk));
+  Value n = arith::MinSIOp::create(
+      b, loc,
+      arith::MaxSIOp::create(b, loc,
+                             arith::SubIOp::create(b, loc, count, start), c0),
+      index(b, loc, chunk));
+
+  // Scores: a warp a position, its lanes the head dim; q stays in
+  // registers.
+  Value zero = f32Const(b, loc, 0.0);
+  SmallVector<Value> qv, dims, dimOk;
+  for (int64_t i = 0; i * kWarp < dk; ++i) {
+    Value d = arith::AddIOp::create(b, loc, lane, index(b, loc, i * kWarp));
+    Value ok = lessThan(b, loc, d, index(b, loc, dk));
+    dims.push_back(d);
+    dimOk.push_back(ok);
+    qv.push_back(
+        guardedLoad(b, loc, ok, in.q, ValueRange{seq, c0, h, d}, zero));
+  }
+  Value scale = f32Const(b, loc, 1.0 / std::sqrt(double(dk)));
+  scf::ForOp::create(
+      b, loc, warp, n, index(b, loc, warps), ValueRange{},
+      [&](OpBuilder &nb, Location nl, Value jl, ValueRange) {
+        Value j = arith::AddIOp::create(nb, nl, start, jl);
+        Value dot = zero;
+        for (size_t i = 0; i < qv.size(); ++i) {
+          auto term = scf::IfOp::create(
+              nb, nl, dimOk[i],
+              [&](OpBuilder &ib, Location il) {
+                Value k = keyOrValue(ib, il, in.kPast, in.kNew, j, past, seq,
+                                     kvh, dims[i]);
+                scf::YieldOp::create(
+                    ib, il,
+                    ValueRange{math::FmaOp::create(ib, il, qv[i], k, dot)});
+              },
+              [&](OpBuilder &ib, Location il) {
+                scf::YieldOp::create(ib, il, ValueRange{dot});
+              });
+          dot = term.getResult(0);
+        }
+        dot = warpSum(nb, nl, dot);
+        auto store = scf::IfOp::create(
+            nb, nl,
+            arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq, lane,
+                                  index(nb, nl, 0)));
+        {
+          OpBuilder::InsertionGuard g(nb);
+          nb.setInsertionPointToStart(store.thenBlock());
+          memref::StoreOp::create(nb, nl,
+                                  arith::MulFOp::create(nb, nl, dot, scale),
+                                  scores, ValueRange{jl});
+        }
+        scf::YieldOp::create(nb, nl);
+      });
+  gpu::BarrierOp::create(b, loc);
+
+  // The piece's max, then its probabilities in place of the scores.
+  Value m = reduceLoop(b, loc, c0, n, c1, minusInfinity(b, loc),
+                       [&](OpBuilder &nb, Location nl, Value jl, Value acc) {
+                         Value s = memref::LoadOp::create(nb, nl, scores,
+                                                          ValueRange{jl});
+                         return arith::MaximumFOp::create(nb, nl, acc, s);
+                       });
+  gpu::BarrierOp::create(b, loc);
+  scf::ForOp::create(
+      b, loc, t, n, index(b, loc, threads), ValueRange{},
+      [&](OpBuilder &nb, Location nl, Value jl, ValueRange) {
+        Value s = memref::LoadOp::create(nb, nl, scores, ValueRange{jl});
+        Value p =
+            math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, s, m));
+        memref::StoreOp::create(nb, nl, p, scores, ValueRange{jl});
+        scf::YieldOp::create(nb, nl);
+      });
+  gpu::BarrierOp::create(b, loc);
+
+  // Their sum (every thread, in the same order), and P·V: a thread a head
+  // dim and every `groups`-th position.
+  Value l = reduceLoop(b, loc, c0, n, c1, zero,
+                       [&](OpBuilder &nb, Location nl, Value jl, Value acc) {
+                         Value p = memref::LoadOp::create(nb, nl, scores,
+                                                          ValueRange{jl});
+                         return arith::AddFOp::create(nb, nl, acc, p);
+                       });
+  Value active = lessThan(b, loc, t, index(b, loc, groups * dk));
+  Value g = arith::DivUIOp::create(b, loc, t, index(b, loc, dk));
+  Value d = arith::RemUIOp::create(b, loc, t, index(b, loc, dk));
+  {
+    auto pv = scf::IfOp::create(b, loc, active);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(pv.thenBlock());
+    Value acc = reduceLoop(
+        b, loc, g, n, index(b, loc, groups), zero,
+        [&](OpBuilder &nb, Location nl, Value jl, Value acc) {
+          Value p = memref::LoadOp::create(nb, nl, scores, ValueRange{jl});
+          Value j = arith::AddIOp::create(nb, nl, start, jl);
+          Value v = keyOrValue(nb, nl, in.vPast, in.vNew, j, past, seq, kvh, d);
+          return math::FmaOp::create(nb, nl, p, v, acc);
+        });
+    memref::StoreOp::create(b, loc, acc, parts, ValueRange{g, d});
+  }
+  gpu::BarrierOp::create(b, loc);
+
+  // The groups' sums added in order, and the piece's max and sum.
+  {
+    auto write =
+        scf::IfOp::create(b, loc, lessThan(b, loc, t, index(b, loc, dk)));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(write.thenBlock());
+    Value o = zero;
+    for (int64_t i = 0; i < groups; ++i)
+      o = arith::AddFOp::create(
+          b, loc, o,
+          memref::LoadOp::create(b, loc, parts,
+                                 ValueRange{index(b, loc, i), t}));
+    memref::StoreOp::create(b, loc, o, outs, ValueRange{seq, h, piece, t});
+  }
+  auto first = scf::IfOp::create(
+      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t, c0));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(first.thenBlock());
+  memref::StoreOp::create(b, loc, m, maxes, ValueRange{seq, h, piece});
+  memref::StoreOp::create(b, loc, l, sums, ValueRange{seq, h, piece});
+}
+
+/// The second kernel's body: head dim `d` of head `h` of sequence `seq`,
+/// the pieces merged (each rescaled to the largest max).
+void buildMergeBody(OpBuilder &b, Location loc, Value pieces, Value h,
+                    Value seq, Value d, Value maxes, Value sums, Value outs,
+                    Value out) {
+  Value c0 = index(b, loc, 0), c1 = index(b, loc, 1);
+  Value m = reduceLoop(
+      b, loc, c0, pieces, c1, minusInfinity(b, loc),
+      [&](OpBuilder &nb, Location nl, Value s, Value acc) {
+        Value ms = memref::LoadOp::create(nb, nl, maxes, ValueRange{seq, h, s});
+        return arith::MaximumFOp::create(nb, nl, acc, ms);
+      });
+  Value zero = f32Const(b, loc, 0.0);
+  auto loop = scf::ForOp::create(
+      b, loc, c0, pieces, c1, ValueRange{zero, zero},
+      [&](OpBuilder &nb, Location nl, Value s, ValueRange acc) {
+        Value ms = memref::LoadOp::create(nb, nl, maxes, ValueRange{seq, h, s});
+        // A piece past every sequence's end has max -inf: weight 0 (the
+        // first piece always holds the new token, so m is finite).
+        Value w =
+            math::ExpOp::create(nb, nl, arith::SubFOp::create(nb, nl, ms, m));
+        Value ls = memref::LoadOp::create(nb, nl, sums, ValueRange{seq, h, s});
+        Value os =
+            memref::LoadOp::create(nb, nl, outs, ValueRange{seq, h, s, d});
+        scf::YieldOp::create(
+            nb, nl,
+            ValueRange{math::FmaOp::create(nb, nl, ls, w, acc[0]),
+                       math::FmaOp::create(nb, nl, os, w, acc[1])});
+      });
+  Value o = arith::DivFOp::create(b, loc, loop.getResult(1), loop.getResult(0));
+  memref::StoreOp::create(b, loc, o, out, ValueRange{seq, c0, h, d});
+}
+
+/// Attention of one new query row per sequence, (B, 1, H, dk), by the two
+/// kernels.
+Value flashDecoding(OpBuilder &b, Location loc, const DecodeBuffers &in,
+                    Value batch, int64_t chunk, int64_t warps) {
+  MLIRContext *ctx = b.getContext();
+  int64_t dk = in.headDim, heads = in.heads;
+  warps = pieceWarps(dk, warps);
+  int64_t groups = warps * kWarp / dk;
+  Value c1 = index(b, loc, 1);
+  Value pieces = arith::CeilDivUIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, in.past, c1), index(b, loc, chunk));
+  Type f32 = b.getF32Type();
+  int64_t dyn = ShapedType::kDynamic;
+  Value maxes =
+      memref::AllocOp::create(b, loc, MemRefType::get({dyn, heads, dyn}, f32),
+                              ValueRange{batch, pieces});
+  Value sums =
+      memref::AllocOp::create(b, loc, MemRefType::get({dyn, heads, dyn}, f32),
+                              ValueRange{batch, pieces});
+  Value outs = memref::AllocOp::create(
+      b, loc, MemRefType::get({dyn, heads, dyn, dk}, f32),
+      ValueRange{batch, pieces});
+  auto outType = MemRefType::get({dyn, 1, heads, dk}, f32);
+  Value out = memref::AllocOp::create(b, loc, outType, ValueRange{batch});
+  {
+    // The scores and the groups' partial outputs in dynamic shared memory
+    // rather than workgroup attributions: buffer deallocation, which runs
+    // after this, would take an attribution for a buffer it must track.
+    OpBuilder::InsertionGuard guard(b);
+    auto launch =
+        gpu::LaunchOp::create(b, loc, pieces, index(b, loc, heads), batch,
+                              index(b, loc, kWarp), index(b, loc, warps), c1,
+                              arith::ConstantIntOp::create(
+                                  b, loc, sharedBytes(dk, chunk, warps), 32));
+    b.setInsertionPointToEnd(&launch.getBody().front());
+    gpu::TerminatorOp::create(b, loc);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    Value shared = gpu::DynamicSharedMemoryOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                        MemRefLayoutAttrInterface(), workgroup(ctx)));
+    auto view = [&](int64_t offsetFloats, ArrayRef<int64_t> shape) -> Value {
+      return memref::ViewOp::create(
+          b, loc,
+          MemRefType::get(shape, f32, MemRefLayoutAttrInterface(),
+                          workgroup(ctx)),
+          shared, index(b, loc, offsetFloats * 4), ValueRange{});
+    };
+    buildPieceBody(b, loc, in, chunk, warps, launch.getBlockIds().x,
+                   launch.getBlockIds().y, launch.getBlockIds().z,
+                   launch.getThreadIds().x, launch.getThreadIds().y,
+                   view(0, {chunk}), view(chunk, {groups, dk}), maxes, sums,
+                   outs);
+  }
+  {
+    OpBuilder::InsertionGuard guard(b);
+    gpu::LaunchOp launch = makeLaunch(b, loc, {index(b, loc, heads), batch, c1},
+                                      {index(b, loc, dk), c1, c1});
+    buildMergeBody(b, loc, pieces, launch.getBlockIds().x,
+                   launch.getBlockIds().y, launch.getThreadIds().x, maxes, sums,
+                   outs, out);
+  }
+  return bufferization::ToTensorOp::create(
+      b, loc, RankedTensorType::get(outType.getShape(), f32), out,
+      /*restrict=*/true, /*writable=*/true);
+}
+
+/// The one-token form of `op`: its prologue, then the kernels; its three
+/// results.
+SmallVector<Value> oneTokenAttention(OpBuilder &b, CachedAttentionOp op,
+                                     int64_t chunk, int64_t warps) {
+  Location loc = op.getLoc();
+  CachedAttentionParts p = splitCachedAttention(b, op);
+  Value batch = tensor::DimOp::create(b, loc, p.q, 0);
+  // The buffers are taken last, right before the kernels that read them.
+  DecodeBuffers in;
+  in.q = readBuffer(b, loc, p.q);
+  in.kPast = readBuffer(b, loc, p.kPast);
+  in.vPast = readBuffer(b, loc, p.vPast);
+  in.kNew = readBuffer(b, loc, p.kRows);
+  in.vNew = readBuffer(b, loc, p.vRows);
+  in.lengths = p.lengths ? readBuffer(b, loc, p.lengths) : Value();
+  in.past = p.past;
+  in.heads = p.heads;
+  in.group = p.group;
+  in.headDim = p.headDim;
+  Value out =
+      mergeHeads(b, loc, flashDecoding(b, loc, in, batch, chunk, warps));
+  return {castTo(b, loc, out, op.getResult().getType()),
+          castTo(b, loc, p.kNew, op.getKNew().getType()),
+          castTo(b, loc, p.vNew, op.getVNew().getType())};
+}
+
+bool isF32(Value v) {
+  return cast<ShapedType>(v.getType()).getElementType().isF32();
+}
+
+struct TlmGpuDecodeAttention
+    : public tlm::impl::TlmGpuDecodeAttentionBase<TlmGpuDecodeAttention> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (failed(tlm::checkOptions(getOperation(), "tlm-gpu-decode-attention",
+                                 {{"chunk", chunk, 1}, {"warps", warps, 1}})))
+      return signalPassFailure();
+    // A block has at most 1024 threads.
+    if (warps > kMaxThreads / kWarp) {
+      getOperation()->emitError()
+          << "tlm-gpu-decode-attention: warps must be <= "
+          << kMaxThreads / kWarp << ", got " << int64_t(warps);
+      return signalPassFailure();
+    }
+    SmallVector<CachedAttentionOp> ops;
+    getOperation()->walk([&](CachedAttentionOp op) {
+      int64_t rows = op.getQ().getType().getDimSize(1);
+      if (!isF32(op.getQ()) || !isF32(op.getKPast()) || !isF32(op.getK()) ||
+          !isF32(op.getV()) || !isF32(op.getVPast()))
+        LLVM_DEBUG(llvm::dbgs()
+                   << "not f32, left to the conversion: " << op << "\n");
+      else if (rows != 1 && !ShapedType::isDynamic(rows))
+        LLVM_DEBUG(llvm::dbgs()
+                   << "more than one new row a sequence: " << op << "\n");
+      else if (op.getHeadDim() > kMaxThreads)
+        LLVM_DEBUG(llvm::dbgs()
+                   << "heads wider than a block's threads: " << op << "\n");
+      else
+        ops.push_back(op);
+    });
+    // The pieces' shared memory within what a kernel may ask for (227 KiB
+    // on sm_90, past 48 KiB by the opt-in the runtime makes).
+    for (CachedAttentionOp op : ops)
+      if (int64_t bytes = sharedBytes(op.getHeadDim(), chunk, warps);
+          bytes > kMaxSharedBytes) {
+        op.emitError() << "tlm-gpu-decode-attention: chunk " << int64_t(chunk)
+                       << " needs " << bytes
+                       << " bytes of shared memory a block, more than "
+                       << kMaxSharedBytes;
+        return signalPassFailure();
+      }
+    IRRewriter rewriter(&getContext());
+    for (CachedAttentionOp op : ops) {
+      rewriter.setInsertionPoint(op);
+      Location loc = op.getLoc();
+      if (op.getQ().getType().getDimSize(1) == 1) {
+        rewriter.replaceOp(op, oneTokenAttention(rewriter, op, chunk, warps));
+        continue;
+      }
+      // Rows known at run time only: the kernels for one, the op (lowered
+      // by the conversion) for more.
+      Value rows = tensor::DimOp::create(rewriter, loc, op.getQ(), 1);
+      Value one = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                        rows, index(rewriter, loc, 1));
+      auto ifOp = scf::IfOp::create(rewriter, loc, op->getResultTypes(), one,
+                                    /*withElseRegion=*/true);
+      {
+        OpBuilder::InsertionGuard guard(rewriter);
+        rewriter.setInsertionPointToStart(ifOp.thenBlock());
+        scf::YieldOp::create(rewriter, loc,
+                             oneTokenAttention(rewriter, op, chunk, warps));
+        rewriter.setInsertionPointToStart(ifOp.elseBlock());
+        Operation *general = rewriter.clone(*op);
+        scf::YieldOp::create(rewriter, loc, general->getResults());
+      }
+      rewriter.replaceOp(op, ifOp.getResults());
+    }
+  }
+};
+
+} // namespace
