@@ -216,9 +216,10 @@ void buildGemvBody(OpBuilder &b, Location loc, const GpuProjection &p,
   auto addToOut = [&](OpBuilder &ob, int64_t r, Value total) {
     SmallVector<Value> outIdx(rowIdx[r]);
     outIdx.push_back(col);
-    Value old = memref::LoadOp::create(ob, loc, p.out, outIdx);
-    memref::StoreOp::create(ob, loc, arith::AddFOp::create(ob, loc, old, total),
-                            p.out, outIdx);
+    if (!p.overwrite)
+      total = arith::AddFOp::create(
+          ob, loc, memref::LoadOp::create(ob, loc, p.out, outIdx), total);
+    memref::StoreOp::create(ob, loc, total, p.out, outIdx);
   };
   Value writes = arith::AndIOp::create(b, loc, lane0, colOk);
   if (splits == 1) {

@@ -15,12 +15,16 @@
 
 namespace mlir::tlm {
 
-/// A projection `out[rows..., n] += x[rows..., k] · w[n, k]` on buffers.
+/// A projection `out[rows..., n] += x[rows..., k] · w[n, k]` on buffers
+/// (`=` with `overwrite`).
 struct GpuProjection {
   Value x, w, out;
   SmallVector<Value> rowSizes; ///< x's leading (row) dims
   Value rows;                  ///< their product, m
   int64_t n, k;
+  /// `out` starts at zero (its fill folded into the kernels): the sums are
+  /// stored rather than added to it.
+  bool overwrite = false;
 };
 
 /// Whether the projection kernels take these operands: x and out f32

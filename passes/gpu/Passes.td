@@ -87,6 +87,33 @@ def TlmGpuDecodeAttention : Pass<"tlm-gpu-decode-attention", "::mlir::ModuleOp">
   ];
 }
 
+def TlmGpuFuseElementwise : Pass<"tlm-gpu-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Fuse chains of elementwise generics (one kernel each on the GPU)";
+  let description = [{
+    On tensors, before bufferization: an all-parallel `linalg.generic`
+    whose result has one use, by another all-parallel generic, is fused
+    into it (upstream's elementwise fusion with that control), so the
+    chain becomes one kernel and its intermediate tensors are never
+    written. Contractions and reductions are neither fused nor fused into:
+    the GPU passes after bufferization recognize them by their shape.
+
+    First, a `linalg.fill` that several ops write into (CSE merges
+    identical fills) is repeated, on a `tensor.empty` of its own, for each
+    writer but one: shared, bufferization would fill one buffer and copy it
+    into the others, a kernel more per writer.
+
+    Before:
+    ```mlir
+    %s = linalg.generic {iterator_types = ["parallel"]}
+        ins(%a : tensor<?xf32>) outs(%e : tensor<?xf32>) {...}  // silu
+    %y = linalg.generic {iterator_types = ["parallel"]}
+        ins(%s, %b : tensor<?xf32>, tensor<?xf32>) outs(%e : tensor<?xf32>) {...}  // * b
+    ```
+    After: one generic over `%a` and `%b` computing `silu(a) * b`.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def TlmGpuMapParallelLoops : Pass<"tlm-gpu-map-parallel-loops", "::mlir::func::FuncOp"> {
   let summary = "Tile each outermost scf.parallel into blocks and threads";
   let description = [{
@@ -183,6 +210,10 @@ def TlmGpuTileMatmuls : Pass<"tlm-gpu-tile-matmuls", "::mlir::func::FuncOp"> {
     x and out must be f32; w may be f32, bf16 or f16, which both kernels
     widen to f32 as they load it (the tiles before staging it). Any other
     element type leaves the contraction to the parallel loops.
+
+    The kernels add their sums to out, unless out is a `gpu.alloc` of the
+    same block, used directly, zero-filled before the projection with no
+    other use between: then the fill is erased and they store the sums.
 
     Before:
     ```mlir

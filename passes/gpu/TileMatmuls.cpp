@@ -31,6 +31,44 @@ using namespace mlir::tlm;
 
 namespace {
 
+/// The zero fill of `out` that `op` starts from, if the kernels can do it
+/// themselves by storing their sums (a launch less): `out` a fresh device
+/// allocation in `op`'s block, filled with +0.0 there, and before `op` used
+/// by nothing else but its dims. After `op` anything may read it (the
+/// kernels write every element); nothing may pass it on (a view, a select,
+/// a region's result, a call), since a read through that would not show
+/// as a use.
+linalg::FillOp foldableZeroFill(linalg::LinalgOp op, Value out) {
+  auto alloc = out.getDefiningOp<gpu::AllocOp>();
+  Block *block = op->getBlock();
+  if (!alloc || alloc->getBlock() != block)
+    return {};
+  linalg::FillOp fill;
+  for (Operation *user : out.getUsers()) {
+    if (user == op.getOperation() || isa<memref::DimOp>(user))
+      continue;
+    auto passesOn = [](Operation *o) {
+      return isa<ViewLikeOpInterface, RegionBranchOpInterface, CallOpInterface>(
+                 o) ||
+             o->hasTrait<OpTrait::IsTerminator>() ||
+             llvm::any_of(o->getResultTypes(), llvm::IsaPred<MemRefType>);
+    };
+    Operation *at = block->findAncestorOpInBlock(*user);
+    if (!at || passesOn(user))
+      return {};
+    auto candidate = dyn_cast<linalg::FillOp>(user);
+    if (at->isBeforeInBlock(op)) {
+      // The one use before op: the fill.
+      if (!candidate || at != user || fill)
+        return {};
+      fill = candidate;
+    }
+  }
+  if (!fill || !matchPattern(fill.getInputs()[0], m_PosZeroFloat()))
+    return {};
+  return fill;
+}
+
 struct TlmGpuTileMatmuls
     : public tlm::impl::TlmGpuTileMatmulsBase<TlmGpuTileMatmuls> {
   using Base::Base;
@@ -77,6 +115,10 @@ struct TlmGpuTileMatmuls
       rowSizes.push_back(b.createOrFold<memref::DimOp>(loc, x, i));
     Value m = product(b, loc, rowSizes);
     GpuProjection proj{x, w, out, rowSizes, m, n, k};
+    if (linalg::FillOp fill = foldableZeroFill(op, out)) {
+      proj.overwrite = true;
+      b.eraseOp(fill);
+    }
     TiledShape tiles = tiledShape(b, loc, proj, tile, threadTile);
     int64_t threads = tile * tile;
     Value c1 = index(b, loc, 1);

@@ -133,10 +133,11 @@ void buildTiledBody(OpBuilder &b, Location loc, const GpuProjection &p,
       b.setInsertionPointToStart(store.thenBlock());
       SmallVector<Value> outIdx(rowIdx);
       outIdx.push_back(col);
-      Value old = memref::LoadOp::create(b, loc, p.out, outIdx);
-      memref::StoreOp::create(
-          b, loc, arith::AddFOp::create(b, loc, old, kLoop.getResult(i * r + j)),
-          p.out, outIdx);
+      Value sum = kLoop.getResult(i * r + j);
+      if (!p.overwrite)
+        sum = arith::AddFOp::create(
+            b, loc, memref::LoadOp::create(b, loc, p.out, outIdx), sum);
+      memref::StoreOp::create(b, loc, sum, p.out, outIdx);
     }
   }
 }

@@ -39,6 +39,10 @@ void tlm::buildGpuPipeline(OpPassManager &pm,
   entryOptions.emitCInterface = false;
   pm.addPass(createTlmMemrefEntry(entryOptions));
   pm.addPass(createCanonicalizerPass());
+  // Across the inlined calls too: a kernel for each chain of elementwise
+  // ops rather than each op.
+  if (options.fuseElementwise)
+    pm.addNestedPass<func::FuncOp>(createTlmGpuFuseElementwise());
 
   // 2. Bufferize into the caller's buffers; temporaries get static
   //    lifetimes (one function, no calls) and then live in device memory.

@@ -121,6 +121,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Decode's attention as flash-decoding kernels "
                      "(tlm-gpu-decode-attention)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> fuseElementwise{
+      *this, "fuse-elementwise",
+      llvm::cl::desc("Chains of elementwise generics as one kernel "
+                     "(tlm-gpu-fuse-elementwise)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> blockReductions{
       *this, "block-reductions",
       llvm::cl::desc("Row reductions with one block per row "

@@ -13,8 +13,10 @@
 // threads along d), the norm's zero fill, its sum of squares (one block of
 // 64 threads per row, combined with gpu.all_reduce, below 131072 rows;
 // else one thread per row, the same loop mapped as any other: both are
-// launched, the row count empties one grid), its rms per row, its
-// scaling, the projection's zero fill, and the projection: for at most 4
+// launched, the row count empties one grid), its rms per row and its
+// scaling as one kernel (tlm-gpu-fuse-elementwise), the projection's zero
+// fill (its output is the caller's buffer, so the projection kernels do
+// not take the fill over), and the projection: for at most 4
 // rows (decode) the GEMV kernel, one warp per column and 8 per block (4
 // blocks for its 32 columns), else register-blocked tiles (16 x 16
 // threads of 4 x 4 outputs: one 64-column block for its 32 columns) staged
@@ -31,14 +33,13 @@
 // KERNELS:         gpu.launch_func @model_kernel_1::@model_kernel blocks in (%[[BLOCKGRID]], %c1, %c1) threads in (%c64, %c1, %c1)
 // KERNELS:         %[[THREADGRID:.*]] = arith.select %[[ROWS]], %c0, %{{.*}}
 // KERNELS:         gpu.launch_func @model_kernel_2::@model_kernel blocks in (%[[THREADGRID]], %{{.*}}, %c1) threads in (%c128, %c1, %c1)
-// KERNELS:         gpu.launch_func @model_kernel_3::@model_kernel blocks in (%{{.*}}, %{{.*}}, %c1) threads in (%c128, %c1, %c1)
-// KERNELS:         gpu.launch_func @model_kernel_4::@model_kernel blocks in (%{{.*}}, %c1, %c1) threads in (%c64, %c1, %c1)
-// KERNELS:         gpu.launch_func @model_kernel_5::@model_kernel blocks in (%{{.*}}, %c1, %c1) threads in (%c32, %c1, %c1)
+// KERNELS:         gpu.launch_func @model_kernel_3::@model_kernel blocks in (%{{.*}}, %c1, %c1) threads in (%c64, %c1, %c1)
+// KERNELS:         gpu.launch_func @model_kernel_4::@model_kernel blocks in (%{{.*}}, %c1, %c1) threads in (%c32, %c1, %c1)
 // KERNELS:         %[[FEW:.*]] = arith.cmpi ule, %{{.*}}, %c4
 // KERNELS:         %[[GEMVGRID:.*]] = arith.select %[[FEW]], %c4, %c0
-// KERNELS:         gpu.launch_func @model_kernel_6::@model_kernel blocks in (%[[GEMVGRID]], %c1, %c1) threads in (%c32, %c8, %c1)
+// KERNELS:         gpu.launch_func @model_kernel_5::@model_kernel blocks in (%[[GEMVGRID]], %c1, %c1) threads in (%c32, %c8, %c1)
 // KERNELS:         %[[TILEGRID:.*]] = arith.select %[[FEW]], %c0, %{{.*}}
-// KERNELS:         gpu.launch_func @model_kernel_7::@model_kernel blocks in (%[[TILEGRID]], %c1, %c1) threads in (%c16, %c16, %c1)
+// KERNELS:         gpu.launch_func @model_kernel_6::@model_kernel blocks in (%[[TILEGRID]], %c1, %c1) threads in (%c16, %c16, %c1)
 // KERNELS:         gpu.dealloc
 // KERNELS:         return
 // KERNELS:       gpu.module @model_kernel
@@ -48,11 +49,11 @@
 // KERNELS:           memref.load
 // KERNELS:       gpu.module @model_kernel_1
 // KERNELS:         gpu.all_reduce add
-// KERNELS:       gpu.module @model_kernel_6
+// KERNELS:       gpu.module @model_kernel_5
 // KERNELS:         vector.load {{.*}} {alignment = 16 : i64} : memref<32x64xf32>, vector<4xf32>
 // KERNELS:         math.fma {{.*}} : vector<4xf32>
 // KERNELS:         gpu.shuffle  xor
-// KERNELS:       gpu.module @model_kernel_7
+// KERNELS:       gpu.module @model_kernel_6
 // KERNELS:         gpu.func @model_kernel({{.*}}) workgroup({{.*}} : memref<64x16xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<64x17xf32, #gpu.address_space<workgroup>>) kernel
 // KERNELS:           gpu.barrier
 // KERNELS:           math.fma
@@ -63,7 +64,7 @@
 // parameter, and the tile kernel gets its tile sizes as constants.
 // SINK-LABEL: func.func @model
 // SINK-NOT:     args({{[^)]*}}: f32
-// SINK:       gpu.module @model_kernel_7
+// SINK:       gpu.module @model_kernel_6
 // SINK:         gpu.func @model_kernel(%{{[^:]*}}: memref<?x?x64xf32>, %{{[^:]*}}: index, %{{[^:]*}}: memref<32x64xf32>, %{{[^:]*}}: memref<?x?x32xf32>)
 
 // NVVM:          gpu.module @model_kernel
