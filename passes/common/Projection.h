@@ -2,7 +2,8 @@
 //
 // The CPU and GPU matmul passes both rewrite the contractions
 // `tlm-lower-to-linalg` makes for tlm.linear and the FFNs; this is the one
-// matcher they share.
+// matcher they share, and the folding of a residual add into the
+// projection it adds, which both pipelines do.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TLM_PASSES_COMMON_PROJECTION_H
@@ -10,6 +11,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::tlm {
@@ -32,6 +34,13 @@ FailureOr<ProjectionDims> matchProjection(linalg::LinalgOp op);
 /// Whether `op`'s output is `linalg.fill 0` of a `tensor.empty`: its result
 /// is the contraction alone, with nothing accumulated into it.
 bool startsAtZero(linalg::LinalgOp op);
+
+/// Folds `add = r + P` (elementwise, identity maps), where the projection P
+/// starts at zero and only the add reads it, into P accumulating into r:
+/// the add is erased and its uses take P. A sum the function returns stays
+/// an add (accumulated in place into the residual, the returned buffer
+/// would alias an argument and be copied out). True if it folded.
+bool foldResidualAdd(linalg::GenericOp add, DominanceInfo &dom);
 
 /// A projection's W read as the parts of a `tensor.concat` along its rows
 /// (tlm-fuse-projections makes these), possibly through row slices of it

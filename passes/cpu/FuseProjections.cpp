@@ -134,47 +134,7 @@ struct TlmFuseProjections
         fuse(group);
     }
     if (fuseResidualAdds)
-      func.walk([&](linalg::GenericOp add) { foldResidualAdd(add, dom); });
-  }
-
-  /// `add = r + P` (elementwise, identity maps) where the projection P
-  /// starts from zero and only the add reads it: P accumulates into r
-  /// instead, and the add goes.
-  void foldResidualAdd(linalg::GenericOp add, DominanceInfo &dom) {
-    if (!add.hasPureTensorSemantics() || add.getNumDpsInputs() != 2 ||
-        add.getNumDpsInits() != 1 ||
-        add.getNumParallelLoops() != add.getNumLoops() ||
-        !llvm::all_of(add.getIndexingMapsArray(),
-                      [](AffineMap m) { return m.isIdentity(); }))
-      return;
-    Block &body = add.getRegion().front();
-    auto yield = cast<linalg::YieldOp>(body.getTerminator());
-    auto sum = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
-    if (!sum || body.getOperations().size() != 2 ||
-        !llvm::is_contained(sum->getOperands(), body.getArgument(0)) ||
-        !llvm::is_contained(sum->getOperands(), body.getArgument(1)) ||
-        sum.getLhs() == sum.getRhs())
-      return;
-    // A sum the function returns stays an add: accumulated in place into
-    // the residual (the block's input), the returned buffer would alias an
-    // argument and bufferization would copy it out.
-    if (llvm::any_of(add->getUsers(),
-                     [](Operation *user) { return isa<func::ReturnOp>(user); }))
-      return;
-    for (unsigned i = 0; i < 2; ++i) {
-      Value p = add.getDpsInputs()[i], r = add.getDpsInputs()[1 - i];
-      auto projection = p.getDefiningOp<linalg::GenericOp>();
-      if (!projection || !p.hasOneUse() ||
-          failed(tlm::matchProjection(projection)) ||
-          !tlm::startsAtZero(projection) || r.getType() != p.getType() ||
-          add.getResult(0).getType() != p.getType() ||
-          !dom.properlyDominates(r, projection))
-        continue;
-      projection.getDpsInitsMutable()[0].set(r);
-      add.getResult(0).replaceAllUsesWith(p);
-      add->erase();
-      return;
-    }
+      func.walk([&](linalg::GenericOp add) { tlm::foldResidualAdd(add, dom); });
   }
 };
 

@@ -5,13 +5,16 @@
 // back. Upstream's elementwise fusion, held to the chains: an all-parallel
 // producer with one use into an all-parallel consumer. Contractions and
 // reductions are left as they are, since tlm-gpu-tile-matmuls and
-// tlm-gpu-block-reductions recognize them by their own shape. And a fill
+// tlm-gpu-block-reductions recognize them by their own shape. Before that,
+// a residual add `r + P` of a projection becomes P accumulating into r
+// (foldResidualAdd, as the CPU's tlm-fuse-projections does). And a fill
 // that several ops write into (CSE merges identical ones) is repeated for
 // each: shared, bufferization would fill one buffer and copy it into the
 // others, a kernel more per writer.
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/common/Projection.h"
 #include "passes/gpu/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -46,7 +49,9 @@ bool isInit(OpOperand &use) {
 void unshareFills(func::FuncOp func) {
   SmallVector<linalg::FillOp> fills;
   func.walk([&](linalg::FillOp fill) {
-    if (fill.hasPureTensorSemantics() && !fill->getResult(0).hasOneUse())
+    Value result = fill->getResult(0);
+    if (fill.hasPureTensorSemantics() && !result.use_empty() &&
+        !result.hasOneUse())
       fills.push_back(fill);
   });
   OpBuilder b(func.getContext());
@@ -55,7 +60,7 @@ void unshareFills(func::FuncOp func) {
     for (OpOperand &use : fill->getResult(0).getUses())
       if (isInit(use))
         inits.push_back(&use);
-    if (fill->getResult(0).hasNUses(inits.size()))
+    if (!inits.empty() && fill->getResult(0).hasNUses(inits.size()))
       inits.erase(inits.begin()); // the fill itself serves one of them
     for (OpOperand *use : inits) {
       b.setInsertionPoint(use->getOwner());
@@ -108,6 +113,13 @@ struct FuseElementwiseChain : OpRewritePattern<linalg::GenericOp> {
 struct TlmGpuFuseElementwise
     : public tlm::impl::TlmGpuFuseElementwiseBase<TlmGpuFuseElementwise> {
   void runOnOperation() override {
+    // Residual adds first: once fused with their consumers they would no
+    // longer be adds a projection can take over.
+    DominanceInfo dom(getOperation());
+    SmallVector<linalg::GenericOp> adds;
+    getOperation().walk([&](linalg::GenericOp op) { adds.push_back(op); });
+    for (linalg::GenericOp add : adds)
+      tlm::foldResidualAdd(add, dom);
     unshareFills(getOperation());
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseElementwiseChain>(&getContext());

@@ -97,7 +97,11 @@ def TlmGpuFuseElementwise : Pass<"tlm-gpu-fuse-elementwise", "::mlir::func::Func
     written. Contractions and reductions are neither fused nor fused into:
     the GPU passes after bufferization recognize them by their shape.
 
-    First, a `linalg.fill` that several ops write into (CSE merges
+    First, a residual add `r + P` of a projection P that starts at zero and
+    that only the add reads becomes P accumulating into r (as in
+    `tlm-fuse-projections{fuse-residual-adds}`): the projection kernels add
+    their sums to what the buffer holds, and the add's kernel is gone.
+    Then a `linalg.fill` that several ops write into (CSE merges
     identical fills) is repeated, on a `tensor.empty` of its own, for each
     writer but one: shared, bufferization would fill one buffer and copy it
     into the others, a kernel more per writer.

@@ -197,3 +197,48 @@ func.func @contraction_kept(%x: tensor<?x64xf32>) -> (tensor<?x8xf32>, tensor<?x
   } -> tensor<?x8xf32>
   return %y, %r : tensor<?x8xf32>, tensor<?x8xf32>
 }
+
+// -----
+
+// A residual add of a projection that starts at zero: the projection
+// accumulates into the residual, the add (and the fill) are gone; the
+// product after it stays a kernel of its own (its producer is the
+// contraction).
+// CHECK-LABEL: func @residual
+// CHECK-NOT:     linalg.fill
+// CHECK:         %[[P:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1 : {{.*}}) outs(%arg2 : tensor<?x64xf32>)
+// CHECK:         %[[Y:.*]] = linalg.generic {{.*}} ins(%[[P]] :
+// CHECK:         return %[[Y]]
+#xk = affine_map<(m, n, k) -> (m, k)>
+#wk = affine_map<(m, n, k) -> (n, k)>
+#yk = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+func.func @residual(%x: tensor<?x64xf32>, %w: tensor<64x64xf32>, %r: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %e = tensor.empty(%m) : tensor<?x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %p = linalg.generic {indexing_maps = [#xk, #wk, #yk], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<?x64xf32>, tensor<64x64xf32>) outs(%f : tensor<?x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %t = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %t : f32
+    linalg.yield %s : f32
+  } -> tensor<?x64xf32>
+  %e2 = tensor.empty(%m) : tensor<?x64xf32>
+  %h = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%r, %p : tensor<?x64xf32>, tensor<?x64xf32>) outs(%e2 : tensor<?x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<?x64xf32>
+  %e3 = tensor.empty(%m) : tensor<?x64xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h : tensor<?x64xf32>) outs(%e3 : tensor<?x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.mulf %a, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
