@@ -27,82 +27,73 @@ void *symbol(const char *name) {
   return nullptr;
 }
 
-TEST(Mgpu, LargeDynamicSharedMemoryIsAllowedBeforeTheLaunch) {
-  ASSERT_FALSE(bool(runtime::cuda::available()))
-      << "the stand-in driver is on the library path";
-  void *driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  ASSERT_NE(driver, nullptr);
-  auto big = reinterpret_cast<long (*)()>(
-      ::dlsym(driver, "tlm_fake_cuda_big_shared_launches"));
-  auto refused = reinterpret_cast<long (*)()>(
-      ::dlsym(driver, "tlm_fake_cuda_refused_shared_launches"));
-  ASSERT_TRUE(big && refused) << "the stand-in driver, not a real one";
+/// mgpuLaunchKernel as the host code declares it.
+using Launch = void (*)(void *, intptr_t, intptr_t, intptr_t, intptr_t,
+                        intptr_t, intptr_t, int32_t, void *, void **, void **,
+                        size_t);
 
-  using Launch = void (*)(void *, intptr_t, intptr_t, intptr_t, intptr_t,
-                          intptr_t, intptr_t, int32_t, void *, void **,
-                          void **, size_t);
-  auto launch = reinterpret_cast<Launch>(symbol("mgpuLaunchKernel"));
-  ASSERT_NE(launch, nullptr);
+/// The stand-in driver, already loaded by the runtime, with its counters.
+class Mgpu : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_FALSE(bool(runtime::cuda::available()))
+        << "the stand-in driver is on the library path";
+    driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    ASSERT_NE(driver, nullptr);
+    launches = counter("tlm_fake_cuda_launches");
+    bigShared = counter("tlm_fake_cuda_big_shared_launches");
+    refusedShared = counter("tlm_fake_cuda_refused_shared_launches");
+    ASSERT_TRUE(launches && bigShared && refusedShared)
+        << "the stand-in driver, not a real one";
+    launch = reinterpret_cast<Launch>(symbol("mgpuLaunchKernel"));
+    ASSERT_NE(launch, nullptr);
+  }
+  void TearDown() override {
+    Error err = runtime::cuda::takeError();
+    EXPECT_FALSE(bool(err)) << err.message();
+    if (driver)
+      ::dlclose(driver);
+  }
+  long (*counter(const char *name))() {
+    return reinterpret_cast<long (*)()>(::dlsym(driver, name));
+  }
+
+  void *driver = nullptr;
+  long (*launches)() = nullptr, (*bigShared)() = nullptr,
+       (*refusedShared)() = nullptr;
+  Launch launch = nullptr;
   int kernel = 0; // the stand-in driver runs no kernel
+};
+
+TEST_F(Mgpu, LargeDynamicSharedMemoryIsAllowedBeforeTheLaunch) {
   launch(&kernel, 1, 1, 1, 128, 1, 1, 16 * 1024, nullptr, nullptr, nullptr, 0);
   launch(&kernel, 1, 1, 1, 128, 1, 1, 96 * 1024, nullptr, nullptr, nullptr, 0);
-  EXPECT_EQ(big(), 1);
-  EXPECT_EQ(refused(), 0);
-  Error err = runtime::cuda::takeError();
-  EXPECT_FALSE(bool(err)) << err.message();
-  ::dlclose(driver);
+  EXPECT_EQ(bigShared(), 1);
+  EXPECT_EQ(refusedShared(), 0);
 }
 
 // tlm-gpu-tile-matmuls launches both of a projection's kernels and gives
 // the one the row count does not want an empty grid: nothing may reach the
 // driver for it (which would refuse a zero dimension).
-TEST(Mgpu, AnEmptyGridLaunchesNothing) {
-  ASSERT_FALSE(bool(runtime::cuda::available()))
-      << "the stand-in driver is on the library path";
-  void *driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  ASSERT_NE(driver, nullptr);
-  auto launches =
-      reinterpret_cast<long (*)()>(::dlsym(driver, "tlm_fake_cuda_launches"));
-  ASSERT_TRUE(launches) << "the stand-in driver, not a real one";
-  using Launch = void (*)(void *, intptr_t, intptr_t, intptr_t, intptr_t,
-                          intptr_t, intptr_t, int32_t, void *, void **,
-                          void **, size_t);
-  auto launch = reinterpret_cast<Launch>(symbol("mgpuLaunchKernel"));
-  ASSERT_NE(launch, nullptr);
-  int kernel = 0;
+TEST_F(Mgpu, AnEmptyGridLaunchesNothing) {
   long before = launches();
   launch(&kernel, 0, 1, 1, 32, 8, 1, 0, nullptr, nullptr, nullptr, 0);
   launch(&kernel, 4, 0, 1, 16, 16, 1, 0, nullptr, nullptr, nullptr, 0);
   EXPECT_EQ(launches(), before);
   launch(&kernel, 4, 1, 1, 16, 16, 1, 0, nullptr, nullptr, nullptr, 0);
   EXPECT_EQ(launches(), before + 1);
-  Error err = runtime::cuda::takeError();
-  EXPECT_FALSE(bool(err)) << err.message();
-  ::dlclose(driver);
 }
 
 // A step recorded as a CUDA graph (cuda::StepGraph): its launches reach the
 // GPU when the graph does, its waits are skipped while recording (the
 // stand-in driver, as the real one, refuses them), and a step with the
 // same operations as the last one updates its executable graph.
-TEST(Mgpu, ARecordedStepRunsWhenItsGraphLaunches) {
-  ASSERT_FALSE(bool(runtime::cuda::available()))
-      << "the stand-in driver is on the library path";
-  void *driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  ASSERT_NE(driver, nullptr);
-  auto launches =
-      reinterpret_cast<long (*)()>(::dlsym(driver, "tlm_fake_cuda_launches"));
-  ASSERT_TRUE(launches) << "the stand-in driver, not a real one";
+TEST_F(Mgpu, ARecordedStepRunsWhenItsGraphLaunches) {
   ASSERT_TRUE(runtime::cuda::StepGraph::supported());
-  using Launch =
-      void (*)(void *, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t,
-               intptr_t, int32_t, void *, void **, void **, size_t);
-  auto launch = reinterpret_cast<Launch>(symbol("mgpuLaunchKernel"));
   auto stream = reinterpret_cast<void *(*)()>(symbol("mgpuStreamCreate"));
   auto wait =
       reinterpret_cast<void (*)(void *)>(symbol("mgpuStreamSynchronize"));
-  ASSERT_TRUE(launch && stream && wait);
-  int kernel = 0;
+  ASSERT_TRUE(stream && wait);
   runtime::cuda::StepGraph graph;
   // Three steps: two of two kernels, then one of three.
   for (int kernels : {2, 2, 3}) {
@@ -119,8 +110,6 @@ TEST(Mgpu, ARecordedStepRunsWhenItsGraphLaunches) {
   }
   EXPECT_EQ(graph.launches(), 3);
   EXPECT_EQ(graph.instantiations(), 2) << "the second step updates the first's";
-  Error err = runtime::cuda::takeError();
-  EXPECT_FALSE(bool(err)) << err.message();
 
   // A recording abandoned (its step failed) leaves the stream as it was:
   // the next wait reaches the driver again, and the launch after it runs.
@@ -130,9 +119,6 @@ TEST(Mgpu, ARecordedStepRunsWhenItsGraphLaunches) {
   launch(&kernel, 4, 1, 1, 32, 1, 1, 0, stream(), nullptr, nullptr, 0);
   wait(stream());
   EXPECT_EQ(launches(), before + 1);
-  err = runtime::cuda::takeError();
-  EXPECT_FALSE(bool(err)) << err.message();
-  ::dlclose(driver);
 }
 
 } // namespace
