@@ -43,6 +43,11 @@ for name, m in r["models"].items():
     line = f"{name}: logits " + (f"{f['outside']} of {f['elements']} outside, "
                                  f"max abs error {f['max_abs_error']:.2e}"
                                  if "outside" in f else f"ERROR {f.get('error')}")
+    for key, what in (("forward_incremental", "decode steps"),
+                      ("forward_incremental_graphs", "as graphs")):
+        fi = m.get(key, {})
+        line += (f"; {what} {fi['outside']} outside" if "outside" in fi
+                 else f"; {what} ERROR {fi.get('error')}")
     if g:
         line += f"; greedy {g['same_prefix']}/{g['tokens']} as the CPU's"
     if gg := m.get("greedy_graphs"):

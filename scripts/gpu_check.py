@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The GPU device check's comparisons and benchmarks (scripts/gpu-check.sh
 runs it after building the runtime): for each model gpu-prepare.sh made, the
-GPU's logits against the CPU's, stories260K's greedy tokens against the CPU's
+GPU's logits against the CPU's (from a prefill, and from one decode step a
+token with and without CUDA graphs), stories260K's greedy tokens against the CPU's
 (its decode steps launched kernel by kernel and as CUDA graphs), and decode
 and prefill speed as fractions of the H200's HBM bandwidth and FP32 peak
 (decode both ways). Writes one JSON file; exits 1 when a comparison fails.
@@ -86,20 +87,28 @@ def main():
         wflags = [] if weights == "-" else [
             "--weights", os.path.join(prepared, weights)]
         r = {}
-        logits = os.path.join(tmp, name + ".gpu.st")
-        code, _, err, secs = run([exe, "forward", so, *wflags, "--tokens",
-                                  tokens.strip(), "--output", logits])
-        if code != 0:
-            r["forward"] = {"error": err.strip()[-500:], "exit": code}
-            results["pass"] = False
-        else:
+        # The CPU's logits of every position against the GPU's: from one
+        # prefill, then from one decode step a token (flash-decoding, the
+        # GEMV kernels), kernel by kernel and as CUDA graphs.
+        for key, extra in (("forward", []),
+                           ("forward_incremental", ["--incremental"]),
+                           ("forward_incremental_graphs",
+                            ["--incremental", "--cuda-graphs", "on"])):
+            logits = os.path.join(tmp, name + "." + key + ".st")
+            code, _, err, secs = run([exe, "forward", so, *wflags, "--tokens",
+                                      tokens.strip(), "--output", logits,
+                                      *extra])
+            if code != 0:
+                r[key] = {"error": err.strip()[-500:], "exit": code}
+                results["pass"] = False
+                continue
             shape, gpu = read_f32(logits, "logits")
             _, cpu = read_f32(os.path.join(prepared, name + ".cpu.st"),
                               "logits")
-            r["forward"] = compare(gpu, cpu)
-            r["forward"]["shape"] = shape
-            r["forward"]["seconds"] = round(secs, 3)
-            if r["forward"]["outside"] or r["forward"]["nan"]:
+            r[key] = compare(gpu, cpu)
+            r[key]["shape"] = shape
+            r[key]["seconds"] = round(secs, 3)
+            if r[key]["outside"] or r[key]["nan"]:
                 results["pass"] = False
         greedy_file = os.path.join(prepared, name + ".cpu-greedy.txt")
         # The greedy tokens with the decode steps launched kernel by kernel,

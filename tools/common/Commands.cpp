@@ -474,10 +474,26 @@ Error runForward(const Flags &f, const SessionMaker &make) {
   if (!run)
     return run.takeError();
   int64_t vocab = run->config.vocabSize;
-  std::vector<float> logits(tokens->batch * tokens->seq * vocab);
-  if (Error err =
-          run->session->step(tokens->ids.data(), tokens->seq, logits.data()))
-    return err;
+  int64_t batch = tokens->batch, seq = tokens->seq;
+  std::vector<float> logits(batch * seq * vocab);
+  if (!f.incremental) {
+    if (Error err = run->session->step(tokens->ids.data(), seq, logits.data()))
+      return err;
+  } else {
+    // One token a step, each sequence's position t together: the logits
+    // of decode's code, which must match the prefill's.
+    std::vector<int64_t> ids(batch);
+    std::vector<float> row(batch * vocab);
+    for (int64_t t = 0; t < seq; ++t) {
+      for (int64_t b = 0; b < batch; ++b)
+        ids[b] = tokens->ids[b * seq + t];
+      if (Error err = run->session->step(ids.data(), 1, row.data()))
+        return err;
+      for (int64_t b = 0; b < batch; ++b)
+        std::copy_n(row.data() + b * vocab, vocab,
+                    logits.data() + (b * seq + t) * vocab);
+    }
+  }
   if (Error err = checkFinite(*run, logits.data(), logits.size()))
     return err;
   if (!f.output.empty())

@@ -128,7 +128,7 @@ const std::set<std::string> &runFlags(const std::string &command) {
       {"forward",
        {"config", "weights", "tokens", "tokens-file", "output", "target",
         "threads", "seed", "init", "weights-load", "huge-pages", "artifact",
-        "weights-dtype", "quiet", "json", "cuda-graphs"}},
+        "weights-dtype", "quiet", "json", "cuda-graphs", "incremental"}},
       {"generate",
        {"config",
         "weights",

@@ -54,6 +54,9 @@ struct Flags {
   /// generate: the tokenizer's added tokens in the prompt are single ids;
   /// the prompt is printed before the continuation.
   bool special = false, echo = false;
+  /// forward: each position's logits from a one-token step over the KV
+  /// cache (decode's code) rather than from one prefill of all.
+  bool incremental = false;
   /// Whether --prompt-len and --gen were given (bench fits its defaults
   /// to the model's context otherwise).
   bool promptLenGiven = false, genGiven = false;

@@ -127,7 +127,8 @@ Error parseFlags(int argc, char **argv, const std::string &command, Flags &f) {
     if (!allowed.count(name))
       return userError("--" + name + " is not an option of '" + command + "'");
     if (name == "json" || name == "ignore-eos" || name == "quiet" ||
-        name == "interactive" || name == "special" || name == "echo") {
+        name == "interactive" || name == "special" || name == "echo" ||
+        name == "incremental") {
       if (hasValue)
         return userError("--" + name + " takes no value");
       (name == "json"          ? f.json
@@ -135,6 +136,7 @@ Error parseFlags(int argc, char **argv, const std::string &command, Flags &f) {
        : name == "interactive" ? f.interactive
        : name == "special"     ? f.special
        : name == "echo"        ? f.echo
+       : name == "incremental" ? f.incremental
                                : f.ignoreEos) = true;
       continue;
     }

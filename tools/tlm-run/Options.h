@@ -121,6 +121,10 @@ struct Options {
   cl::opt<bool> echo{"echo", cl::desc("generate: print the prompt (its "
                                       "text, or its ids) before the "
                                       "continuation")};
+  cl::opt<bool> incremental{
+      "incremental",
+      cl::desc("forward: each position's logits from a one-token step over "
+               "the KV cache (the decode code) instead of one prefill")};
   cl::opt<bool> ignoreEos{
       "ignore-eos", cl::desc("go on past the tokenizer's end-of-text token")};
   cl::opt<std::string> topPText{"top-p", cl::init("1.0"),

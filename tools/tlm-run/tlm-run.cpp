@@ -53,7 +53,7 @@ llvm::Error Options::resolve() {
   f.samplingSeedText = samplingSeedText, f.promptFile = promptFile;
   f.promptsFile = promptsFile;
   f.ignoreEos = ignoreEos, f.quiet = quiet, f.interactive = interactive;
-  f.special = special, f.echo = echo;
+  f.special = special, f.echo = echo, f.incremental = incremental;
   f.stops.assign(stops.begin(), stops.end());
   f.stopTokensText = stopTokensText;
   f.promptLenText = promptLenText, f.genText = genText;
