@@ -35,7 +35,6 @@ using namespace mlir::tlm;
 
 namespace {
 
-constexpr int64_t kWarp = 32;
 constexpr int64_t kMaxThreads = 1024;
 constexpr int64_t kMaxSharedBytes = 227 * 1024;
 
@@ -72,17 +71,6 @@ Value f32Const(OpBuilder &b, Location loc, double v) {
 
 Value minusInfinity(OpBuilder &b, Location loc) {
   return f32Const(b, loc, -std::numeric_limits<double>::infinity());
-}
-
-/// `v` summed over the 32 lanes of the warp (every lane gets the total).
-Value warpSum(OpBuilder &b, Location loc, Value v) {
-  for (int32_t offset = kWarp / 2; offset > 0; offset /= 2) {
-    Value other =
-        gpu::ShuffleOp::create(b, loc, v, offset, kWarp, gpu::ShuffleMode::XOR)
-            .getShuffleResult();
-    v = arith::AddFOp::create(b, loc, v, other);
-  }
-  return v;
 }
 
 /// A loop over [lb, ub) by `step` carrying one f32, its body given the

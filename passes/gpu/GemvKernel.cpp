@@ -18,8 +18,6 @@ namespace mlir::tlm {
 
 namespace {
 
-constexpr int64_t kWarp = 32;
-
 bool isF32Buffer(Value v) {
   auto t = dyn_cast<MemRefType>(v.getType());
   return t && t.getElementType().isF32();
@@ -31,18 +29,6 @@ Type elementType(Value v) {
 
 bool unstrided(Value v) {
   return cast<MemRefType>(v.getType()).getLayout().isIdentity();
-}
-
-/// `v` summed over the 32 lanes of the warp (butterfly: every lane ends
-/// with the total).
-Value warpSum(OpBuilder &b, Location loc, Value v) {
-  for (int32_t offset = kWarp / 2; offset > 0; offset /= 2) {
-    Value other = gpu::ShuffleOp::create(b, loc, v, offset, kWarp,
-                                         gpu::ShuffleMode::XOR)
-                      .getShuffleResult();
-    v = arith::AddFOp::create(b, loc, v, other);
-  }
-  return v;
 }
 
 } // namespace

@@ -68,6 +68,16 @@ gpu::LaunchOp makeLaunch(OpBuilder &b, Location loc, std::array<Value, 3> grid,
   return launch;
 }
 
+Value warpSum(OpBuilder &b, Location loc, Value v) {
+  for (int32_t offset = kWarp / 2; offset > 0; offset /= 2) {
+    Value other =
+        gpu::ShuffleOp::create(b, loc, v, offset, kWarp, gpu::ShuffleMode::XOR)
+            .getShuffleResult();
+    v = arith::AddFOp::create(b, loc, v, other);
+  }
+  return v;
+}
+
 Value guardedLoad(OpBuilder &b, Location loc, Value cond, Value memref,
                   ValueRange indices, Value zero) {
   auto ifOp = scf::IfOp::create(

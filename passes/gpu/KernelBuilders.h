@@ -1,7 +1,8 @@
 //===- KernelBuilders.h - builders of the GPU kernels ----------*- C++ -*-===//
 //
-// Shared by tlm-gpu-tile-matmuls and tlm-gpu-block-reductions: launches,
-// index arithmetic and guarded loads on buffers.
+// Shared by the GPU passes that build kernels by hand (tile-matmuls,
+// block-reductions, decode-attention): launches, index arithmetic, warp
+// sums and guarded loads on buffers.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TLM_PASSES_GPU_KERNELBUILDERS_H
@@ -14,6 +15,9 @@
 
 namespace mlir::tlm {
 
+/// Threads of a warp.
+constexpr int64_t kWarp = 32;
+
 /// The product of `sizes` (index), 1 for none.
 Value product(OpBuilder &b, Location loc, ArrayRef<Value> sizes);
 /// `a < c`, unsigned.
@@ -25,6 +29,9 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat,
 /// placed at the start of its body (before the terminator).
 gpu::LaunchOp makeLaunch(OpBuilder &b, Location loc, std::array<Value, 3> grid,
                          std::array<Value, 3> block, TypeRange workgroup = {});
+/// `v` summed over the 32 lanes of the warp (butterfly: every lane ends
+/// with the total; every lane must reach it).
+Value warpSum(OpBuilder &b, Location loc, Value v);
 /// `cond ? load(memref[indices]) : zero`, the load widened to `zero`'s type
 /// (bf16 or f16 weights staged as f32).
 Value guardedLoad(OpBuilder &b, Location loc, Value cond, Value memref,
