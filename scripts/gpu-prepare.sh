@@ -3,20 +3,22 @@
 # full build: cuda artifacts of tiny, cs336-ts, small (seeded weights, so no
 # weight files travel) and stories260K (its 1 MB of weights travel), tiny
 # and small again with bf16 weights (NAME:DTYPE, seeded weights rounded to
-# it), and the CPU's answers for each: the logits of a fixed prompt, and
-# stories260K's first 200 greedy tokens. The GPU machine then needs no LLVM
-# or MLIR: it builds the runtime alone and compares.
+# it), tiny and small (f32 and bf16) with prefill on TF32 tensor cores
+# (NAME+tf32: --tensor-cores on), and the CPU's answers for each: the
+# logits of a fixed prompt, and stories260K's first 200 greedy tokens. The
+# GPU machine then needs no LLVM or MLIR: it builds the runtime alone and
+# compares.
 #
 #   scripts/gpu-prepare.sh [BUILD_DIR] [OUT_DIR]
 #     BUILD_DIR  default build (its bin/tlm-run)
 #     OUT_DIR    default gpu-check (ignored by git; `carry` it to the GPU)
-#   TLM_GPU_CHECK_MODELS="tiny cs336-ts"   a subset (default: all six)
+#   TLM_GPU_CHECK_MODELS="tiny cs336-ts"   a subset (default: all nine)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build=$(cd "${1:-$root/build}" && pwd)
 out=${2:-$root/gpu-check}
 run="$build/bin/tlm-run"
-models=${TLM_GPU_CHECK_MODELS:-"tiny cs336-ts small stories260K tiny:bf16 small:bf16"}
+models=${TLM_GPU_CHECK_MODELS:-"tiny cs336-ts small stories260K tiny:bf16 small:bf16 tiny+tf32 small+tf32 small:bf16+tf32"}
 rm -rf "$out" && mkdir -p "$out"
 
 # The prompt every model's logits are compared on (cs336-ts has 16
@@ -26,7 +28,15 @@ greedy=200
 manifest="$out/manifest.txt"
 : > "$manifest"
 for spec in $models; do
-  # NAME or NAME:DTYPE (the seeded weights rounded to DTYPE: NAME-DTYPE).
+  # NAME[:DTYPE][+tf32]: the seeded weights rounded to DTYPE, prefill's
+  # projections on TF32 tensor cores; NAME-DTYPE-tf32.
+  tc=(--tensor-cores off)
+  suffix=
+  if [[ $spec == *+tf32 ]]; then
+    spec=${spec%+tf32}
+    tc=(--tensor-cores on)
+    suffix=-tf32
+  fi
   n=${spec%%:*}
   dtype=()
   if [[ $spec == *:* ]]; then
@@ -45,7 +55,8 @@ for spec in $models; do
   if [[ $spec == *:* ]]; then
     n="$n-${spec#*:}"
   fi
-  "$run" compile --config "$config" "${dtype[@]}" --target cuda \
+  n=$n$suffix
+  "$run" compile --config "$config" "${dtype[@]}" --target cuda "${tc[@]}" \
     --output "$out/$n.so" > /dev/null
   "$run" forward --config "$config" "${weights[@]}" "${dtype[@]}" \
     --tokens "$tokens" --output "$out/$n.cpu.st"

@@ -299,6 +299,7 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
       jtmb->setCPU("generic");
       jtmb->getFeatures() = llvm::SubtargetFeatures();
     }
+    gpuOptions.tensorCores = options.tensorCores;
     mlir::tlm::buildGpuPipeline(pm, gpuOptions);
   } else {
     mlir::tlm::CpuPipelineOptions pipelineOptions;

@@ -215,6 +215,15 @@ def TlmGpuTileMatmuls : Pass<"tlm-gpu-tile-matmuls", "::mlir::func::FuncOp"> {
     widen to f32 as they load it (the tiles before staging it). Any other
     element type leaves the contraction to the parallel loops.
 
+    With `tensor-cores`, the tiles are TF32 tensor-core tiles instead
+    (where x and out have identity layouts, viewed as 2-D): blocks of 4
+    warps, each block 64 x 64 outputs, each warp 32 x 32 of them as 2 x 4
+    `nvgpu.mma.sync` fragments of 16 x 8 x 8. k goes in steps of 32; the
+    block stages its rows of x and w in workgroup memory rounded to TF32
+    (`nvvm.convert.float.to.tf32`, round to nearest; bf16 and f16 weights
+    widen exactly), rows padded to 36 floats so a warp's fragment loads hit
+    32 banks. Products lose f32's last 13 mantissa bits; sums stay f32.
+
     The kernels add their sums to out, unless out is a `gpu.alloc` of the
     same block, used directly, zero-filled before the projection with no
     other use between: then the fill is erased and they store the sums.
@@ -262,12 +271,15 @@ def TlmGpuTileMatmuls : Pass<"tlm-gpu-tile-matmuls", "::mlir::func::FuncOp"> {
            "Most rows the GEMV kernel takes (decode; 0: tiles only)">,
     Option<"gemvMinWarps", "gemv-min-warps", "int64_t", /*default=*/"4096",
            "Warps a GEMV launch should have at least: fewer columns split k "
-           "across a block's warps (an H200 holds 132 SMs x 64 warps)">
+           "across a block's warps (an H200 holds 132 SMs x 64 warps)">,
+    Option<"tensorCores", "tensor-cores", "bool", /*default=*/"false",
+           "Tiles on TF32 tensor cores (mma.sync m16n8k8, sm_80 and up)">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
     "::mlir::math::MathDialect", "::mlir::arith::ArithDialect",
-    "::mlir::vector::VectorDialect"
+    "::mlir::vector::VectorDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect"
   ];
 }
 

@@ -12,9 +12,12 @@
 #include "passes/common/Projection.h"
 #include "passes/gpu/GemvKernel.h"
 #include "passes/gpu/KernelBuilders.h"
-#include "passes/gpu/TiledKernel.h"
+#include "passes/gpu/MmaKernel.h"
 #include "passes/gpu/Passes.h"
+#include "passes/gpu/TiledKernel.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/MathExtras.h"
@@ -119,10 +122,20 @@ struct TlmGpuTileMatmuls
       proj.overwrite = true;
       b.eraseOp(fill);
     }
-    TiledShape tiles = tiledShape(b, loc, proj, tile, threadTile);
+    // Rows beyond the GEMV's go to tensor-core tiles or to the FMA ones.
+    bool mma = tensorCores && mmaApplies(proj);
+    LLVM_DEBUG(if (tensorCores && !mma) llvm::dbgs()
+               << "strided x or out, no tensor cores: " << op << "\n");
+    TiledShape tiles;
+    MmaShape mmaTiles;
+    if (mma)
+      mmaTiles = mmaShape(b, loc, proj);
+    else
+      tiles = tiledShape(b, loc, proj, tile, threadTile);
+    Value rowBlocks = mma ? mmaTiles.rowBlocks : tiles.rowBlocks;
     int64_t threads = tile * tile;
     Value c1 = index(b, loc, 1);
-    Value tileBlocks = tiles.rowBlocks;
+    Value tileBlocks = rowBlocks;
     // The GEMV's blocks have as many threads as the tiles', in whole warps.
     if (gemvRows > 0 && gemvApplies(proj) && threads % 32 == 0) {
       // Decode (m <= gemv-rows) runs the GEMV, anything longer the tiles:
@@ -150,7 +163,19 @@ struct TlmGpuTileMatmuls
                     gemv.partials ? Value(launch.getWorkgroupAttributions()[0])
                                   : Value());
       b.setInsertionPointAfter(launch);
-      tileBlocks = arith::SelectOp::create(b, loc, few, c0, tiles.rowBlocks);
+      tileBlocks = arith::SelectOp::create(b, loc, few, c0, rowBlocks);
+    }
+    if (mma) {
+      Value x2 = collapseRows(b, loc, x), out2 = collapseRows(b, loc, out);
+      gpu::LaunchOp launch = makeLaunch(
+          b, loc, {tileBlocks, index(b, loc, mmaTiles.colBlocks), c1},
+          {index(b, loc, kMmaThreads), c1, c1}, {mmaTiles.xs, mmaTiles.ws});
+      buildMmaBody(b, loc, proj, x2, out2, launch.getBlockIds().x,
+                   launch.getBlockIds().y, launch.getThreadIds().x,
+                   launch.getWorkgroupAttributions()[0],
+                   launch.getWorkgroupAttributions()[1]);
+      b.eraseOp(op);
+      return;
     }
     Value ct = index(b, loc, tile);
     gpu::LaunchOp launch =

@@ -53,8 +53,11 @@ void tlm::buildGpuPipeline(OpPassManager &pm,
   //    the rest as parallel loops, mapped, launched; then outlined.
   OpPassManager &fpm = pm.nest<func::FuncOp>();
   fpm.addPass(createTlmGpuDeviceMemory());
-  if (options.tileMatmuls)
-    fpm.addPass(createTlmGpuTileMatmuls());
+  if (options.tileMatmuls) {
+    TlmGpuTileMatmulsOptions tileOptions;
+    tileOptions.tensorCores = options.tensorCores;
+    fpm.addPass(createTlmGpuTileMatmuls(tileOptions));
+  }
   if (options.blockReductions)
     fpm.addPass(createTlmGpuBlockReductions());
   fpm.addPass(createConvertLinalgToParallelLoopsPass());
@@ -92,6 +95,8 @@ void tlm::buildGpuPipeline(OpPassManager &pm,
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Tensor-core fragments (nvgpu.mma.sync) to NVVM's mma, before the rest.
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertNVGPUToNVVMPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -116,6 +116,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Projections as shared-memory tiled kernels "
                      "(tlm-gpu-tile-matmuls)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> tensorCores{
+      *this, "tensor-cores",
+      llvm::cl::desc("Prefill's projections on TF32 tensor cores "
+                     "(tlm-gpu-tile-matmuls{tensor-cores}); off: f32 FMA"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> decodeAttention{
       *this, "decode-attention",
       llvm::cl::desc("Decode's attention as flash-decoding kernels "

@@ -8,6 +8,8 @@
 // RUN: tlm-opt %s --tlm-gpu-pipeline=kernels-only | FileCheck %s --check-prefix=SINK
 // RUN: %if libdevice %{ tlm-opt %s --tlm-gpu-pipeline | FileCheck %s --check-prefix=PTX %}
 // RUN: %if libdevice && ptxas %{ tlm-opt %s --tlm-gpu-pipeline=format=fatbin | FileCheck %s --check-prefix=FATBIN %}
+// RUN: %if libdevice %{ tlm-opt %s --tlm-gpu-pipeline=tensor-cores | FileCheck %s --check-prefix=TF32 %}
+// RUN: %if libdevice %{ tlm-opt %s --tlm-gpu-pipeline | FileCheck %s --check-prefix=NOTF32 %}
 
 // The host keeps only device allocations and launches: the gather (64
 // threads along d), the norm's zero fill, its sum of squares (one block of
@@ -87,6 +89,14 @@
 // PTX:           ld.global.v4
 // PTX:           bar.sync
 // PTX-NOT:       sqrt.approx
+
+// With tensor-cores the projection's tiles are TF32 mma.sync (nvgpu's op,
+// lowered by convert-nvgpu-to-nvvm) on values rounded by cvt.rna.tf32.f32;
+// the GEMV beside them stays f32.
+// TF32:          gpu.binary @model_kernel_{{[0-9]+}} {{.*}}cvt.rna.tf32.f32{{.*}}mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// NOTF32:        gpu.binary @model_kernel
+// NOTF32-NOT:    mma.sync
+// NOTF32-NOT:    tf32
 
 // A fatbin starts with its magic number 0xBA55ED50 (little endian):
 // FATBIN:        gpu.binary @model_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, properties = {ISAToBinaryTimeInMs = {{.*}}}, "P\EDU\BA

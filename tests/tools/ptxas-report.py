@@ -48,7 +48,9 @@ def main():
             traits = [t for t, pattern in (("v4-loads", r"ld\.global\.v4"),
                                            ("shuffles", r"shfl\.sync"),
                                            ("barriers", r"bar\.sync"),
-                                           ("widens", r"cvt\.f32\.b?f16"))
+                                           ("widens", r"cvt\.f32\.b?f16"),
+                                           ("tf32-mma", r"mma\.sync\.aligned"
+                                            r"\.m16n8k8\.row\.col\.f32\.tf32"))
                       if re.search(pattern, ptx)]
             print("%s: registers %s, spill stores %s, spill loads %s, smem %s, %s" % (
                 name, regs.group(1) if regs else "?",

@@ -55,7 +55,9 @@ llvm::Error runCompile(const Options &o) {
   llvm::outs() << "wrote " << o.output << " (" << bytes / 1024 << " KiB, "
                << m->entries.size() << " entries, ";
   if (m->target == "cuda")
-    llvm::outs() << "cuda " << m->chip << " cubin + PTX, host " << m->cpu;
+    llvm::outs() << "cuda " << m->chip << " cubin + PTX"
+                 << (jit->tensorCores ? ", TF32 tensor cores" : "") << ", host "
+                 << m->cpu;
   else
     llvm::outs() << m->threads << (m->threads == 1 ? " thread, " : " threads, ")
                  << m->cpu;

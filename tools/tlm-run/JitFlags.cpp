@@ -87,6 +87,12 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
   else
     return flagError("--gemv-columns must be 1, 2, 4, 8, 16 or auto, found '" +
                      o.gemvColumns + "'");
+  if (o.tensorCores != "on" && o.tensorCores != "off")
+    return flagError("--tensor-cores must be on or off, found '" +
+                     o.tensorCores + "'");
+  j.tensorCores = o.tensorCores == "on";
+  if (j.tensorCores && j.target != runtime::Target::Cuda)
+    return flagError("--tensor-cores on needs --target cuda");
   // The switches of passes/pipelines/CpuSwitches.def; the error for an
   // unknown name lists them.
   llvm::SmallVector<llvm::StringRef> disabled;

@@ -199,6 +199,11 @@ struct Options {
       cl::desc("--target cuda: on records each decode step and launches it "
                "as one CUDA graph; off launches its kernels one by one "
                "(default)")};
+  cl::opt<std::string> tensorCores{
+      "tensor-cores", cl::init("off"),
+      cl::desc("--target cuda: on runs prefill's projections on TF32 tensor "
+               "cores (products rounded to 10-bit mantissas, sums f32); off "
+               "keeps them f32 (default)")};
   cl::opt<std::string> disable{"disable", cl::init(""),
                                cl::desc(disableHelp().c_str())};
   cl::opt<std::string> artifact{

@@ -153,7 +153,7 @@ const std::map<std::string, const char *> &examples() {
 std::set<std::string> withCompileFlags(const std::string &command) {
   std::set<std::string> flags = runFlags(command);
   flags.insert({"opt-level", "llvm-loops", "lanes", "gemv-columns", "disable",
-                "cache-dir", "no-cache"});
+                "tensor-cores", "cache-dir", "no-cache"});
   return flags;
 }
 
@@ -194,7 +194,8 @@ const std::map<std::string, Command> &commands() {
       {"compile",
        {runCompile,
         {"config", "output", "target", "threads", "opt-level", "llvm-loops",
-         "lanes", "gemv-columns", "disable", "cpu", "weights-dtype"},
+         "lanes", "gemv-columns", "disable", "tensor-cores", "cpu",
+         "weights-dtype"},
         "write a compiled model: --config C --output model.so"}},
       {"switches",
        {runSwitches, {}, "list the optimizations --disable switches off"}},

@@ -1,0 +1,236 @@
+//===- MmaKernel.cpp - prefill's projections on TF32 tensor cores ---------===//
+//
+// One block of 4 warps computes a 64 x 64 patch of out = x · wᵀ; warp
+// (wm, wn) of the 2 x 2 computes rows 32·wm.. and columns 32·wn.. of it as
+// 2 x 4 fragments of mma.sync.m16n8k8 (TF32 in, f32 sums). k goes in steps
+// of 32: the block stages 64 rows of x and of w, 32 values of k each, in
+// workgroup memory, rounded to TF32 (round to nearest, ties away: cvt.rna)
+// as they are staged, then each warp loads its fragments from there.
+//
+// The fragment layouts are PTX's for m16n8k8 .tf32 (lane = 4·g + t):
+//   A (16 x 8, row-major)  a0 (g, t)   a1 (g+8, t)   a2 (g, t+4)  a3 (g+8, t+4)
+//   B (8 x 8, k x n)       b0 (t, g)   b1 (t+4, g)
+//   C (16 x 8)             c0 (g, 2t)  c1 (g, 2t+1)  c2 (g+8, 2t) c3 (g+8,
+//   2t+1)
+// nvgpu.mma.sync holds them as vector<4x1xf32> (a0..a3), vector<2x1xf32>
+// (b0, b1) and vector<2x2xf32> ([c0, c1], [c2, c3]). B's (k, n) is w's
+// (n, k): both tiles are read the same way, row g, column t.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/gpu/MmaKernel.h"
+#include "passes/common/Builders.h"
+#include "passes/gpu/KernelBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+
+namespace mlir::tlm {
+
+namespace {
+// The mma shape and how a block is made of it.
+constexpr int64_t kM = 16, kN = 8, kK = 8;
+constexpr int64_t kFragRows = 2, kFragCols = 4; // fragments a warp
+constexpr int64_t kWarpRows = 2, kWarpCols = 2; // warps a block
+constexpr int64_t kWarpM = kFragRows * kM, kWarpN = kFragCols * kN; // 32, 32
+constexpr int64_t kBlockM = kWarpRows * kWarpM, kBlockN = kWarpCols * kWarpN;
+static_assert(kWarpRows * kWarpCols * kWarp == kMmaThreads);
+// k staged at a time: one warp stages one row of 32 values (coalesced).
+constexpr int64_t kStepK = kWarp;
+// Padding of a staged row: at 36 floats a row, lane (g, t)'s fragment
+// value at row g, column t falls on bank 4g + t, 32 distinct banks.
+constexpr int64_t kRowStride = kStepK + 4;
+// Rows each thread stages per step (of x, and again of w).
+constexpr int64_t kStageRows = kBlockM * kStepK / kMmaThreads;
+static_assert(kBlockM == kBlockN, "x and w tiles are staged alike");
+
+bool identityLayout(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  return type && type.getLayout().isIdentity() && type.getRank() >= 2;
+}
+
+/// `v` rounded to TF32 (19 bits) and kept as the f32 with those bits.
+Value roundToTf32(OpBuilder &b, Location loc, Value v) {
+  Value bits = NVVM::ConvertFloatToTF32Op::create(b, loc, b.getI32Type(), v,
+                                                  NVVM::FPRoundingMode::RNA);
+  return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
+}
+
+/// A vector of `type` with `values` in row-major order.
+Value vectorOf(OpBuilder &b, Location loc, VectorType type,
+               ArrayRef<Value> values) {
+  Value v = arith::ConstantOp::create(
+      b, loc, type, DenseElementsAttr::get(type, b.getF32FloatAttr(0.0f)));
+  int64_t cols = type.getShape()[1];
+  for (auto [i, x] : llvm::enumerate(values))
+    v = vector::InsertOp::create(
+        b, loc, x, v, ArrayRef<int64_t>{int64_t(i) / cols, int64_t(i) % cols});
+  return v;
+}
+} // namespace
+
+bool mmaApplies(const GpuProjection &p) {
+  return identityLayout(p.x) && identityLayout(p.out);
+}
+
+Value collapseRows(OpBuilder &b, Location loc, Value v) {
+  auto type = cast<MemRefType>(v.getType());
+  if (type.getRank() == 2)
+    return v;
+  SmallVector<ReassociationIndices> groups(2);
+  for (int64_t i = 0; i + 1 < type.getRank(); ++i)
+    groups[0].push_back(i);
+  groups[1].push_back(type.getRank() - 1);
+  return memref::CollapseShapeOp::create(b, loc, v, groups);
+}
+
+MmaShape mmaShape(OpBuilder &b, Location loc, const GpuProjection &p) {
+  MLIRContext *ctx = b.getContext();
+  MmaShape s;
+  s.rowBlocks = arith::DivUIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, p.rows, index(b, loc, kBlockM - 1)),
+      index(b, loc, kBlockM));
+  s.colBlocks = llvm::divideCeil(p.n, kBlockN);
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  Type f32 = b.getF32Type();
+  s.xs = MemRefType::get({kBlockM, kRowStride}, f32,
+                         MemRefLayoutAttrInterface(), workgroup);
+  s.ws = MemRefType::get({kBlockN, kRowStride}, f32,
+                         MemRefLayoutAttrInterface(), workgroup);
+  return s;
+}
+
+void buildMmaBody(OpBuilder &b, Location loc, const GpuProjection &p, Value x2,
+                  Value out2, Value blockX, Value blockY, Value thread,
+                  Value xs, Value ws) {
+  OpBuilder::InsertionGuard guard(b);
+  auto c = [&](int64_t v) { return index(b, loc, v); };
+  auto add = [&](Value a, Value v) {
+    return arith::AddIOp::create(b, loc, a, v).getResult();
+  };
+  Value cWarp = c(kWarp);
+  Value lane = arith::RemUIOp::create(b, loc, thread, cWarp);
+  Value warp = arith::DivUIOp::create(b, loc, thread, cWarp);
+  Value wm = arith::RemUIOp::create(b, loc, warp, c(kWarpRows));
+  Value wn = arith::DivUIOp::create(b, loc, warp, c(kWarpRows));
+  Value g = arith::DivUIOp::create(b, loc, lane, c(4));
+  Value t = arith::RemUIOp::create(b, loc, lane, c(4));
+  Value row0 = arith::MulIOp::create(b, loc, blockX, c(kBlockM));
+  Value col0 = arith::MulIOp::create(b, loc, blockY, c(kBlockN));
+  Value cn = c(p.n), ck = c(p.k);
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  // x is rounded as it is staged; w too when it is f32 (bf16 and f16
+  // widen to values TF32 holds exactly).
+  bool roundW = cast<MemRefType>(p.w.getType()).getElementType().isF32();
+
+  auto accType = VectorType::get({2, 2}, b.getF32Type());
+  Value accZero = arith::ConstantOp::create(
+      b, loc, accType,
+      DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
+  SmallVector<Value> inits(kFragRows * kFragCols, accZero);
+  auto kLoop = scf::ForOp::create(b, loc, c(0), ck, c(kStepK), inits);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(kLoop.getBody());
+    Value k0 = kLoop.getInductionVar();
+    // Warp w stages rows w, w + 4, ... of both tiles, lane l column l.
+    Value kx = add(k0, lane);
+    Value kOk = lessThan(b, loc, kx, ck);
+    for (int64_t s = 0; s < kStageRows; ++s) {
+      Value local = add(warp, c(kMmaThreads / kWarp * s));
+      Value row = add(row0, local);
+      Value xv = guardedLoad(
+          b, loc,
+          arith::AndIOp::create(b, loc, lessThan(b, loc, row, p.rows), kOk), x2,
+          ValueRange{row, kx}, zero);
+      memref::StoreOp::create(b, loc, roundToTf32(b, loc, xv), xs,
+                              ValueRange{local, lane});
+      Value col = add(col0, local);
+      Value wv = guardedLoad(
+          b, loc, arith::AndIOp::create(b, loc, lessThan(b, loc, col, cn), kOk),
+          p.w, ValueRange{col, kx}, zero);
+      if (roundW)
+        wv = roundToTf32(b, loc, wv);
+      memref::StoreOp::create(b, loc, wv, ws, ValueRange{local, lane});
+    }
+    gpu::BarrierOp::create(b, loc);
+
+    Value xRow = add(arith::MulIOp::create(b, loc, wm, c(kWarpM)), g);
+    Value wRow = add(arith::MulIOp::create(b, loc, wn, c(kWarpN)), g);
+    SmallVector<Value> acc(kLoop.getRegionIterArgs());
+    auto aType = VectorType::get({4, 1}, b.getF32Type());
+    auto bType = VectorType::get({2, 1}, b.getF32Type());
+    for (int64_t kk = 0; kk < kStepK; kk += kK) {
+      Value col = add(t, c(kk)), col4 = add(t, c(kk + 4));
+      SmallVector<Value> aFrags, bFrags;
+      for (int64_t i = 0; i < kFragRows; ++i) {
+        Value r = add(xRow, c(i * kM)), r8 = add(xRow, c(i * kM + 8));
+        auto at = [&](Value rr, Value cc) {
+          return memref::LoadOp::create(b, loc, xs, ValueRange{rr, cc})
+              .getResult();
+        };
+        aFrags.push_back(
+            vectorOf(b, loc, aType,
+                     {at(r, col), at(r8, col), at(r, col4), at(r8, col4)}));
+      }
+      for (int64_t j = 0; j < kFragCols; ++j) {
+        Value r = add(wRow, c(j * kN));
+        bFrags.push_back(vectorOf(
+            b, loc, bType,
+            {memref::LoadOp::create(b, loc, ws, ValueRange{r, col}),
+             memref::LoadOp::create(b, loc, ws, ValueRange{r, col4})}));
+      }
+      for (int64_t i = 0; i < kFragRows; ++i)
+        for (int64_t j = 0; j < kFragCols; ++j) {
+          Value &sum = acc[i * kFragCols + j];
+          sum = nvgpu::MmaSyncOp::create(b, loc, aFrags[i], bFrags[j], sum,
+                                         ArrayRef<int64_t>{kM, kN, kK},
+                                         /*tf32Enabled=*/true);
+        }
+    }
+    // Nobody overwrites the tiles before every warp has read them.
+    gpu::BarrierOp::create(b, loc);
+    scf::YieldOp::create(b, loc, acc);
+  }
+
+  // c[h][j] of fragment (i, jj) is out's row 16i + g + 8h, column
+  // 8jj + 2t + j of the warp's patch.
+  Value outRow =
+      add(row0, add(arith::MulIOp::create(b, loc, wm, c(kWarpM)), g));
+  Value outCol = add(col0, add(arith::MulIOp::create(b, loc, wn, c(kWarpN)),
+                               arith::MulIOp::create(b, loc, t, c(2))));
+  for (int64_t i = 0; i < kFragRows; ++i)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value row = add(outRow, c(i * kM + 8 * h));
+      Value rowOk = lessThan(b, loc, row, p.rows);
+      for (int64_t jj = 0; jj < kFragCols; ++jj)
+        for (int64_t j = 0; j < 2; ++j) {
+          Value col = add(outCol, c(jj * kN + j));
+          auto store = scf::IfOp::create(
+              b, loc,
+              arith::AndIOp::create(b, loc, rowOk, lessThan(b, loc, col, cn)));
+          OpBuilder::InsertionGuard g2(b);
+          b.setInsertionPointToStart(store.thenBlock());
+          Value sum = vector::ExtractOp::create(
+              b, loc, kLoop.getResult(i * kFragCols + jj),
+              ArrayRef<int64_t>{h, j});
+          if (!p.overwrite)
+            sum = arith::AddFOp::create(
+                b, loc,
+                memref::LoadOp::create(b, loc, out2, ValueRange{row, col}),
+                sum);
+          memref::StoreOp::create(b, loc, sum, out2, ValueRange{row, col});
+        }
+    }
+}
+
+} // namespace mlir::tlm
