@@ -3,17 +3,14 @@
 // Decode's attention as flash-decoding: the cache split into pieces of
 // `chunk` positions, one block per (piece, head, sequence) leaving a max, a
 // sum of exponentials and a partial output, and a second kernel merging the
-// pieces. Built on tensors, before the conversion, from the prologue it
-// shares (AttentionParts.h); the kernels read their inputs through read-only
-// `to_buffer`s placed right before them and write fresh buffers that
-// `to_tensor` hands back, so bufferization sees no tensor op in between.
+// pieces. Built on tensors, before the conversion (AttentionKernels.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialect/TlmDialect.h"
-#include "passes/common/AttentionParts.h"
 #include "passes/common/Builders.h"
 #include "passes/common/OptionChecks.h"
+#include "passes/gpu/AttentionKernels.h"
 #include "passes/gpu/KernelBuilders.h"
 #include "passes/gpu/Passes.h"
 
@@ -21,7 +18,6 @@
 #include "llvm/Support/Debug.h"
 
 #include <cmath>
-#include <limits>
 
 #define DEBUG_TYPE "tlm-gpu-decode-attention"
 
@@ -35,9 +31,6 @@ using namespace mlir::tlm;
 
 namespace {
 
-constexpr int64_t kMaxThreads = 1024;
-constexpr int64_t kMaxSharedBytes = 227 * 1024;
-
 /// Warps of the first kernel: at least one thread a head dim.
 int64_t pieceWarps(int64_t headDim, int64_t warps) {
   return std::max(warps, (headDim + kWarp - 1) / kWarp);
@@ -48,29 +41,6 @@ int64_t pieceWarps(int64_t headDim, int64_t warps) {
 int64_t sharedBytes(int64_t headDim, int64_t chunk, int64_t warps) {
   int64_t groups = pieceWarps(headDim, warps) * kWarp / headDim;
   return 4 * (chunk + groups * headDim);
-}
-
-/// `t` read in place by a kernel: a buffer of any strides.
-Value readBuffer(OpBuilder &b, Location loc, Value t) {
-  auto type = cast<RankedTensorType>(t.getType());
-  SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
-  auto layout =
-      StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, strides);
-  return bufferization::ToBufferOp::create(
-      b, loc, MemRefType::get(type.getShape(), type.getElementType(), layout),
-      t, /*read_only=*/true);
-}
-
-Attribute workgroup(MLIRContext *ctx) {
-  return gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-}
-
-Value f32Const(OpBuilder &b, Location loc, double v) {
-  return floatConst(b, loc, b.getF32Type(), v);
-}
-
-Value minusInfinity(OpBuilder &b, Location loc) {
-  return f32Const(b, loc, -std::numeric_limits<double>::infinity());
 }
 
 /// A loop over [lb, ub) by `step` carrying one f32, its body given the
@@ -86,39 +56,9 @@ Value reduceLoop(
   return loop.getResult(0);
 }
 
-/// What the kernels read, as buffers, and the model's shape.
-struct DecodeBuffers {
-  Value q;            ///< (B, S, H, dk): row 0 of each sequence
-  Value kPast, vPast; ///< (T, B, kvH, dk)
-  Value kNew, vNew;   ///< (S, B, kvH, dk): row 0, at position past_b
-  Value lengths;      ///< (B) each sequence's cached positions, or null
-  Value past;         ///< T
-  int64_t heads, group, headDim;
-};
-
-/// Key or value `d` of position `j` of sequence `b`, kv head `kvh`: the
-/// cache below the sequence's past, the new row at it.
-Value keyOrValue(OpBuilder &b, Location loc, Value cache, Value fresh, Value j,
-                 Value past, Value seq, Value kvh, Value d) {
-  auto ifOp = scf::IfOp::create(
-      b, loc, lessThan(b, loc, j, past),
-      [&](OpBuilder &nb, Location nl) {
-        scf::YieldOp::create(nb, nl,
-                             ValueRange{memref::LoadOp::create(
-                                 nb, nl, cache, ValueRange{j, seq, kvh, d})});
-      },
-      [&](OpBuilder &nb, Location nl) {
-        scf::YieldOp::create(
-            nb, nl,
-            ValueRange{memref::LoadOp::create(
-                nb, nl, fresh, ValueRange{index(nb, nl, 0), seq, kvh, d})});
-      });
-  return ifOp.getResult(0);
-}
-
 /// The first kernel's body: piece `piece` of head `h` of sequence `seq`,
 /// with `warps` warps of lanes (`lane`, `warp`).
-void buildPieceBody(OpBuilder &b, Location loc, const DecodeBuffers &in,
+void buildPieceBody(OpBuilder &b, Location loc, const AttentionBuffers &in,
                     int64_t chunk, int64_t warps, Value piece, Value h,
                     Value seq, Value lane, Value warp, Value scores,
                     Value parts, Value maxes, Value sums, Value outs) {
@@ -128,17 +68,9 @@ void buildPieceBody(OpBuilder &b, Location loc, const DecodeBuffers &in,
   Value t = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, warp, index(b, loc, kWarp)), lane);
   Value kvh = arith::DivUIOp::create(b, loc, h, index(b, loc, in.group));
-  // lengths[b] at most T, as the conversion reads it (`ult` against the
-  // cache's rows): never a read past the cache, and the first piece always
-  // holds the new token, so the merge's max is finite.
-  Value past = in.past;
-  if (in.lengths)
-    past = arith::MinUIOp::create(
-        b, loc,
-        arith::IndexCastOp::create(
-            b, loc, b.getIndexType(),
-            memref::LoadOp::create(b, loc, in.lengths, ValueRange{seq})),
-        in.past);
+  // lengths[b] at most T: never a read past the cache, and the first piece
+  // always holds the new token, so the merge's max is finite.
+  Value past = sequencePast(b, loc, in, seq);
   // This piece's positions: [start, start + n), n = clamp(count - start,
   // 0, chunk) with count = past + 1 (the new token).
   Value count = arith::AddIOp::create(b, loc, past, c1);
@@ -300,10 +232,9 @@ void buildMergeBody(OpBuilder &b, Location loc, Value pieces, Value h,
 }
 
 /// Attention of one new query row per sequence, (B, 1, H, dk), by the two
-/// kernels.
-Value flashDecoding(OpBuilder &b, Location loc, const DecodeBuffers &in,
+/// kernels, into a buffer.
+Value flashDecoding(OpBuilder &b, Location loc, const AttentionBuffers &in,
                     Value batch, int64_t chunk, int64_t warps) {
-  MLIRContext *ctx = b.getContext();
   int64_t dk = in.headDim, heads = in.heads;
   warps = pieceWarps(dk, warps);
   int64_t groups = warps * kWarp / dk;
@@ -324,28 +255,15 @@ Value flashDecoding(OpBuilder &b, Location loc, const DecodeBuffers &in,
   auto outType = MemRefType::get({dyn, 1, heads, dk}, f32);
   Value out = memref::AllocOp::create(b, loc, outType, ValueRange{batch});
   {
-    // The scores and the groups' partial outputs in dynamic shared memory
-    // rather than workgroup attributions: buffer deallocation, which runs
-    // after this, would take an attribution for a buffer it must track.
+    // The scores and the groups' partial outputs in dynamic shared memory.
     OpBuilder::InsertionGuard guard(b);
-    auto launch =
-        gpu::LaunchOp::create(b, loc, pieces, index(b, loc, heads), batch,
-                              index(b, loc, kWarp), index(b, loc, warps), c1,
-                              arith::ConstantIntOp::create(
-                                  b, loc, sharedBytes(dk, chunk, warps), 32));
-    b.setInsertionPointToEnd(&launch.getBody().front());
-    gpu::TerminatorOp::create(b, loc);
-    b.setInsertionPointToStart(&launch.getBody().front());
-    Value shared = gpu::DynamicSharedMemoryOp::create(
-        b, loc,
-        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                        MemRefLayoutAttrInterface(), workgroup(ctx)));
-    auto view = [&](int64_t offsetFloats, ArrayRef<int64_t> shape) -> Value {
-      return memref::ViewOp::create(
-          b, loc,
-          MemRefType::get(shape, f32, MemRefLayoutAttrInterface(),
-                          workgroup(ctx)),
-          shared, index(b, loc, offsetFloats * 4), ValueRange{});
+    gpu::LaunchOp launch =
+        makeSharedLaunch(b, loc, {pieces, index(b, loc, heads), batch},
+                         {index(b, loc, kWarp), index(b, loc, warps), c1},
+                         sharedBytes(dk, chunk, warps));
+    Value shared = dynamicSharedMemory(b, loc);
+    auto view = [&](int64_t offsetFloats, ArrayRef<int64_t> shape) {
+      return sharedView(b, loc, shared, offsetFloats, shape);
     };
     buildPieceBody(b, loc, in, chunk, warps, launch.getBlockIds().x,
                    launch.getBlockIds().y, launch.getBlockIds().z,
@@ -361,9 +279,7 @@ Value flashDecoding(OpBuilder &b, Location loc, const DecodeBuffers &in,
                    launch.getBlockIds().y, launch.getThreadIds().x, maxes, sums,
                    outs, out);
   }
-  return bufferization::ToTensorOp::create(
-      b, loc, RankedTensorType::get(outType.getShape(), f32), out,
-      /*restrict=*/true, /*writable=*/true);
+  return out;
 }
 
 /// The one-token form of `op`: its prologue, then the kernels; its three
@@ -374,26 +290,9 @@ SmallVector<Value> oneTokenAttention(OpBuilder &b, CachedAttentionOp op,
   CachedAttentionParts p = splitCachedAttention(b, op);
   Value batch = tensor::DimOp::create(b, loc, p.q, 0);
   // The buffers are taken last, right before the kernels that read them.
-  DecodeBuffers in;
-  in.q = readBuffer(b, loc, p.q);
-  in.kPast = readBuffer(b, loc, p.kPast);
-  in.vPast = readBuffer(b, loc, p.vPast);
-  in.kNew = readBuffer(b, loc, p.kRows);
-  in.vNew = readBuffer(b, loc, p.vRows);
-  in.lengths = p.lengths ? readBuffer(b, loc, p.lengths) : Value();
-  in.past = p.past;
-  in.heads = p.heads;
-  in.group = p.group;
-  in.headDim = p.headDim;
-  Value out =
-      mergeHeads(b, loc, flashDecoding(b, loc, in, batch, chunk, warps));
-  return {castTo(b, loc, out, op.getResult().getType()),
-          castTo(b, loc, p.kNew, op.getKNew().getType()),
-          castTo(b, loc, p.vNew, op.getVNew().getType())};
-}
-
-bool isF32(Value v) {
-  return cast<ShapedType>(v.getType()).getElementType().isF32();
+  AttentionBuffers in = attentionBuffers(b, loc, p);
+  return attentionResults(b, op, p,
+                          flashDecoding(b, loc, in, batch, chunk, warps));
 }
 
 struct TlmGpuDecodeAttention
@@ -405,23 +304,22 @@ struct TlmGpuDecodeAttention
                                  {{"chunk", chunk, 1}, {"warps", warps, 1}})))
       return signalPassFailure();
     // A block has at most 1024 threads.
-    if (warps > kMaxThreads / kWarp) {
+    if (warps > kMaxBlockThreads / kWarp) {
       getOperation()->emitError()
           << "tlm-gpu-decode-attention: warps must be <= "
-          << kMaxThreads / kWarp << ", got " << int64_t(warps);
+          << kMaxBlockThreads / kWarp << ", got " << int64_t(warps);
       return signalPassFailure();
     }
     SmallVector<CachedAttentionOp> ops;
     getOperation()->walk([&](CachedAttentionOp op) {
       int64_t rows = op.getQ().getType().getDimSize(1);
-      if (!isF32(op.getQ()) || !isF32(op.getKPast()) || !isF32(op.getK()) ||
-          !isF32(op.getV()) || !isF32(op.getVPast()))
+      if (!isF32Attention(op))
         LLVM_DEBUG(llvm::dbgs()
                    << "not f32, left to the conversion: " << op << "\n");
       else if (rows != 1 && !ShapedType::isDynamic(rows))
         LLVM_DEBUG(llvm::dbgs()
                    << "more than one new row a sequence: " << op << "\n");
-      else if (op.getHeadDim() > kMaxThreads)
+      else if (op.getHeadDim() > kMaxBlockThreads)
         LLVM_DEBUG(llvm::dbgs()
                    << "heads wider than a block's threads: " << op << "\n");
       else

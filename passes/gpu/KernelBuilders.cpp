@@ -68,14 +68,25 @@ gpu::LaunchOp makeLaunch(OpBuilder &b, Location loc, std::array<Value, 3> grid,
   return launch;
 }
 
-Value warpSum(OpBuilder &b, Location loc, Value v) {
+namespace {
+template <typename Combine>
+Value warpReduce(OpBuilder &b, Location loc, Value v) {
   for (int32_t offset = kWarp / 2; offset > 0; offset /= 2) {
     Value other =
         gpu::ShuffleOp::create(b, loc, v, offset, kWarp, gpu::ShuffleMode::XOR)
             .getShuffleResult();
-    v = arith::AddFOp::create(b, loc, v, other);
+    v = Combine::create(b, loc, v, other);
   }
   return v;
+}
+} // namespace
+
+Value warpSum(OpBuilder &b, Location loc, Value v) {
+  return warpReduce<arith::AddFOp>(b, loc, v);
+}
+
+Value warpMax(OpBuilder &b, Location loc, Value v) {
+  return warpReduce<arith::MaximumFOp>(b, loc, v);
 }
 
 Value guardedLoad(OpBuilder &b, Location loc, Value cond, Value memref,

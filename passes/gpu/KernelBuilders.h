@@ -32,6 +32,8 @@ gpu::LaunchOp makeLaunch(OpBuilder &b, Location loc, std::array<Value, 3> grid,
 /// `v` summed over the 32 lanes of the warp (butterfly: every lane ends
 /// with the total; every lane must reach it).
 Value warpSum(OpBuilder &b, Location loc, Value v);
+/// `v`'s largest over the warp, the same way (NaN if any lane's is).
+Value warpMax(OpBuilder &b, Location loc, Value v);
 /// `cond ? load(memref[indices]) : zero`, the load widened to `zero`'s type
 /// (bf16 or f16 weights staged as f32).
 Value guardedLoad(OpBuilder &b, Location loc, Value cond, Value memref,

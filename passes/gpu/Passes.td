@@ -87,6 +87,63 @@ def TlmGpuDecodeAttention : Pass<"tlm-gpu-decode-attention", "::mlir::ModuleOp">
   ];
 }
 
+def TlmGpuPrefillAttention : Pass<"tlm-gpu-prefill-attention", "::mlir::ModuleOp"> {
+  let summary = "Attention of many new tokens as one flash-attention kernel";
+  let description = [{
+    For the GPU pipeline, before `tlm-lower-to-linalg` and after
+    `tlm-gpu-decode-attention` (which keeps the one-token steps): every f32
+    `tlm.cached_attention` left becomes, after the prologue the conversion
+    shares (heads split, RoPE, the new rows in the cache layout), one
+    kernel instead of the conversion's score tensors. A block of 4 warps
+    takes `rows` queries of one head of one sequence (warp w the rows
+    w·rows/4..): it walks the keys its last query sees in tiles of 32,
+    staging each tile's keys (rows padded by one float, so lane l reading
+    key l hits its own bank) and values in shared memory, from the cache
+    below the sequence's past and from the new rows above it. Lane l
+    scores key l against the warp's queries, the warp's max and sum of
+    exponentials come from shuffles (the online softmax, rescaling what was
+    summed when the max grows), the probabilities go to shared memory, and
+    lane l sums `p · v` for head dims l, l + 32, ... Causal masking and the
+    rows past S are guards; nothing the size of the scores is written.
+    Other element types are left to the conversion.
+
+    Before:
+    ```mlir
+    %o, %kn, %vn = tlm.cached_attention %q, %k, %v, %kp, %vp
+        {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.0e4 : f64}
+        : (...) -> (...)
+    ```
+    After (rows = 16, head dim 16):
+    ```mlir
+    %qb = bufferization.to_buffer %q4 read_only : ...
+    gpu.launch blocks(%qblock, %h, %b) in (%gx = %qblocks, %gy = %c4, %gz = %n)
+               threads(%l, %w, %z) in (%tx = %c32, %ty = %c4, %tz = %c1)
+               dynamic_shared_memory_size %bytes {
+      ... queries to shared memory ...
+      scf.for %tile = %c0 to %tiles step %c1 iter_args(%m0 = %ninf, ...) {
+        gpu.barrier
+        ... 32 keys and values to shared memory ...
+        gpu.barrier
+        ... scores, gpu.shuffle xor (max, sum), exp, probabilities stored ...
+        gpu.barrier
+        ... p · v into the outputs ...
+      }
+      ... out[b, q, h, d] = output / sum ...
+    }
+    %o = bufferization.to_tensor %out restrict writable : ...
+    ```
+  }];
+  let options = [
+    Option<"rows", "rows", "int64_t", /*default=*/"16",
+           "Queries per block (a multiple of its 4 warps)">
+  ];
+  let dependentDialects = [
+    "::mlir::bufferization::BufferizationDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def TlmGpuFuseElementwise : Pass<"tlm-gpu-fuse-elementwise", "::mlir::func::FuncOp"> {
   let summary = "Fuse chains of elementwise generics (one kernel each on the GPU)";
   let description = [{

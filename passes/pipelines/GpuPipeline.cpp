@@ -27,10 +27,12 @@ void tlm::registerPipelineInterfaces(DialectRegistry &registry) {
 
 void tlm::buildGpuPipeline(OpPassManager &pm,
                            const GpuPipelineOptions &options) {
-  // 1. tlm → linalg on tensors, one function per entry; decode's attention
-  //    first, as kernels of its own.
+  // 1. tlm → linalg on tensors, one function per entry; attention first,
+  //    as kernels of its own (decode's steps, then the rest).
   if (options.decodeAttention)
     pm.addPass(createTlmGpuDecodeAttention());
+  if (options.prefillAttention)
+    pm.addPass(createTlmGpuPrefillAttention());
   buildLinalgPipeline(pm);
   pm.addPass(createTlmAllowInlining());
   pm.addPass(createInlinerPass());

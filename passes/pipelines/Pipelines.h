@@ -126,6 +126,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Decode's attention as flash-decoding kernels "
                      "(tlm-gpu-decode-attention)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> prefillAttention{
+      *this, "prefill-attention",
+      llvm::cl::desc("Attention of many new tokens as a flash-attention "
+                     "kernel (tlm-gpu-prefill-attention)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> fuseElementwise{
       *this, "fuse-elementwise",
       llvm::cl::desc("Chains of elementwise generics as one kernel "

@@ -45,7 +45,7 @@
 // CHECK:           %[[N0:.*]] = arith.maxsi %[[LEFT]], %c0
 // CHECK:           %[[N:.*]] = arith.minsi %[[N0]], %c64
 // Lane l holds q[d = l] (lanes 16..31 none); warp w takes positions w,
-// w + 4, ...: a cached key below T, the new one at T, summed over the
+// w + 4, ...: a cached key below T, the new one (row j - T = 0) at T, summed over the
 // warp's lanes, scaled by 1/4 and left by lane 0.
 // CHECK:           memref.load %[[QB]][%[[SEQ]], %c0, %[[H]], %{{.*}}]
 // CHECK:           scf.for %[[JL:.*]] = %[[WARP]] to %[[N]] step %c4 {
@@ -53,7 +53,8 @@
 // CHECK:             %[[CACHED:.*]] = arith.cmpi ult, %[[J]], %[[T]]
 // CHECK:             scf.if %[[CACHED]]
 // CHECK:               memref.load %[[KB]][%[[J]], %[[SEQ]], %[[KVH]], %{{.*}}]
-// CHECK:               memref.load %[[KNB]][%c0, %[[SEQ]], %[[KVH]], %{{.*}}]
+// CHECK:               %[[ROW:.*]] = arith.subi %[[J]], %[[T]]
+// CHECK:               memref.load %[[KNB]][%[[ROW]], %[[SEQ]], %[[KVH]], %{{.*}}]
 // CHECK:             math.fma
 // CHECK-COUNT-5:     gpu.shuffle  xor
 // CHECK:             arith.mulf %{{.*}}, %cst_{{[0-9]+}} : f32
@@ -71,7 +72,8 @@
 // CHECK:           %[[G:.*]] = arith.divui %{{.*}}, %c16
 // CHECK:           %[[D:.*]] = arith.remui %{{.*}}, %c16
 // CHECK:             scf.for %{{.*}} = %[[G]] to %[[N]] step %c8 iter_args
-// CHECK:               memref.load %[[VNB]][%c0, %[[SEQ]], %[[KVH]], %[[D]]]
+// CHECK:               %[[VROW:.*]] = arith.subi %{{.*}}, %[[T]]
+// CHECK:               memref.load %[[VNB]][%[[VROW]], %[[SEQ]], %[[KVH]], %[[D]]]
 // CHECK:             memref.store %{{.*}}, %[[PARTS]][%[[G]], %[[D]]]
 // CHECK:           gpu.barrier
 // CHECK-COUNT-8:     memref.load %[[PARTS]]
