@@ -45,7 +45,9 @@ for name, m in r["models"].items():
                                  if "outside" in f else f"ERROR {f.get('error')}")
     for key, what in (("forward_incremental", "decode steps"),
                       ("forward_incremental_graphs", "as graphs")):
-        if name.endswith("-tf32"):  # prefill only
+        if "-tf32" in name:  # prefill only
+            break
+        if key == "forward_incremental_graphs" and "-no-" in name:
             break
         fi = m.get(key, {})
         line += (f"; {what} {fi['outside']} outside" if "outside" in fi

@@ -4,7 +4,8 @@
 # weight files travel) and stories260K (its 1 MB of weights travel), tiny
 # and small again with bf16 weights (NAME:DTYPE, seeded weights rounded to
 # it), tiny and small (f32 and bf16) with prefill on TF32 tensor cores
-# (NAME+tf32: --tensor-cores on), and the CPU's answers for each: the
+# (NAME+tf32: --tensor-cores on), tiny with each GPU kernel form off in
+# turn (NAME/SWITCH), and the CPU's answers for each: the
 # logits of a fixed prompt, and stories260K's first 200 greedy tokens. The
 # GPU machine then needs no LLVM or MLIR: it builds the runtime alone and
 # compares.
@@ -12,13 +13,18 @@
 #   scripts/gpu-prepare.sh [BUILD_DIR] [OUT_DIR]
 #     BUILD_DIR  default build (its bin/tlm-run)
 #     OUT_DIR    default gpu-check (ignored by git; `carry` it to the GPU)
-#   TLM_GPU_CHECK_MODELS="tiny cs336-ts"   a subset (default: all nine)
+#   TLM_GPU_CHECK_MODELS="tiny cs336-ts"   a subset (default: nine models and
+#                                          tiny's ablations)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build=$(cd "${1:-$root/build}" && pwd)
 out=${2:-$root/gpu-check}
 run="$build/bin/tlm-run"
-models=${TLM_GPU_CHECK_MODELS:-"tiny cs336-ts small stories260K tiny:bf16 small:bf16 tiny+tf32 small+tf32 small:bf16+tf32"}
+# tiny once more with each kernel form of the GPU pipeline switched off
+# (NAME/SWITCH: --disable SWITCH, tlm-run switches --target cuda): when a
+# comparison fails, the one of these that passes names the kernel at fault.
+ablations=$("$run" switches --target cuda | cut -f1 | sed 's|^|tiny/|')
+models=${TLM_GPU_CHECK_MODELS:-"tiny cs336-ts small stories260K tiny:bf16 small:bf16 tiny+tf32 small+tf32 small:bf16+tf32 $(echo $ablations)"}
 rm -rf "$out" && mkdir -p "$out"
 
 # The prompt every model's logits are compared on (cs336-ts has 16
@@ -28,14 +34,21 @@ greedy=200
 manifest="$out/manifest.txt"
 : > "$manifest"
 for spec in $models; do
-  # NAME[:DTYPE][+tf32]: the seeded weights rounded to DTYPE, prefill's
-  # projections on TF32 tensor cores; NAME-DTYPE-tf32.
+  # NAME[:DTYPE][+tf32][/SWITCH]: the seeded weights rounded to DTYPE,
+  # prefill's projections on TF32 tensor cores, SWITCH off;
+  # NAME-DTYPE-tf32-no-SWITCH.
   tc=(--tensor-cores off)
+  disable=()
   suffix=
+  if [[ $spec == */* ]]; then
+    disable=(--disable "${spec#*/}")
+    suffix=-no-${spec#*/}
+    spec=${spec%%/*}
+  fi
   if [[ $spec == *+tf32 ]]; then
     spec=${spec%+tf32}
     tc=(--tensor-cores on)
-    suffix=-tf32
+    suffix=-tf32$suffix
   fi
   n=${spec%%:*}
   dtype=()
@@ -57,7 +70,7 @@ for spec in $models; do
   fi
   n=$n$suffix
   "$run" compile --config "$config" "${dtype[@]}" --target cuda "${tc[@]}" \
-    --output "$out/$n.so" > /dev/null
+    "${disable[@]}" --output "$out/$n.so" > /dev/null
   "$run" forward --config "$config" "${weights[@]}" "${dtype[@]}" \
     --tokens "$tokens" --output "$out/$n.cpu.st"
   if [[ $n == stories260K ]]; then

@@ -6,7 +6,7 @@ token with and without CUDA graphs), stories260K's greedy tokens against the CPU
 (its decode steps launched kernel by kernel and as CUDA graphs), and decode
 and prefill speed as fractions of the H200's HBM bandwidth and FP32 peak
 (decode both ways; prefill on TF32 tensor cores for NAME-tf32 models, against
-the TF32 peak). Writes one JSON file; exits 1 when a comparison fails.
+the TF32 peak); NAME-no-SWITCH models (a kernel form off) are compared only. Writes one JSON file; exits 1 when a comparison fails.
 
   gpu_check.py TLM_EXEC PREPARED_DIR OUT_JSON
 """
@@ -105,14 +105,18 @@ def main():
         # NAME-tf32: prefill's projections on TF32 tensor cores. Its decode
         # steps run the same f32 GEMV kernels as NAME's, so only its
         # prefill is compared and timed.
-        tf32 = name.endswith("-tf32")
+        tf32 = "-tf32" in name
+        # NAME-no-SWITCH: a kernel form switched off, to tell which one a
+        # failed comparison comes from; its logits are compared, not timed.
+        ablation = "-no-" in name
         # The CPU's logits of every position against the GPU's: from one
         # prefill, then from one decode step a token (flash-decoding, the
         # GEMV kernels), kernel by kernel and as CUDA graphs.
         runs = [("forward", [])]
         if not tf32:
-            runs += [("forward_incremental", ["--incremental"]),
-                     ("forward_incremental_graphs",
+            runs += [("forward_incremental", ["--incremental"])]
+        if not tf32 and not ablation:
+            runs += [("forward_incremental_graphs",
                       ["--incremental", "--cuda-graphs", "on"])]
         for key, extra in runs:
             logits = os.path.join(tmp, name + "." + key + ".st")
@@ -154,6 +158,9 @@ def main():
                 r[key]["error"] = err.strip()[-500:]
             if gpu_ids != cpu_ids:
                 results["pass"] = False
+        if ablation:
+            results["models"][name] = r
+            continue
         # Speed, batch 1: small's prefill of 512 tokens and 64 decode steps
         # (the issue's figures); the others at bench's defaults, which fit
         # their contexts.

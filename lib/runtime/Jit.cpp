@@ -300,6 +300,7 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
       jtmb->getFeatures() = llvm::SubtargetFeatures();
     }
     gpuOptions.tensorCores = options.tensorCores;
+    gpuOptions.setSwitches(options.gpuSwitches);
     mlir::tlm::buildGpuPipeline(pm, gpuOptions);
   } else {
     mlir::tlm::CpuPipelineOptions pipelineOptions;

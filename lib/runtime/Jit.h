@@ -15,6 +15,7 @@
 #include "lib/runtime/CpuCodegen.h"
 #include "lib/runtime/Program.h"
 #include "passes/pipelines/CpuSwitches.h"
+#include "passes/pipelines/GpuSwitches.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -87,6 +88,9 @@ struct JitOptions {
   /// The optimizations of the CPU pipeline, each switchable to measure it
   /// (passes/pipelines/CpuSwitches.def).
   mlir::tlm::CpuSwitches switches;
+  /// Cuda: the GPU pipeline's kernel forms, each switchable
+  /// (passes/pipelines/GpuSwitches.def).
+  mlir::tlm::GpuSwitches gpuSwitches;
   /// Verify the IR after every pass of the pipeline, as tlm-opt does, rather
   /// than once after the last. On in builds with assertions and in the unit
   /// tests; release builds skip it (on small.json it was a quarter of the

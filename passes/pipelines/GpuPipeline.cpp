@@ -25,6 +25,18 @@ void tlm::registerPipelineInterfaces(DialectRegistry &registry) {
   registerGpuInterfaces(registry);
 }
 
+tlm::GpuSwitches tlm::GpuPipelineOptions::switches() const {
+  GpuSwitches s;
+#define TLM_GPU_SWITCH(field, name, dflt, help) s.field = field;
+#include "passes/pipelines/GpuSwitches.def"
+  return s;
+}
+
+void tlm::GpuPipelineOptions::setSwitches(const GpuSwitches &s) {
+#define TLM_GPU_SWITCH(field, name, dflt, help) field = s.field;
+#include "passes/pipelines/GpuSwitches.def"
+}
+
 void tlm::buildGpuPipeline(OpPassManager &pm,
                            const GpuPipelineOptions &options) {
   // 1. tlm → linalg on tensors, one function per entry; attention first,

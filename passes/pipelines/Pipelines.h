@@ -10,6 +10,7 @@
 
 #include "passes/cpu/Strategy.h"
 #include "passes/pipelines/CpuSwitches.h"
+#include "passes/pipelines/GpuSwitches.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
@@ -111,40 +112,23 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       *this, "block-size",
       llvm::cl::desc("Threads per block along the innermost dimension"),
       llvm::cl::init(128)};
-  PassOptions::Option<bool> tileMatmuls{
-      *this, "tile-matmuls",
-      llvm::cl::desc("Projections as shared-memory tiled kernels "
-                     "(tlm-gpu-tile-matmuls)"),
-      llvm::cl::init(true)};
   PassOptions::Option<bool> tensorCores{
       *this, "tensor-cores",
       llvm::cl::desc("Prefill's projections on TF32 tensor cores "
                      "(tlm-gpu-tile-matmuls{tensor-cores}); off: f32 FMA"),
       llvm::cl::init(false)};
-  PassOptions::Option<bool> decodeAttention{
-      *this, "decode-attention",
-      llvm::cl::desc("Decode's attention as flash-decoding kernels "
-                     "(tlm-gpu-decode-attention)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> prefillAttention{
-      *this, "prefill-attention",
-      llvm::cl::desc("Attention of many new tokens as a flash-attention "
-                     "kernel (tlm-gpu-prefill-attention)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> fuseElementwise{
-      *this, "fuse-elementwise",
-      llvm::cl::desc("Chains of elementwise generics as one kernel "
-                     "(tlm-gpu-fuse-elementwise)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> blockReductions{
-      *this, "block-reductions",
-      llvm::cl::desc("Row reductions with one block per row "
-                     "(tlm-gpu-block-reductions)"),
-      llvm::cl::init(true)};
+#define TLM_GPU_SWITCH(field, name, dflt, help)                                \
+  PassOptions::Option<bool> field{*this, name, llvm::cl::desc(help),           \
+                                  llvm::cl::init(dflt)};
+#include "passes/pipelines/GpuSwitches.def"
   PassOptions::Option<bool> kernelsOnly{
       *this, "kernels-only",
       llvm::cl::desc("Stop after kernel outlining (GPU dialect, no NVVM)"),
       llvm::cl::init(false)};
+
+  /// The switches as plain values, and back.
+  GpuSwitches switches() const;
+  void setSwitches(const GpuSwitches &switches);
 };
 
 /// tlm ops → host LLVM dialect calling the mgpu* runtime, with kernels

@@ -13,21 +13,58 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include "passes/pipelines/CpuSwitches.h"
+#include "passes/pipelines/GpuSwitches.h"
 
 #include <string>
 
 namespace tlm::cli {
 
-std::string switchNames() {
+namespace {
+/// The switch table of the CPU or the GPU pipeline, as its infos.
+template <typename Info> std::string namesOf(llvm::ArrayRef<Info> table) {
   std::string names;
-  for (const mlir::tlm::CpuSwitchInfo &s : mlir::tlm::cpuSwitches())
+  for (const Info &s : table)
     names += (names.empty() ? "" : ", ") + std::string(s.name);
   return names;
 }
 
-llvm::Error runSwitches(const Options &) {
-  for (const mlir::tlm::CpuSwitchInfo &s : mlir::tlm::cpuSwitches())
+template <typename Info> void list(llvm::ArrayRef<Info> table) {
+  for (const Info &s : table)
     llvm::outs() << s.name << "\t" << s.help << "\n";
+}
+
+/// `disable`'s names switched off in `switches` by `table`; an unknown one
+/// is an error naming the target's switches.
+template <typename Info, typename Switches>
+llvm::Error applyDisable(llvm::StringRef disable, llvm::ArrayRef<Info> table,
+                         Switches &switches, llvm::StringRef target) {
+  llvm::SmallVector<llvm::StringRef> disabled;
+  disable.split(disabled, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef d : disabled) {
+    d = d.trim();
+    const auto *it =
+        llvm::find_if(table, [&](const Info &s) { return s.name == d; });
+    if (it == table.end())
+      return flagError("--disable: unknown optimization '" + d.str() + "'" +
+                       target.str() + " (known: " + namesOf(table) + ")");
+    switches.*(it->field) = false;
+  }
+  return llvm::Error::success();
+}
+} // namespace
+
+std::string switchNames(bool cuda) {
+  return cuda ? namesOf(mlir::tlm::gpuSwitches())
+              : namesOf(mlir::tlm::cpuSwitches());
+}
+
+llvm::Error runSwitches(const Options &o) {
+  if (o.target == "cuda")
+    list(mlir::tlm::gpuSwitches());
+  else if (o.target == "cpu")
+    list(mlir::tlm::cpuSwitches());
+  else
+    return flagError("--target must be cpu or cuda, found '" + o.target + "'");
   return llvm::Error::success();
 }
 
@@ -93,20 +130,15 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
   j.tensorCores = o.tensorCores == "on";
   if (j.tensorCores && j.target != runtime::Target::Cuda)
     return flagError("--tensor-cores on needs --target cuda");
-  // The switches of passes/pipelines/CpuSwitches.def; the error for an
-  // unknown name lists them.
-  llvm::SmallVector<llvm::StringRef> disabled;
-  llvm::StringRef(o.disable).split(disabled, ',', -1, /*KeepEmpty=*/false);
-  for (llvm::StringRef d : disabled) {
-    d = d.trim();
-    llvm::ArrayRef<mlir::tlm::CpuSwitchInfo> all = mlir::tlm::cpuSwitches();
-    const auto *it = llvm::find_if(
-        all, [&](const mlir::tlm::CpuSwitchInfo &s) { return s.name == d; });
-    if (it == all.end())
-      return flagError("--disable: unknown optimization '" + d +
-                       "' (known: " + switchNames() + ")");
-    j.switches.*(it->field) = false;
-  }
+  // The switches of passes/pipelines/CpuSwitches.def, or GpuSwitches.def
+  // for cuda; the error for an unknown name lists them.
+  if (llvm::Error err =
+          j.target == runtime::Target::Cuda
+              ? applyDisable(o.disable.getValue(), mlir::tlm::gpuSwitches(),
+                             j.gpuSwitches, " for --target cuda")
+              : applyDisable(o.disable.getValue(), mlir::tlm::cpuSwitches(),
+                             j.switches, ""))
+    return std::move(err);
   // MLIR's own flags (--mlir-timing, IR printing) observe the pipeline,
   // which a cache hit would not run.
   bool observed =

@@ -18,15 +18,16 @@ namespace tlm::cli {
 
 namespace cl = llvm::cl;
 
-/// The names of the CPU pipeline's switches, comma-separated
-/// (passes/pipelines/CpuSwitches.def).
-std::string switchNames();
+/// The names of the CPU pipeline's switches, or with `cuda` the GPU
+/// pipeline's, comma-separated (passes/pipelines/CpuSwitches.def,
+/// GpuSwitches.def).
+std::string switchNames(bool cuda = false);
 /// --disable's help, naming every switch.
 inline const std::string &disableHelp() {
   static const std::string help =
       "comma-separated optimizations to switch off, to measure them (`tlm-run "
-      "switches` describes each): " +
-      switchNames();
+      "switches [--target cuda]` describes each): " +
+      switchNames() + "; with --target cuda: " + switchNames(true);
   return help;
 }
 

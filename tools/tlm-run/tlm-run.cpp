@@ -198,7 +198,10 @@ const std::map<std::string, Command> &commands() {
          "weights-dtype"},
         "write a compiled model: --config C --output model.so"}},
       {"switches",
-       {runSwitches, {}, "list the optimizations --disable switches off"}},
+       {runSwitches,
+        {"target"},
+        "list the optimizations --disable switches off (--target cuda: the "
+        "GPU pipeline's)"}},
       {"import-llama2c",
        {runImportLlama2c,
         {},
