@@ -80,7 +80,8 @@ GemvShape gemvShape(MLIRContext *ctx, const GpuProjection &p,
 
 void buildGemvBody(OpBuilder &b, Location loc, const GpuProjection &p,
                    const GemvShape &shape, int64_t maxRows, Value block,
-                   Value lane, Value warp, Value partials) {
+                   Value lane, Value warp, Value partials,
+                   ArrayRef<GemvSegment> segments) {
   OpBuilder::InsertionGuard guard(b);
   int64_t vec = shape.vec, splits = shape.splits, cols = shape.cols;
   int64_t step = kWarp * vec;
@@ -99,6 +100,19 @@ void buildGemvBody(OpBuilder &b, Location loc, const GpuProjection &p,
       b, loc, arith::MulIOp::create(b, loc, block, index(b, loc, cols)),
       colInBlock);
   Value colOk = lessThan(b, loc, col, index(b, loc, p.n));
+  // The warp's weight row and output column: in its segment's buffers
+  // when several projections share the launch (the same for every lane).
+  Value w = p.w, out = p.out, wCol = col;
+  for (size_t i = 1; i < segments.size(); ++i) {
+    const GemvSegment &seg = segments[i];
+    Value in = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, col,
+                                     index(b, loc, seg.offset));
+    w = arith::SelectOp::create(b, loc, in, seg.w, w);
+    out = arith::SelectOp::create(b, loc, in, seg.out, out);
+    wCol = arith::SelectOp::create(
+        b, loc, in,
+        arith::SubIOp::create(b, loc, col, index(b, loc, seg.offset)), wCol);
+  }
 
   SmallVector<Value> rowOk;
   SmallVector<SmallVector<Value>> rowIdx;
@@ -151,7 +165,7 @@ void buildGemvBody(OpBuilder &b, Location loc, const GpuProjection &p,
     scf::YieldOp::create(b, loc, kLoop.getResults());
     b.setInsertionPointToStart(kLoop.getBody());
     Value kk = kLoop.getInductionVar();
-    Value wv = load(b, p.w, {col, kk}, vec);
+    Value wv = load(b, w, {wCol, kk}, vec);
     // w's values in pieces of the accumulators' width (shuffles, which
     // the NVVM lowering takes where it has no strided slices).
     SmallVector<Value> wParts{wv};
@@ -201,11 +215,11 @@ void buildGemvBody(OpBuilder &b, Location loc, const GpuProjection &p,
   }
   auto addToOut = [&](OpBuilder &ob, int64_t r, Value total) {
     SmallVector<Value> outIdx(rowIdx[r]);
-    outIdx.push_back(col);
+    outIdx.push_back(wCol);
     if (!p.overwrite)
       total = arith::AddFOp::create(
-          ob, loc, memref::LoadOp::create(ob, loc, p.out, outIdx), total);
-    memref::StoreOp::create(ob, loc, total, p.out, outIdx);
+          ob, loc, memref::LoadOp::create(ob, loc, out, outIdx), total);
+    memref::StoreOp::create(ob, loc, total, out, outIdx);
   };
   Value writes = arith::AndIOp::create(b, loc, lane0, colOk);
   if (splits == 1) {

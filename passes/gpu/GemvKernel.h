@@ -56,14 +56,26 @@ struct GemvShape {
 GemvShape gemvShape(MLIRContext *ctx, const GpuProjection &p,
                     int64_t maxRows, int64_t warps, int64_t minWarps);
 
+/// One of several projections of the same x that one GEMV launch computes
+/// (Q, K and V; W1 and W3): the launch's columns `offset` .. are its
+/// columns 0 .., of `w` and `out`. Every segment's w has one type, and
+/// every out one (the caller casts them), so a warp selects its segment's
+/// buffers by its column.
+struct GemvSegment {
+  Value w, out;
+  int64_t offset;
+};
+
 /// The GEMV kernel's body at `b`'s insertion point inside a launch of
 /// `shape` with 32 x warps threads a block (the caller keeps m <=
 /// `maxRows`): `block` the block's index, `lane` and `warp` the thread's,
 /// `partials` the buffer of shape.partials. `maxRows` accumulators per
-/// lane, guarded by m.
+/// lane, guarded by m. With `segments`, `p` is their union (p.n columns in
+/// all, p.w and p.out of the first segment's types).
 void buildGemvBody(OpBuilder &b, Location loc, const GpuProjection &p,
                    const GemvShape &shape, int64_t maxRows, Value block,
-                   Value lane, Value warp, Value partials);
+                   Value lane, Value warp, Value partials,
+                   ArrayRef<GemvSegment> segments = {});
 
 } // namespace mlir::tlm
 

@@ -97,8 +97,9 @@ def TlmGpuPrefillAttention : Pass<"tlm-gpu-prefill-attention", "::mlir::ModuleOp
     kernel instead of the conversion's score tensors. A block of 4 warps
     takes `rows` queries of one head of one sequence (warp w the rows
     w·rows/4..): it walks the keys its last query sees in tiles of 32,
-    staging each tile's keys (rows padded by one float, so lane l reading
-    key l hits its own bank) and values in shared memory, from the cache
+    staging each tile's keys (rows padded to an odd number of floats, so
+    lane l reading key l hits its own bank) and values in shared memory,
+    from the cache
     below the sequence's past and from the new rows above it. Lane l
     scores key l against the warp's queries, the warp's max and sum of
     exponentials come from shuffles (the online softmax, rescaling what was
@@ -266,7 +267,11 @@ def TlmGpuTileMatmuls : Pass<"tlm-gpu-tile-matmuls", "::mlir::func::FuncOp"> {
     keep one accumulator per row (4 floats with those loads), and sum
     across the warp with xor
     shuffles. Fewer columns than `gemv-min-warps` split k across a block's
-    warps, whose sums meet in workgroup memory.
+    warps, whose sums meet in workgroup memory. Projections of one x in a
+    row (Q, K and V; W1 and W3) share one GEMV launch, each warp selecting
+    its projection's weight and output by its column, when their outputs
+    are distinct fresh allocations and nothing between them uses x or a
+    member's weight or output.
 
     x and out must be f32; w may be f32, bf16 or f16, which both kernels
     widen to f32 as they load it (the tiles before staging it). Any other
@@ -279,7 +284,8 @@ def TlmGpuTileMatmuls : Pass<"tlm-gpu-tile-matmuls", "::mlir::func::FuncOp"> {
     block stages its rows of x and w in workgroup memory rounded to TF32
     (`nvvm.convert.float.to.tf32`, round to nearest; bf16 and f16 weights
     widen exactly), rows padded to 36 floats so a warp's fragment loads hit
-    32 banks. Products lose f32's last 13 mantissa bits; sums stay f32.
+    32 banks. The inputs are rounded to TF32's 10 mantissa bits; products
+    and sums are f32.
 
     The kernels add their sums to out, unless out is a `gpu.alloc` of the
     same block, used directly, zero-filled before the projection with no

@@ -38,17 +38,18 @@ constexpr int64_t kWarps = 4;    // a block
 constexpr int64_t kKeys = kWarp; // a tile: lane l scores key l
 
 /// The kernel's shared memory, in floats: the block's queries (rows x dk),
-/// a tile of keys (padded rows: lane l reads row l, column d, and the pad
-/// puts the 32 lanes on 32 banks) and of values, and each query's
-/// probabilities for the tile.
+/// a tile of keys (rows of `keyStride` floats: lane l reads row l, column
+/// d, and an odd stride puts the 32 lanes on 32 banks) and of values, and
+/// each query's probabilities for the tile.
 struct SharedLayout {
-  int64_t qs, ks, vs, ps, floats;
+  int64_t keyStride, qs, ks, vs, ps, floats;
 };
 SharedLayout sharedLayout(int64_t rows, int64_t dk) {
   SharedLayout s;
+  s.keyStride = dk % 2 ? dk + 2 : dk + 1;
   s.qs = 0;
   s.ks = s.qs + rows * dk;
-  s.vs = s.ks + kKeys * (dk + 1);
+  s.vs = s.ks + kKeys * s.keyStride;
   s.ps = s.vs + kKeys * dk;
   s.floats = s.ps + rows * kKeys;
   return s;
@@ -261,13 +262,14 @@ SmallVector<Value> flashAttention(OpBuilder &b, CachedAttentionOp op,
         {index(b, loc, kWarp), index(b, loc, kWarps), index(b, loc, 1)},
         4 * layout.floats);
     Value shared = dynamicSharedMemory(b, loc);
-    buildPrefillBody(b, loc, in, rows, rowCount, launch.getBlockIds().x,
-                     launch.getBlockIds().y, launch.getBlockIds().z,
-                     launch.getThreadIds().x, launch.getThreadIds().y,
-                     sharedView(b, loc, shared, layout.qs, {rows, dk}),
-                     sharedView(b, loc, shared, layout.ks, {kKeys, dk + 1}),
-                     sharedView(b, loc, shared, layout.vs, {kKeys, dk}),
-                     sharedView(b, loc, shared, layout.ps, {rows, kKeys}), out);
+    buildPrefillBody(
+        b, loc, in, rows, rowCount, launch.getBlockIds().x,
+        launch.getBlockIds().y, launch.getBlockIds().z, launch.getThreadIds().x,
+        launch.getThreadIds().y,
+        sharedView(b, loc, shared, layout.qs, {rows, dk}),
+        sharedView(b, loc, shared, layout.ks, {kKeys, layout.keyStride}),
+        sharedView(b, loc, shared, layout.vs, {kKeys, dk}),
+        sharedView(b, loc, shared, layout.ps, {rows, kKeys}), out);
   }
   return attentionResults(b, op, p, out);
 }

@@ -72,6 +72,78 @@ linalg::FillOp foldableZeroFill(linalg::LinalgOp op, Value out) {
   return fill;
 }
 
+/// A projection of the pass's work: the op, its dims, and the zero fill
+/// its kernels can do themselves.
+struct Work {
+  Work(linalg::LinalgOp op, const tlm::ProjectionDims &dims)
+      : op(op), rows(dims.rows.size()) {
+    x = op.getDpsInputOperand(0)->get();
+    w = op.getDpsInputOperand(1)->get();
+    out = op.getDpsInitOperand(0)->get();
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    n = ranges[dims.n];
+    k = ranges[dims.k];
+  }
+  linalg::LinalgOp op;
+  size_t rows; ///< x's leading dims
+  Value x, w, out;
+  int64_t n, k;
+  linalg::FillOp fill;
+};
+
+/// Whether `op` uses `v`, in its operands or its regions'.
+bool uses(Operation *op, Value v) {
+  bool found = false;
+  op->walk([&](Operation *o) {
+    if (llvm::is_contained(o->getOperands(), v))
+      found = true;
+    return found ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return found;
+}
+
+/// Why `next` cannot join `group` in one GEMV launch, placed where the last
+/// one is (empty when it can): the same x, static sizes, one weight type,
+/// the same fill folding, distinct freshly allocated outputs, and between
+/// the group's last projection and `next` nothing that touches x or a
+/// member's weight or output (their writes move to `next`'s place).
+std::string cannotJoin(ArrayRef<Work> group, const Work &next) {
+  const Work &last = group.back();
+  if (next.op->getBlock() != last.op->getBlock())
+    return "in another block";
+  if (next.x != last.x)
+    return "another x";
+  auto elem = [](Value v) {
+    return cast<MemRefType>(v.getType()).getElementType();
+  };
+  if (elem(next.w) != elem(last.w))
+    return "another weight type";
+  if (bool(next.fill) != bool(last.fill))
+    return "one fill folded, the other kept";
+  if (ShapedType::isDynamic(next.n) || ShapedType::isDynamic(next.k))
+    return "dynamic sizes";
+  // The launch writes every member's output at once: they must be distinct
+  // buffers, which only fresh allocations are known to be.
+  auto fresh = [&](Value out) {
+    return out.getDefiningOp<gpu::AllocOp>() && out != next.x;
+  };
+  if (!fresh(next.out) || !fresh(last.out))
+    return "an output that is no fresh allocation (it may alias)";
+  for (const Work &member : group)
+    if (member.out == next.out)
+      return "the same output";
+  Operation *end = linalg::LinalgOp(next.op);
+  for (Operation *o = last.op->getNextNode(); o && o != end;
+       o = o->getNextNode()) {
+    if (uses(o, next.x))
+      return "x used in between";
+    for (const Work &member : group)
+      if (uses(o, member.w) || uses(o, member.out))
+        return "a member's weight or output used in between";
+  }
+  return "";
+}
+
 struct TlmGpuTileMatmuls
     : public tlm::impl::TlmGpuTileMatmulsBase<TlmGpuTileMatmuls> {
   using Base::Base;
@@ -83,109 +155,182 @@ struct TlmGpuTileMatmuls
                                   {"gemv-rows", gemvRows, 0},
                                   {"gemv-min-warps", gemvMinWarps, 1}})))
       return signalPassFailure();
-    SmallVector<std::pair<linalg::LinalgOp, tlm::ProjectionDims>> work;
+    SmallVector<Work> work;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (!op.hasPureBufferSemantics())
         return;
       FailureOr<tlm::ProjectionDims> p = tlm::matchProjection(op);
-      if (succeeded(p))
-        work.emplace_back(op, *p);
+      if (failed(p))
+        return;
+      Work item(op, *p);
+      if (!projectionKernelsApply(item.x, item.w, item.out)) {
+        // Left to the parallel loops, as every other op.
+        LLVM_DEBUG(llvm::dbgs()
+                   << "not f32 x and out, f32/bf16/f16 w: " << op << "\n");
+        return;
+      }
+      item.fill = foldableZeroFill(op, item.out);
+      work.push_back(item);
     });
+    // Projections of one x in a row (Q, K, V; W1, W3) share a GEMV launch.
+    SmallVector<SmallVector<Work>> groups;
+    for (Work &item : work) {
+      if (!groups.empty() && gemvRows > 0) {
+        std::string why = cannotJoin(groups.back(), item);
+        if (why.empty()) {
+          groups.back().push_back(item);
+          continue;
+        }
+        LLVM_DEBUG(llvm::dbgs()
+                   << "own GEMV (" << why << "): " << item.op << "\n");
+      }
+      groups.push_back({item});
+    }
     IRRewriter rewriter(&getContext());
-    for (auto &[op, p] : work)
-      rewrite(rewriter, op, p);
+    for (SmallVector<Work> &group : groups)
+      rewrite(rewriter, group);
   }
 
-  void rewrite(IRRewriter &b, linalg::LinalgOp op,
-               const tlm::ProjectionDims &p) {
-    Location loc = op.getLoc();
-    Value x = op.getDpsInputOperand(0)->get();
-    Value w = op.getDpsInputOperand(1)->get();
-    Value out = op.getDpsInitOperand(0)->get();
-    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    int64_t n = ranges[p.n], k = ranges[p.k];
-
-    if (!projectionKernelsApply(x, w, out)) {
-      // Left to the parallel loops, as every other op.
-      LLVM_DEBUG(llvm::dbgs()
-                 << "not f32 x and out, f32/bf16/f16 w: " << op << "\n");
-      return;
-    }
-    b.setInsertionPoint(op);
+  /// The group's kernels, where its last projection was: one GEMV for
+  /// them all and tiles for each.
+  void rewrite(IRRewriter &b, MutableArrayRef<Work> group) {
+    Work &last = group.back();
+    Location loc = last.op.getLoc();
+    Value x = last.x;
+    b.setInsertionPoint(last.op);
     // x is (rows..., k): its leading dims are the rows, flattened to m.
     SmallVector<Value> rowSizes;
-    for (unsigned i = 0; i < p.rows.size(); ++i)
+    for (unsigned i = 0; i < last.rows; ++i)
       rowSizes.push_back(b.createOrFold<memref::DimOp>(loc, x, i));
     Value m = product(b, loc, rowSizes);
-    GpuProjection proj{x, w, out, rowSizes, m, n, k};
-    if (linalg::FillOp fill = foldableZeroFill(op, out)) {
-      proj.overwrite = true;
-      b.eraseOp(fill);
+    SmallVector<GpuProjection> projs;
+    for (Work &item : group) {
+      projs.push_back(
+          GpuProjection{x, item.w, item.out, rowSizes, m, item.n, item.k});
+      if (item.fill) {
+        projs.back().overwrite = true;
+        b.eraseOp(item.fill);
+      }
     }
-    // Rows beyond the GEMV's go to tensor-core tiles or to the FMA ones.
-    bool mma = tensorCores && mmaApplies(proj);
-    LLVM_DEBUG(if (tensorCores && !mma) llvm::dbgs()
-               << "strided x or out, no tensor cores: " << op << "\n");
-    TiledShape tiles;
-    MmaShape mmaTiles;
-    if (mma)
-      mmaTiles = mmaShape(b, loc, proj);
-    else
-      tiles = tiledShape(b, loc, proj, tile, threadTile);
-    Value rowBlocks = mma ? mmaTiles.rowBlocks : tiles.rowBlocks;
     int64_t threads = tile * tile;
-    Value c1 = index(b, loc, 1);
-    Value tileBlocks = rowBlocks;
+    Value c0 = index(b, loc, 0), c1 = index(b, loc, 1);
+    Value few;
     // The GEMV's blocks have as many threads as the tiles', in whole warps.
-    if (gemvRows > 0 && gemvApplies(proj) && threads % 32 == 0) {
+    if (gemvRows > 0 && threads % 32 == 0 &&
+        llvm::all_of(projs,
+                     [](const GpuProjection &p) { return gemvApplies(p); })) {
       // Decode (m <= gemv-rows) runs the GEMV, anything longer the tiles:
       // both are launched, and the row count gives the other one an empty
       // grid, which the runtime does not launch (mgpuLaunchKernel). Under
       // an scf.if instead, gpu-async-region would make the host wait after
       // each; one kernel with both branches would give the GEMV the tiles'
       // registers (80-114 against 31-38: a quarter of the occupancy).
-      GemvShape gemv = gemvShape(b.getContext(), proj, gemvRows, threads / 32,
-                                 gemvMinWarps);
-      Value few = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, m,
-                                        index(b, loc, gemvRows));
-      Value c0 = index(b, loc, 0);
-      Value gemvBlocks = arith::SelectOp::create(
-          b, loc, few, index(b, loc, gemv.blocks), c0);
-      SmallVector<Type> partials;
-      if (gemv.partials)
-        partials.push_back(gemv.partials);
-      OpBuilder::InsertionGuard guard(b);
-      gpu::LaunchOp launch = makeLaunch(
-          b, loc, {gemvBlocks, c1, c1},
-          {index(b, loc, 32), index(b, loc, gemv.warps), c1}, partials);
-      buildGemvBody(b, loc, proj, gemv, gemvRows, launch.getBlockIds().x,
-                    launch.getThreadIds().x, launch.getThreadIds().y,
-                    gemv.partials ? Value(launch.getWorkgroupAttributions()[0])
-                                  : Value());
-      b.setInsertionPointAfter(launch);
-      tileBlocks = arith::SelectOp::create(b, loc, few, c0, rowBlocks);
+      few = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, m,
+                                  index(b, loc, gemvRows));
+      buildGemv(b, loc, projs, few);
     }
+    for (const GpuProjection &proj : projs)
+      buildTiles(b, loc, proj, few);
+    for (Work &item : group)
+      b.eraseOp(item.op);
+  }
+
+  /// One GEMV launch for `projs` (one x), on a grid that `few` empties for
+  /// more rows than it takes.
+  void buildGemv(IRRewriter &b, Location loc, ArrayRef<GpuProjection> projs,
+                 Value few) {
+    GpuProjection all = projs.front();
+    SmallVector<GemvSegment> segments;
+    if (projs.size() > 1) {
+      // One buffer type for the weights (n dynamic) and one for the
+      // outputs (their last dim dynamic), so a warp can select its own.
+      auto dynamicLast = [](Value v) {
+        auto t = cast<MemRefType>(v.getType());
+        SmallVector<int64_t> shape(t.getShape());
+        shape.back() = ShapedType::kDynamic;
+        return MemRefType::get(shape, t.getElementType());
+      };
+      auto dynamicFirst = [](Value v) {
+        auto t = cast<MemRefType>(v.getType());
+        SmallVector<int64_t> shape(t.getShape());
+        shape.front() = ShapedType::kDynamic;
+        return MemRefType::get(shape, t.getElementType());
+      };
+      int64_t offset = 0;
+      for (const GpuProjection &p : projs) {
+        segments.push_back(
+            {memref::CastOp::create(b, loc, dynamicFirst(p.w), p.w),
+             memref::CastOp::create(b, loc, dynamicLast(p.out), p.out),
+             offset});
+        offset += p.n;
+      }
+      all.w = segments.front().w;
+      all.out = segments.front().out;
+      all.n = offset;
+    }
+    int64_t threads = tile * tile;
+    GemvShape gemv =
+        gemvShape(b.getContext(), all, gemvRows, threads / 32, gemvMinWarps);
+    Value c1 = index(b, loc, 1);
+    Value gemvBlocks = arith::SelectOp::create(
+        b, loc, few, index(b, loc, gemv.blocks), index(b, loc, 0));
+    SmallVector<Type> partials;
+    if (gemv.partials)
+      partials.push_back(gemv.partials);
+    OpBuilder::InsertionGuard guard(b);
+    gpu::LaunchOp launch = makeLaunch(
+        b, loc, {gemvBlocks, c1, c1},
+        {index(b, loc, 32), index(b, loc, gemv.warps), c1}, partials);
+    buildGemvBody(b, loc, all, gemv, gemvRows, launch.getBlockIds().x,
+                  launch.getThreadIds().x, launch.getThreadIds().y,
+                  gemv.partials ? Value(launch.getWorkgroupAttributions()[0])
+                                : Value(),
+                  segments);
+  }
+
+  /// `proj`'s tiles (on tensor cores with `tensor-cores`), their grid
+  /// emptied by `few` (when a GEMV takes those rows) if set.
+  void buildTiles(IRRewriter &b, Location loc, const GpuProjection &proj,
+                  Value few) {
+    // Rows beyond the GEMV's go to tensor-core tiles or to the FMA ones.
+    bool mma = tensorCores && mmaApplies(proj);
+    LLVM_DEBUG(if (tensorCores && !mma) llvm::dbgs()
+               << "strided x or out, no tensor cores\n");
+    Value c1 = index(b, loc, 1);
     if (mma) {
-      Value x2 = collapseRows(b, loc, x), out2 = collapseRows(b, loc, out);
-      gpu::LaunchOp launch = makeLaunch(
-          b, loc, {tileBlocks, index(b, loc, mmaTiles.colBlocks), c1},
-          {index(b, loc, kMmaThreads), c1, c1}, {mmaTiles.xs, mmaTiles.ws});
+      MmaShape shape = mmaShape(b, loc, proj);
+      Value x2 = collapseRows(b, loc, proj.x),
+            out2 = collapseRows(b, loc, proj.out);
+      gpu::LaunchOp launch = makeLaunch(b, loc,
+                                        {emptyIf(b, loc, few, shape.rowBlocks),
+                                         index(b, loc, shape.colBlocks), c1},
+                                        {index(b, loc, kMmaThreads), c1, c1},
+                                        {shape.xs, shape.ws});
       buildMmaBody(b, loc, proj, x2, out2, launch.getBlockIds().x,
                    launch.getBlockIds().y, launch.getThreadIds().x,
                    launch.getWorkgroupAttributions()[0],
                    launch.getWorkgroupAttributions()[1]);
-      b.eraseOp(op);
+      b.setInsertionPointAfter(launch);
       return;
     }
+    TiledShape shape = tiledShape(b, loc, proj, tile, threadTile);
     Value ct = index(b, loc, tile);
-    gpu::LaunchOp launch =
-        makeLaunch(b, loc, {tileBlocks, index(b, loc, tiles.colBlocks), c1},
-                   {ct, ct, c1}, {tiles.xs, tiles.ws});
+    gpu::LaunchOp launch = makeLaunch(b, loc,
+                                      {emptyIf(b, loc, few, shape.rowBlocks),
+                                       index(b, loc, shape.colBlocks), c1},
+                                      {ct, ct, c1}, {shape.xs, shape.ws});
     buildTiledBody(b, loc, proj, tile, threadTile, launch.getBlockIds().x,
                    launch.getBlockIds().y, launch.getThreadIds().x,
                    launch.getThreadIds().y, launch.getWorkgroupAttributions()[0],
                    launch.getWorkgroupAttributions()[1]);
-    b.eraseOp(op);
+    b.setInsertionPointAfter(launch);
+  }
+
+  /// `blocks`, or none when `few` (a GEMV takes the rows) is set and true.
+  static Value emptyIf(OpBuilder &b, Location loc, Value few, Value blocks) {
+    if (!few)
+      return blocks;
+    return arith::SelectOp::create(b, loc, few, index(b, loc, 0), blocks);
   }
 };
 

@@ -145,6 +145,37 @@ func.func @wide_head(%q: tensor<?x?x64xf32>, %kv: tensor<?x?x64xf32>, %past: ten
 
 // -----
 
+// A head of 48: lane l's dims l and l + 32, the second clamped to 47 for
+// the loads (lanes 16..31 have no second dim) and guarded for the stores.
+// CHECK-LABEL: func.func @head_48
+// CHECK:         gpu.launch
+// CHECK-NOT:       arith.minui %[[LANE48:[^,]*]], %c47
+// CHECK:           %[[SECOND:.*]] = arith.addi %{{.*}}, %c32
+// CHECK:           %[[CLAMPED:.*]] = arith.minui %[[SECOND]], %c47
+// CHECK:           scf.for
+// CHECK:             scf.for %[[JJ:.*]] = %c0 to %c32
+// CHECK:               memref.load %{{.*}}[%[[JJ]], %[[CLAMPED]]] : memref<32x48xf32
+// CHECK:           %[[OK:.*]] = arith.cmpi ult, %[[SECOND]], %c48
+// CHECK:           memref.store {{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %[[SECOND]]] : memref<?x?x1x48xf32>
+func.func @head_48(%q: tensor<?x?x48xf32>, %kv: tensor<?x?x48xf32>, %past: tensor<?x?x48xf32>) -> (tensor<?x?x48xf32>, tensor<?x?x48xf32>, tensor<?x?x48xf32>) {
+  %o, %kn, %vn = tlm.cached_attention %q, %kv, %kv, %past, %past {num_heads = 1 : i64, num_kv_heads = 1 : i64} : (tensor<?x?x48xf32>, tensor<?x?x48xf32>, tensor<?x?x48xf32>, tensor<?x?x48xf32>, tensor<?x?x48xf32>) -> (tensor<?x?x48xf32>, tensor<?x?x48xf32>, tensor<?x?x48xf32>)
+  return %o, %kn, %vn : tensor<?x?x48xf32>, tensor<?x?x48xf32>, tensor<?x?x48xf32>
+}
+
+// -----
+
+// An odd head (7): key rows of 9 floats (an odd stride keeps the 32 lanes
+// on 32 banks), 4 x (16·7 + 32·9 + 32·7 + 16·32) = 4544 bytes.
+// CHECK-LABEL: func.func @odd_head
+// CHECK:         dynamic_shared_memory_size %c4544_i32
+// CHECK:           memref.view {{.*}} to memref<32x9xf32, #gpu.address_space<workgroup>>
+func.func @odd_head(%q: tensor<?x?x14xf32>, %kv: tensor<?x?x14xf32>, %past: tensor<?x?x14xf32>) -> (tensor<?x?x14xf32>, tensor<?x?x14xf32>, tensor<?x?x14xf32>) {
+  %o, %kn, %vn = tlm.cached_attention %q, %kv, %kv, %past, %past {num_heads = 2 : i64, num_kv_heads = 2 : i64} : (tensor<?x?x14xf32>, tensor<?x?x14xf32>, tensor<?x?x14xf32>, tensor<?x?x14xf32>, tensor<?x?x14xf32>) -> (tensor<?x?x14xf32>, tensor<?x?x14xf32>, tensor<?x?x14xf32>)
+  return %o, %kn, %vn : tensor<?x?x14xf32>, tensor<?x?x14xf32>, tensor<?x?x14xf32>
+}
+
+// -----
+
 // f16 attention is left to the conversion.
 // CHECK-LABEL: func.func @f16
 // CHECK-NOT:     gpu.launch

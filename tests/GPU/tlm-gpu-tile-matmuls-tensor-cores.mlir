@@ -14,6 +14,7 @@
 // and w (16 each), lane l column l, rounded to TF32 (round to nearest,
 // ties away), into tiles of 36 floats a row.
 // CHECK-LABEL: func.func @projection
+// CHECK: %[[M:.*]] = arith.muli %{{.*}}, %{{.*}} : index
 // CHECK-DAG: %[[X2:.*]] = memref.collapse_shape %arg0 {{\[}}[0, 1], [2]] : memref<?x?x64xf32> into memref<?x64xf32>
 // CHECK-DAG: %[[Y2:.*]] = memref.collapse_shape %arg2 {{\[}}[0, 1], [2]] : memref<?x?x40xf32> into memref<?x40xf32>
 // CHECK: gpu.launch blocks(%[[BX:[^,]*]], {{.*}}) in ({{.*}}, {{.*}} = %c1, {{.*}} = %c1) threads(%[[TID:[^,]*]], {{.*}}) in ({{.*}} = %c128, {{.*}} = %c1, {{.*}} = %c1) workgroup(%[[XS:.*]] : memref<64x36xf32, #gpu.address_space<workgroup>>, %[[WS:.*]] : memref<64x36xf32, #gpu.address_space<workgroup>>)
@@ -24,13 +25,21 @@
 // CHECK: %[[G:.*]] = arith.divui %[[LANE]], %c4
 // CHECK: %[[T:.*]] = arith.remui %[[LANE]], %c4
 // CHECK: %[[ROW0:.*]] = arith.muli %[[BX]], %c64
-// CHECK: %[[SUMS:.*]]:8 = scf.for %[[K0:.*]] = %c0 to %c64 step %c32 iter_args({{.*}}) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>)
+// CHECK: %[[SUMS:.*]]:8 = scf.for %[[K0:.*]] = %c0 to %c64 step %c32 iter_args(%[[ACC0:[^ ]+]] = %cst, %[[ACC1:[^ ]+]] = %cst, %[[ACC2:[^ ]+]] = %cst, %[[ACC3:[^ ]+]] = %cst, %[[ACC4:[^ ]+]] = %cst, %[[ACC5:[^ ]+]] = %cst, %[[ACC6:[^ ]+]] = %cst, %[[ACC7:[^ ]+]] = %cst) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>)
+// Staging, guarded by k < 64, x's row < m and w's row (a column) < 40.
 // CHECK: %[[KX:.*]] = arith.addi %[[K0]], %[[LANE]]
+// CHECK: %[[KOK:.*]] = arith.cmpi ult, %[[KX]], %c64
 // CHECK: %[[XROW:.*]] = arith.addi %[[ROW0]], %[[WARP]]
+// CHECK: %[[XROK:.*]] = arith.cmpi ult, %[[XROW]], %[[M]]
+// CHECK: %[[XOK:.*]] = arith.andi %[[XROK]], %[[KOK]]
+// CHECK: scf.if %[[XOK]]
 // CHECK: memref.load %[[X2]][%[[XROW]], %[[KX]]] : memref<?x64xf32>
 // CHECK: %[[XT:.*]] = nvvm.convert.float.to.tf32 %{{.*}} {rnd = #nvvm.fp_rnd_mode<rna>}
 // CHECK: %[[XF:.*]] = arith.bitcast %[[XT]] : i32 to f32
 // CHECK: memref.store %[[XF]], %[[XS]][%[[WARP]], %[[LANE]]]
+// CHECK: %[[WROK:.*]] = arith.cmpi ult, %[[WARP]], %c40
+// CHECK: %[[WOK:.*]] = arith.andi %[[WROK]], %[[KOK]]
+// CHECK: scf.if %[[WOK]]
 // CHECK: memref.load %arg1[%[[WARP]], %[[KX]]] : memref<40x64xf32>
 // CHECK: nvvm.convert.float.to.tf32
 // CHECK: memref.store %{{.*}}, %[[WS]][%[[WARP]], %[[LANE]]]
@@ -40,7 +49,8 @@
 // CHECK-COUNT-28: nvvm.convert.float.to.tf32
 // CHECK: gpu.barrier
 // The first k8 slice: A of fragment rows 0 and 1 (rows +0, +16), B of
-// fragment columns 0..3 (columns +0, +8, +16, +24), the 8 products.
+// fragment columns 0..3 (rows of w +0, +8, +16, +24), the 8 products,
+// fragment (i, j) into accumulator 4i + j.
 // CHECK: %[[WM32:.*]] = arith.muli %[[WM]], %c32
 // CHECK: %[[AROW:.*]] = arith.addi %[[WM32]], %[[G]]
 // CHECK: %[[WN32:.*]] = arith.muli %[[WN]], %c32
@@ -51,44 +61,95 @@
 // CHECK: %[[A1:.*]] = memref.load %[[XS]][%[[AROW8]], %[[T]]]
 // CHECK: %[[A2:.*]] = memref.load %[[XS]][%[[AROW]], %[[T4]]]
 // CHECK: %[[A3:.*]] = memref.load %[[XS]][%[[AROW8]], %[[T4]]]
-// CHECK: %[[A:.*]] = vector.from_elements %[[A0]], %[[A1]], %[[A2]], %[[A3]] : vector<4x1xf32>
+// CHECK: %[[FA0:.*]] = vector.from_elements %[[A0]], %[[A1]], %[[A2]], %[[A3]] : vector<4x1xf32>
 // CHECK: %[[AROW16:.*]] = arith.addi %[[AROW]], %c16
 // CHECK: %[[AROW24:.*]] = arith.addi %[[AROW]], %c24
 // CHECK: %[[A10:.*]] = memref.load %[[XS]][%[[AROW16]], %[[T]]]
 // CHECK: %[[A11:.*]] = memref.load %[[XS]][%[[AROW24]], %[[T]]]
 // CHECK: %[[A12:.*]] = memref.load %[[XS]][%[[AROW16]], %[[T4]]]
 // CHECK: %[[A13:.*]] = memref.load %[[XS]][%[[AROW24]], %[[T4]]]
-// CHECK: %[[A1V:.*]] = vector.from_elements %[[A10]], %[[A11]], %[[A12]], %[[A13]] : vector<4x1xf32>
-// CHECK: %[[B0:.*]] = memref.load %[[WS]][%[[BROW]], %[[T]]]
-// CHECK: %[[B1:.*]] = memref.load %[[WS]][%[[BROW]], %[[T4]]]
-// CHECK: %[[B:.*]] = vector.from_elements %[[B0]], %[[B1]] : vector<2x1xf32>
+// CHECK: %[[FA1:.*]] = vector.from_elements %[[A10]], %[[A11]], %[[A12]], %[[A13]] : vector<4x1xf32>
+// CHECK: %[[B00:.*]] = memref.load %[[WS]][%[[BROW]], %[[T]]]
+// CHECK: %[[B01:.*]] = memref.load %[[WS]][%[[BROW]], %[[T4]]]
+// CHECK: %[[FB0:.*]] = vector.from_elements %[[B00]], %[[B01]] : vector<2x1xf32>
 // CHECK: %[[BROW8:.*]] = arith.addi %[[BROW]], %c8
 // CHECK: %[[B10:.*]] = memref.load %[[WS]][%[[BROW8]], %[[T]]]
 // CHECK: %[[B11:.*]] = memref.load %[[WS]][%[[BROW8]], %[[T4]]]
-// CHECK: %[[B1V:.*]] = vector.from_elements %[[B10]], %[[B11]] : vector<2x1xf32>
+// CHECK: %[[FB1:.*]] = vector.from_elements %[[B10]], %[[B11]] : vector<2x1xf32>
 // CHECK: %[[BROW16:.*]] = arith.addi %[[BROW]], %c16
+// CHECK: %[[B20:.*]] = memref.load %[[WS]][%[[BROW16]], %[[T]]]
+// CHECK: %[[B21:.*]] = memref.load %[[WS]][%[[BROW16]], %[[T4]]]
+// CHECK: %[[FB2:.*]] = vector.from_elements %[[B20]], %[[B21]] : vector<2x1xf32>
 // CHECK: %[[BROW24:.*]] = arith.addi %[[BROW]], %c24
-// CHECK: nvgpu.mma.sync(%[[A]], %[[B]], %{{.*}}) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
-// CHECK: nvgpu.mma.sync(%[[A]], %[[B1V]],
-// CHECK-COUNT-2: nvgpu.mma.sync(%[[A]],
-// CHECK: nvgpu.mma.sync(%[[A1V]], %[[B]],
-// CHECK-COUNT-3: nvgpu.mma.sync(%[[A1V]],
-// The next slice at columns t + 8 and t + 12; 32 products a step.
-// CHECK: %[[T8:.*]] = arith.addi %[[T]], %c8
-// CHECK: %[[T12:.*]] = arith.addi %[[T]], %c12
-// CHECK: memref.load %[[XS]][%[[AROW]], %[[T8]]]
-// CHECK: memref.load %[[XS]][%[[AROW8]], %[[T8]]]
-// CHECK: memref.load %[[XS]][%[[AROW]], %[[T12]]]
-// CHECK-COUNT-24: nvgpu.mma.sync
+// CHECK: %[[B30:.*]] = memref.load %[[WS]][%[[BROW24]], %[[T]]]
+// CHECK: %[[B31:.*]] = memref.load %[[WS]][%[[BROW24]], %[[T4]]]
+// CHECK: %[[FB3:.*]] = vector.from_elements %[[B30]], %[[B31]] : vector<2x1xf32>
+// CHECK: %[[P0_0:.*]] = nvgpu.mma.sync(%[[FA0]], %[[FB0]], %[[ACC0]]) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK: %[[P0_1:.*]] = nvgpu.mma.sync(%[[FA0]], %[[FB1]], %[[ACC1]]) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK: %[[P0_2:.*]] = nvgpu.mma.sync(%[[FA0]], %[[FB2]], %[[ACC2]]) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK: %[[P0_3:.*]] = nvgpu.mma.sync(%[[FA0]], %[[FB3]], %[[ACC3]]) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK: %[[P0_4:.*]] = nvgpu.mma.sync(%[[FA1]], %[[FB0]], %[[ACC4]]) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK: %[[P0_5:.*]] = nvgpu.mma.sync(%[[FA1]], %[[FB1]], %[[ACC5]]) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK: %[[P0_6:.*]] = nvgpu.mma.sync(%[[FA1]], %[[FB2]], %[[ACC6]]) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK: %[[P0_7:.*]] = nvgpu.mma.sync(%[[FA1]], %[[FB3]], %[[ACC7]]) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+// The next slices at columns t + 8, t + 12, then + 16, + 20 and + 24,
+// + 28, each product into the slot the last one left.
+// CHECK: %[[TA1:.*]] = arith.addi %[[T]], %c8
+// CHECK: %[[TB1:.*]] = arith.addi %[[T]], %c12
+// CHECK: memref.load %[[XS]][%[[AROW]], %[[TA1]]]
+// CHECK: memref.load %[[XS]][%[[AROW8]], %[[TA1]]]
+// CHECK: memref.load %[[XS]][%[[AROW]], %[[TB1]]]
+// CHECK: %[[P1_0:.*]] = nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[P0_0]])
+// CHECK: %[[P1_1:.*]] = nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[P0_1]])
+// CHECK: %[[P1_2:.*]] = nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[P0_2]])
+// CHECK: %[[P1_3:.*]] = nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[P0_3]])
+// CHECK: %[[P1_4:.*]] = nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[P0_4]])
+// CHECK: %[[P1_5:.*]] = nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[P0_5]])
+// CHECK: %[[P1_6:.*]] = nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[P0_6]])
+// CHECK: %[[P1_7:.*]] = nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[P0_7]])
+// CHECK: %[[TA2:.*]] = arith.addi %[[T]], %c16
+// CHECK: %[[TB2:.*]] = arith.addi %[[T]], %c20
+// CHECK: memref.load %[[XS]][%[[AROW]], %[[TA2]]]
+// CHECK: memref.load %[[XS]][%[[AROW8]], %[[TA2]]]
+// CHECK: memref.load %[[XS]][%[[AROW]], %[[TB2]]]
+// CHECK: %[[P2_0:.*]] = nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[P1_0]])
+// CHECK: %[[P2_1:.*]] = nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[P1_1]])
+// CHECK: %[[P2_2:.*]] = nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[P1_2]])
+// CHECK: %[[P2_3:.*]] = nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[P1_3]])
+// CHECK: %[[P2_4:.*]] = nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[P1_4]])
+// CHECK: %[[P2_5:.*]] = nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[P1_5]])
+// CHECK: %[[P2_6:.*]] = nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[P1_6]])
+// CHECK: %[[P2_7:.*]] = nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[P1_7]])
+// CHECK: %[[TA3:.*]] = arith.addi %[[T]], %c24
+// CHECK: %[[TB3:.*]] = arith.addi %[[T]], %c28
+// CHECK: memref.load %[[XS]][%[[AROW]], %[[TA3]]]
+// CHECK: memref.load %[[XS]][%[[AROW8]], %[[TA3]]]
+// CHECK: memref.load %[[XS]][%[[AROW]], %[[TB3]]]
+// CHECK: %[[P3_0:.*]] = nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[P2_0]])
+// CHECK: %[[P3_1:.*]] = nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[P2_1]])
+// CHECK: %[[P3_2:.*]] = nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[P2_2]])
+// CHECK: %[[P3_3:.*]] = nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[P2_3]])
+// CHECK: %[[P3_4:.*]] = nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[P2_4]])
+// CHECK: %[[P3_5:.*]] = nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[P2_5]])
+// CHECK: %[[P3_6:.*]] = nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[P2_6]])
+// CHECK: %[[P3_7:.*]] = nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[P2_7]])
 // CHECK-NOT: nvgpu.mma.sync
 // CHECK: gpu.barrier
-// CHECK-NEXT: scf.yield
+// CHECK-NEXT: scf.yield %[[P3_0]], %[[P3_1]], %[[P3_2]], %[[P3_3]], %[[P3_4]], %[[P3_5]], %[[P3_6]], %[[P3_7]]
 // Output (row g, column 2t) of fragment (0, 0) is y[row0 + 32wm + g,
-// 32wn + 2t] (one column block: its index folds to 0), added to y; the
-// next register is column 2t + 1, fragment (0, 1) 8 columns on.
-// CHECK: %[[OR:.*]] = arith.addi %[[ROW0]], %{{.*}}
-// CHECK: %[[OC:.*]] = arith.addi %{{.*}}, %{{.*}}
-// CHECK: scf.if
+// 32wn + 2t] (one column block: its index folds to 0), guarded by m and
+// 40 and added to y; the next register is column 2t + 1, fragment
+// (0, 1) 8 columns on, row g + 8 the second row of the same registers.
+// CHECK: %[[OWM:.*]] = arith.muli %[[WM]], %c32
+// CHECK: %[[OWMG:.*]] = arith.addi %[[OWM]], %[[G]]
+// CHECK: %[[OR:.*]] = arith.addi %[[ROW0]], %[[OWMG]]
+// CHECK: %[[OWN:.*]] = arith.muli %[[WN]], %c32
+// CHECK: %[[T2:.*]] = arith.muli %[[T]], %c2
+// CHECK: %[[OC:.*]] = arith.addi %[[OWN]], %[[T2]]
+// CHECK: %[[ROK:.*]] = arith.cmpi ult, %[[OR]], %[[M]]
+// CHECK: %[[COK:.*]] = arith.cmpi ult, %[[OC]], %c40
+// CHECK: %[[OK:.*]] = arith.andi %[[ROK]], %[[COK]]
+// CHECK: scf.if %[[OK]]
 // CHECK-NEXT: %[[C00:.*]] = vector.extract %[[SUMS]]#0[0, 0] : f32 from vector<2x2xf32>
 // CHECK-NEXT: %[[OLD:.*]] = memref.load %[[Y2]][%[[OR]], %[[OC]]]
 // CHECK-NEXT: %[[NEW:.*]] = arith.addf %[[OLD]], %[[C00]]
@@ -99,10 +160,13 @@
 // CHECK: %[[OC8:.*]] = arith.addi %[[OC]], %c8
 // CHECK: vector.extract %[[SUMS]]#1[0, 0]
 // CHECK: memref.store %{{.*}}, %[[Y2]][%[[OR]], %[[OC8]]]
-// Row g + 8 is the second row of the same registers.
 // CHECK: %[[OR8:.*]] = arith.addi %[[OR]], %c8
 // CHECK: vector.extract %[[SUMS]]#0[1, 0]
 // CHECK: memref.store %{{.*}}, %[[Y2]][%[[OR8]], %[[OC]]]
+// Fragment row 1 (rows + 16) holds accumulators 4 .. 7.
+// CHECK: %[[OR16:.*]] = arith.addi %[[OR]], %c16
+// CHECK: vector.extract %[[SUMS]]#4[0, 0]
+// CHECK: memref.store %{{.*}}, %[[Y2]][%[[OR16]], %[[OC]]]
 // CHECK-NOT: gpu.launch
 // CHECK: return
 #x = affine_map<(b, s, n, k) -> (b, s, k)>
