@@ -117,11 +117,9 @@ Value dynamicSharedMemory(OpBuilder &b, Location loc) {
 
 Value sharedView(OpBuilder &b, Location loc, Value shared, int64_t offsetFloats,
                  ArrayRef<int64_t> shape) {
-  return memref::ViewOp::create(
-      b, loc,
-      MemRefType::get(shape, b.getF32Type(), MemRefLayoutAttrInterface(),
-                      workgroup(b.getContext())),
-      shared, index(b, loc, offsetFloats * 4), ValueRange{});
+  return memref::ViewOp::create(b, loc, workgroupF32(b.getContext(), shape),
+                                shared, index(b, loc, offsetFloats * 4),
+                                ValueRange{});
 }
 
 SmallVector<Value> attentionResults(OpBuilder &b, CachedAttentionOp op,

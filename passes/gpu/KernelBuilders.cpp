@@ -55,6 +55,18 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat,
   return idx;
 }
 
+Value blocksFor(OpBuilder &b, Location loc, Value rows, int64_t span) {
+  return arith::DivUIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, rows, index(b, loc, span - 1)),
+      index(b, loc, span));
+}
+
+MemRefType workgroupF32(MLIRContext *ctx, ArrayRef<int64_t> shape) {
+  return MemRefType::get(
+      shape, Float32Type::get(ctx), MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+}
+
 gpu::LaunchOp makeLaunch(OpBuilder &b, Location loc, std::array<Value, 3> grid,
                          std::array<Value, 3> block, TypeRange workgroup) {
   auto launch = gpu::LaunchOp::create(

@@ -25,6 +25,10 @@ Value lessThan(OpBuilder &b, Location loc, Value a, Value c);
 /// Row-major indices of `flat` in a space of `sizes`.
 SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat,
                                ArrayRef<Value> sizes);
+/// Blocks of `span` rows that cover `rows`: (rows + span - 1) / span.
+Value blocksFor(OpBuilder &b, Location loc, Value rows, int64_t span);
+/// An f32 buffer of `shape` in workgroup (shared) memory.
+MemRefType workgroupF32(MLIRContext *ctx, ArrayRef<int64_t> shape);
 /// A gpu.launch of `grid` x `block` with `workgroup` buffers, the builder
 /// placed at the start of its body (before the terminator).
 gpu::LaunchOp makeLaunch(OpBuilder &b, Location loc, std::array<Value, 3> grid,

@@ -93,19 +93,11 @@ Value collapseRows(OpBuilder &b, Location loc, Value v) {
 }
 
 MmaShape mmaShape(OpBuilder &b, Location loc, const GpuProjection &p) {
-  MLIRContext *ctx = b.getContext();
   MmaShape s;
-  s.rowBlocks = arith::DivUIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, p.rows, index(b, loc, kBlockM - 1)),
-      index(b, loc, kBlockM));
+  s.rowBlocks = blocksFor(b, loc, p.rows, kBlockM);
   s.colBlocks = llvm::divideCeil(p.n, kBlockN);
-  auto workgroup =
-      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  Type f32 = b.getF32Type();
-  s.xs = MemRefType::get({kBlockM, kRowStride}, f32,
-                         MemRefLayoutAttrInterface(), workgroup);
-  s.ws = MemRefType::get({kBlockN, kRowStride}, f32,
-                         MemRefLayoutAttrInterface(), workgroup);
+  s.xs = workgroupF32(b.getContext(), {kBlockM, kRowStride});
+  s.ws = workgroupF32(b.getContext(), {kBlockN, kRowStride});
   return s;
 }
 

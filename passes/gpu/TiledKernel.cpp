@@ -17,22 +17,14 @@ namespace mlir::tlm {
 
 TiledShape tiledShape(OpBuilder &b, Location loc, const GpuProjection &p,
                       int64_t tile, int64_t threadTile) {
-  MLIRContext *ctx = b.getContext();
   int64_t span = tile * threadTile; // a block's rows and columns
   TiledShape s;
-  s.rowBlocks = arith::DivUIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, p.rows, index(b, loc, span - 1)),
-      index(b, loc, span));
+  s.rowBlocks = blocksFor(b, loc, p.rows, span);
   s.colBlocks = llvm::divideCeil(p.n, span);
-  auto workgroup =
-      gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  Type f32 = b.getF32Type();
   // w's tile is read down a column (ws[tx + t·j][kk]): one padding column
   // puts the 16 rows a half-warp reads on 16 different banks.
-  s.xs = MemRefType::get({span, tile}, f32, MemRefLayoutAttrInterface(),
-                         workgroup);
-  s.ws = MemRefType::get({span, tile + 1}, f32, MemRefLayoutAttrInterface(),
-                         workgroup);
+  s.xs = workgroupF32(b.getContext(), {span, tile});
+  s.ws = workgroupF32(b.getContext(), {span, tile + 1});
   return s;
 }
 
