@@ -45,7 +45,7 @@ for name, m in r["models"].items():
                                  if "outside" in f else f"ERROR {f.get('error')}")
     for key, what in (("forward_incremental", "decode steps"),
                       ("forward_incremental_graphs", "as graphs")):
-        if "-tf32" in name:  # prefill only
+        if "-tf32" in name or "-bf16mma" in name:  # prefill only
             break
         if key == "forward_incremental_graphs" and "-no-" in name:
             break
@@ -56,9 +56,10 @@ for name, m in r["models"].items():
         line += f"; greedy {g['same_prefix']}/{g['tokens']} as the CPU's"
     if gg := m.get("greedy_graphs"):
         line += f" ({gg['same_prefix']}/{gg['tokens']} with CUDA graphs)"
-    if "prefill_tf32_fraction" in b:
+    if "prefill_cores_fraction" in b:
         line += (f"; prefill {b['prefill_tok_s']:.1f} tok/s "
-                 f"({100 * b['prefill_tf32_fraction']:.2f}% of TF32)")
+                 f"({100 * b['prefill_cores_fraction']:.2f}% of "
+                 f"{b['tensor_cores'].upper()})")
     elif "decode_tok_s" in b:
         line += (f"; decode {b['decode_tok_s']:.1f} tok/s "
                  f"({100 * b['decode_hbm_fraction']:.2f}% of HBM), prefill "
@@ -72,9 +73,10 @@ for name, m in r["models"].items():
 if "small_bf16_decode_vs_f32" in r:
     print(f"small decode, bf16 weights against f32: "
           f"{r['small_bf16_decode_vs_f32']:.2f}x")
-for base in ("small", "small_bf16"):
-    if (key := base + "_tf32_prefill_vs_fma") in r:
-        print(f"{base} prefill, TF32 tensor cores against FMA tiles: "
+for base, cores in (("small", "tf32"), ("small_bf16", "tf32"),
+                    ("small_bf16", "bf16mma")):
+    if (key := f"{base}_{cores}_prefill_vs_fma") in r:
+        print(f"{base} prefill, {cores} tensor cores against FMA tiles: "
               f"{r[key]:.2f}x")
 PY
 exit $status

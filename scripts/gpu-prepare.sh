@@ -4,7 +4,9 @@
 # weight files travel) and stories260K (its 1 MB of weights travel), tiny
 # and small again with bf16 weights (NAME:DTYPE, seeded weights rounded to
 # it), tiny and small (f32 and bf16) with prefill on TF32 tensor cores
-# (NAME+tf32: --tensor-cores on), tiny with each GPU kernel form off in
+# (NAME+tf32: --tensor-cores tf32), tiny and small's bf16 weights on BF16
+# tensor cores (NAME+bf16: --tensor-cores bf16), tiny with each GPU kernel
+# form off in
 # turn (NAME/SWITCH), and the CPU's answers for each: the
 # logits of a fixed prompt, and stories260K's first 200 greedy tokens. The
 # GPU machine then needs no LLVM or MLIR: it builds the runtime alone and
@@ -13,7 +15,7 @@
 #   scripts/gpu-prepare.sh [BUILD_DIR] [OUT_DIR]
 #     BUILD_DIR  default build (its bin/tlm-run)
 #     OUT_DIR    default gpu-check (ignored by git; `carry` it to the GPU)
-#   TLM_GPU_CHECK_MODELS="tiny cs336-ts"   a subset (default: nine models and
+#   TLM_GPU_CHECK_MODELS="tiny cs336-ts"   a subset (default: eleven models and
 #                                          tiny's ablations)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,7 +26,7 @@ run="$build/bin/tlm-run"
 # (NAME/SWITCH: --disable SWITCH, tlm-run switches --target cuda): when a
 # comparison fails, the one of these that passes names the kernel at fault.
 ablations=$("$run" switches --target cuda | cut -f1 | sed 's|^|tiny/|')
-models=${TLM_GPU_CHECK_MODELS:-"tiny cs336-ts small stories260K tiny:bf16 small:bf16 tiny+tf32 small+tf32 small:bf16+tf32 $(echo $ablations)"}
+models=${TLM_GPU_CHECK_MODELS:-"tiny cs336-ts small stories260K tiny:bf16 small:bf16 tiny+tf32 small+tf32 small:bf16+tf32 tiny+bf16 small:bf16+bf16 $(echo $ablations)"}
 rm -rf "$out" && mkdir -p "$out"
 
 # The prompt every model's logits are compared on (cs336-ts has 16
@@ -34,9 +36,9 @@ greedy=200
 manifest="$out/manifest.txt"
 : > "$manifest"
 for spec in $models; do
-  # NAME[:DTYPE][+tf32][/SWITCH]: the seeded weights rounded to DTYPE,
-  # prefill's projections on TF32 tensor cores, SWITCH off;
-  # NAME-DTYPE-tf32-no-SWITCH.
+  # NAME[:DTYPE][+tf32|+bf16][/SWITCH]: the seeded weights rounded to
+  # DTYPE, prefill's projections on TF32 or BF16 tensor cores, SWITCH off;
+  # NAME-DTYPE-tf32-no-SWITCH (NAME-DTYPE-bf16mma for BF16 cores).
   tc=(--tensor-cores off)
   disable=()
   suffix=
@@ -47,8 +49,12 @@ for spec in $models; do
   fi
   if [[ $spec == *+tf32 ]]; then
     spec=${spec%+tf32}
-    tc=(--tensor-cores on)
+    tc=(--tensor-cores tf32)
     suffix=-tf32$suffix
+  elif [[ $spec == *+bf16 ]]; then
+    spec=${spec%+bf16}
+    tc=(--tensor-cores bf16)
+    suffix=-bf16mma$suffix
   fi
   n=${spec%%:*}
   dtype=()

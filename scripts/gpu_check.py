@@ -27,13 +27,15 @@ from array import array
 # torch against the CPU). f32 as cuda-forward.test; tf32 (prefill on
 # tensor cores) from an emulation: rounding every projection's inputs as
 # cvt.rna.tf32.f32 does moved tiny's, cs336-ts's and small's logits by at
-# most 1.0e-3, 3.5e-4 and 6.0e-4 of that scale, so 4x that.
-TOLERANCES = {"f32": (1e-4, 1e-3), "tf32": (4e-3, 1e-2)}
+# most 1.0e-3, 3.5e-4 and 6.0e-4 of that scale, so 4x that; bf16 (both
+# inputs rounded to bf16, to nearest even) by 6.1e-3, 2.4e-3 and 4.7e-3.
+TOLERANCES = {"f32": (1e-4, 1e-3), "tf32": (4e-3, 1e-2),
+              "bf16": (2.5e-2, 1e-2)}
 # The H200 SXM by its datasheet: HBM3e bandwidth, plain FP32 FMA rate, and
 # the dense TF32 tensor-core rate.
 HBM_BYTES_S = 4.8e12
 FP32_FLOP_S = 67e12
-TF32_FLOP_S = 494.7e12
+CORES_FLOP_S = {"tf32": 494.7e12, "bf16": 989.4e12}
 TIMEOUT_S = 180
 
 
@@ -105,7 +107,10 @@ def main():
         # NAME-tf32: prefill's projections on TF32 tensor cores. Its decode
         # steps run the same f32 GEMV kernels as NAME's, so only its
         # prefill is compared and timed.
-        tf32 = "-tf32" in name
+        # NAME-tf32, NAME-bf16mma: prefill on TF32 or BF16 tensor cores.
+        cores = "tf32" if "-tf32" in name else \
+            "bf16" if "-bf16mma" in name else None
+        tf32 = cores is not None  # prefill-only models
         # NAME-no-SWITCH: a kernel form switched off, to tell which one a
         # failed comparison comes from; its logits are compared, not timed.
         ablation = "-no-" in name
@@ -131,7 +136,7 @@ def main():
             _, cpu = read_f32(os.path.join(prepared, name + ".cpu.st"),
                               "logits")
             r[key] = compare(gpu, cpu, shape[-1],
-                             "tf32" if tf32 and key == "forward" else "f32")
+                             cores if cores and key == "forward" else "f32")
             r[key]["shape"] = shape
             r[key]["seconds"] = round(secs, 3)
             if r[key]["outside"] or r[key]["nan"]:
@@ -181,8 +186,10 @@ def main():
                 b["weight_bytes_per_token"] * steps_s / HBM_BYTES_S
             # 2 FLOPs a parameter a token (the matrices; attention aside).
             flops = 2 * b["params"] * b["prefill_tok_s"]
-            if tf32:
-                r["bench"]["prefill_tf32_fraction"] = flops / TF32_FLOP_S
+            if cores:
+                r["bench"]["prefill_cores_fraction"] = \
+                    flops / CORES_FLOP_S[cores]
+                r["bench"]["tensor_cores"] = cores
             else:
                 r["bench"]["prefill_fp32_fraction"] = flops / FP32_FLOP_S
         # Decode again with its steps as CUDA graphs.
@@ -209,11 +216,13 @@ def main():
         results["small_bf16_decode_vs_f32"] = \
             small[1]["decode_tok_s"] / small[0]["decode_tok_s"]
     # Prefill on tensor cores against the FMA tiles, same weights.
-    for base in ("small", "small-bf16"):
+    for base, cores in (("small", "tf32"), ("small-bf16", "tf32"),
+                        ("small-bf16", "bf16mma")):
         pair = [results["models"].get(n, {}).get("bench", {})
-                for n in (base, base + "-tf32")]
+                for n in (base, base + "-" + cores)]
         if all("prefill_tok_s" in b for b in pair):
-            results[base.replace("-", "_") + "_tf32_prefill_vs_fma"] = \
+            results[base.replace("-", "_") + "_" + cores +
+                    "_prefill_vs_fma"] = \
                 pair[1]["prefill_tok_s"] / pair[0]["prefill_tok_s"]
     with open(out_json, "w") as f:
         json.dump(results, f, indent=2)

@@ -81,10 +81,10 @@ struct JitOptions {
   /// The model's weights in bytes, which the strategy sizes decode's GEMV
   /// by (Session sets it); 0: unknown.
   uint64_t weightBytes = 0;
-  /// Cuda: prefill's projections on TF32 tensor cores
-  /// (tlm-gpu-tile-matmuls{tensor-cores}), whose products keep 10 of f32's
-  /// 23 mantissa bits; off, they are f32 FMAs.
-  bool tensorCores = false;
+  /// Cuda: prefill's projections on tensor cores
+  /// (tlm-gpu-tile-matmuls{tensor-cores}): "tf32" rounds their inputs to 10
+  /// of f32's 23 mantissa bits, "bf16" to 7; "none" keeps f32 FMAs.
+  std::string tensorCores = "none";
   /// The optimizations of the CPU pipeline, each switchable to measure it
   /// (passes/pipelines/CpuSwitches.def).
   mlir::tlm::CpuSwitches switches;

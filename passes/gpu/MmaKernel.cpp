@@ -1,20 +1,24 @@
-//===- MmaKernel.cpp - prefill's projections on TF32 tensor cores ---------===//
+//===- MmaKernel.cpp - prefill's projections on tensor cores --------------===//
 //
 // One block of 4 warps computes a 64 x 64 patch of out = x · wᵀ; warp
 // (wm, wn) of the 2 x 2 computes rows 32·wm.. and columns 32·wn.. of it as
-// 2 x 4 fragments of mma.sync.m16n8k8 (TF32 in, f32 sums). k goes in steps
-// of 32: the block stages 64 rows of x and of w, 32 values of k each, in
-// workgroup memory, rounded to TF32 (round to nearest, ties away: cvt.rna)
-// as they are staged, then each warp loads its fragments from there.
+// 2 x 4 fragments of mma.sync (f32 sums): m16n8k8 on TF32, or m16n8k16 on
+// BF16. k goes in steps of 32: the block stages 64 rows of x and of w, 32
+// values of k each, in workgroup memory, rounded as they are staged (TF32:
+// to nearest, ties away, cvt.rna; BF16: to nearest even), then each warp
+// loads its fragments from there.
 //
-// The fragment layouts are PTX's for m16n8k8 .tf32 (lane = 4·g + t):
+// The fragment layouts are PTX's (lane = 4·g + t). m16n8k8 .tf32:
 //   A (16 x 8, row-major)  a0 (g, t)   a1 (g+8, t)   a2 (g, t+4)  a3 (g+8, t+4)
 //   B (8 x 8, k x n)       b0 (t, g)   b1 (t+4, g)
-//   C (16 x 8)             c0 (g, 2t)  c1 (g, 2t+1)  c2 (g+8, 2t) c3 (g+8,
-//   2t+1)
+//   C (16 x 8)             c0 (g, 2t)  c1 (g, 2t+1)  c2 (g+8, 2t)
+//                          c3 (g+8, 2t+1)
 // nvgpu.mma.sync holds them as vector<4x1xf32> (a0..a3), vector<2x1xf32>
 // (b0, b1) and vector<2x2xf32> ([c0, c1], [c2, c3]). B's (k, n) is w's
-// (n, k): both tiles are read the same way, row g, column t.
+// (n, k): both tiles are read the same way, row g, column t. m16n8k16
+// .bf16 packs two neighbouring k in each 32-bit register: A (g, 2t..),
+// (g+8, 2t..), (g, 2t+8..), (g+8, 2t+8..); B (2t.., g), (2t+8.., g); C as
+// above.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +28,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -36,8 +41,9 @@ using namespace mlir;
 namespace mlir::tlm {
 
 namespace {
-// The mma shape and how a block is made of it.
-constexpr int64_t kM = 16, kN = 8, kK = 8;
+// The mma shape (k: 8 TF32 or 16 BF16 values) and how a block is made of
+// it.
+constexpr int64_t kM = 16, kN = 8;
 constexpr int64_t kFragRows = 2, kFragCols = 4; // fragments a warp
 constexpr int64_t kWarpRows = 2, kWarpCols = 2; // warps a block
 constexpr int64_t kWarpM = kFragRows * kM, kWarpN = kFragCols * kN; // 32, 32
@@ -46,8 +52,13 @@ static_assert(kWarpRows * kWarpCols * kWarp == kMmaThreads);
 // k staged at a time: one warp stages one row of 32 values (coalesced).
 constexpr int64_t kStepK = kWarp;
 // Padding of a staged row: at 36 floats a row, lane (g, t)'s fragment
-// value at row g, column t falls on bank 4g + t, 32 distinct banks.
-constexpr int64_t kRowStride = kStepK + 4;
+// value at row g, column t falls on bank 4g + t, 32 distinct banks; at 40
+// bf16 (20 banks) a row, lane (g, t)'s pair at row g, columns 2t, 2t + 1
+// falls on bank 20g + t mod 32: again 32 distinct.
+int64_t rowStride(MmaInputs inputs) {
+  return inputs == MmaInputs::Tf32 ? kStepK + 4 : kStepK + 8;
+}
+int64_t mmaK(MmaInputs inputs) { return inputs == MmaInputs::Tf32 ? 8 : 16; }
 // Rows each thread stages per step (of x, and again of w).
 constexpr int64_t kStageRows = kBlockM * kStepK / kMmaThreads;
 static_assert(kBlockM == kBlockN, "x and w tiles are staged alike");
@@ -75,6 +86,107 @@ Value vectorOf(OpBuilder &b, Location loc, VectorType type,
         b, loc, x, v, ArrayRef<int64_t>{int64_t(i) / cols, int64_t(i) % cols});
   return v;
 }
+void storeSums(OpBuilder &b, Location loc, const GpuProjection &p, Value out2,
+               Value row0, Value col0, Value wm, Value wn, Value g, Value t,
+               scf::ForOp kLoop) {
+  auto c = [&](int64_t v) { return index(b, loc, v); };
+  auto add = [&](Value a, Value v) {
+    return arith::AddIOp::create(b, loc, a, v).getResult();
+  };
+  Value cn = c(p.n);
+  // c[h][j] of fragment (i, jj) is out's row 16i + g + 8h, column
+  // 8jj + 2t + j of the warp's patch.
+  Value outRow =
+      add(row0, add(arith::MulIOp::create(b, loc, wm, c(kWarpM)), g));
+  Value outCol = add(col0, add(arith::MulIOp::create(b, loc, wn, c(kWarpN)),
+                               arith::MulIOp::create(b, loc, t, c(2))));
+  for (int64_t i = 0; i < kFragRows; ++i)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value row = add(outRow, c(i * kM + 8 * h));
+      Value rowOk = lessThan(b, loc, row, p.rows);
+      for (int64_t jj = 0; jj < kFragCols; ++jj)
+        for (int64_t j = 0; j < 2; ++j) {
+          Value col = add(outCol, c(jj * kN + j));
+          auto store = scf::IfOp::create(
+              b, loc,
+              arith::AndIOp::create(b, loc, rowOk, lessThan(b, loc, col, cn)));
+          OpBuilder::InsertionGuard g2(b);
+          b.setInsertionPointToStart(store.thenBlock());
+          Value sum = vector::ExtractOp::create(
+              b, loc, kLoop.getResult(i * kFragCols + jj),
+              ArrayRef<int64_t>{h, j});
+          if (!p.overwrite)
+            sum = arith::AddFOp::create(
+                b, loc,
+                memref::LoadOp::create(b, loc, out2, ValueRange{row, col}),
+                sum);
+          memref::StoreOp::create(b, loc, sum, out2, ValueRange{row, col});
+        }
+    }
+}
+
+/// One k step's products on BF16 tensor cores: mma.sync.m16n8k16 with
+/// bf16 inputs (nvgpu's lowering takes no bf16, so NVVM's op directly).
+/// Lane (g, t)'s registers hold pairs of neighbouring k, packed in an i32:
+/// A: (g, 2t..), (g+8, 2t..), (g, 2t+8..), (g+8, 2t+8..); B: w's row g,
+/// columns 2t.. and 2t+8..; the sums as in the TF32 form.
+void buildBf16Products(OpBuilder &b, Location loc, Value xs, Value ws,
+                       Value xRow, Value wRow, Value t,
+                       SmallVectorImpl<Value> &acc) {
+  auto c = [&](int64_t v) { return index(b, loc, v); };
+  auto add = [&](Value a, Value v) {
+    return arith::AddIOp::create(b, loc, a, v).getResult();
+  };
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  auto pairType = VectorType::get({2}, b.getBF16Type());
+  // Two bf16 at (row, col), col even: one aligned 4-byte load.
+  auto pair = [&](Value tile, Value row, Value col) -> Value {
+    Value v =
+        vector::LoadOp::create(b, loc, pairType, tile, ValueRange{row, col});
+    Value bits =
+        vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), v);
+    return vector::ExtractOp::create(b, loc, bits, ArrayRef<int64_t>{0});
+  };
+  auto sumType = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                  SmallVector<Type>(4, f32));
+  Value t2 = arith::MulIOp::create(b, loc, t, c(2));
+  for (int64_t kk = 0; kk < kStepK; kk += mmaK(MmaInputs::Bf16)) {
+    Value col = add(t2, c(kk)), col8 = add(t2, c(kk + 8));
+    SmallVector<SmallVector<Value>> aRegs, bRegs;
+    for (int64_t i = 0; i < kFragRows; ++i) {
+      Value r = add(xRow, c(i * kM)), r8 = add(xRow, c(i * kM + 8));
+      aRegs.push_back({pair(xs, r, col), pair(xs, r8, col), pair(xs, r, col8),
+                       pair(xs, r8, col8)});
+    }
+    for (int64_t j = 0; j < kFragCols; ++j) {
+      Value r = add(wRow, c(j * kN));
+      bRegs.push_back({pair(ws, r, col), pair(ws, r, col8)});
+    }
+    for (int64_t i = 0; i < kFragRows; ++i)
+      for (int64_t j = 0; j < kFragCols; ++j) {
+        Value &sum = acc[i * kFragCols + j];
+        SmallVector<Value> cRegs;
+        for (int64_t h = 0; h < 2; ++h)
+          for (int64_t q = 0; q < 2; ++q)
+            cRegs.push_back(vector::ExtractOp::create(b, loc, sum,
+                                                      ArrayRef<int64_t>{h, q}));
+        Value d = NVVM::MmaOp::create(
+            b, loc, sumType, aRegs[i], bRegs[j], cRegs,
+            ArrayRef<int64_t>{kM, kN, mmaK(MmaInputs::Bf16)}, std::nullopt,
+            std::nullopt,
+            std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                          NVVM::MMATypes::bf16},
+            std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                           NVVM::MMALayout::col});
+        SmallVector<Value> parts;
+        for (int64_t r = 0; r < 4; ++r)
+          parts.push_back(LLVM::ExtractValueOp::create(b, loc, d, r));
+        sum = vector::FromElementsOp::create(
+            b, loc, cast<VectorType>(sum.getType()), parts);
+      }
+  }
+}
+
 } // namespace
 
 bool mmaApplies(const GpuProjection &p) {
@@ -92,18 +204,33 @@ Value collapseRows(OpBuilder &b, Location loc, Value v) {
   return memref::CollapseShapeOp::create(b, loc, v, groups);
 }
 
-MmaShape mmaShape(OpBuilder &b, Location loc, const GpuProjection &p) {
+MmaShape mmaShape(OpBuilder &b, Location loc, const GpuProjection &p,
+                  MmaInputs inputs) {
   MmaShape s;
   s.rowBlocks = blocksFor(b, loc, p.rows, kBlockM);
   s.colBlocks = llvm::divideCeil(p.n, kBlockN);
-  s.xs = workgroupF32(b.getContext(), {kBlockM, kRowStride});
-  s.ws = workgroupF32(b.getContext(), {kBlockN, kRowStride});
+  MLIRContext *ctx = b.getContext();
+  int64_t stride = rowStride(inputs);
+  if (inputs == MmaInputs::Tf32) {
+    s.xs = workgroupF32(ctx, {kBlockM, stride});
+    s.ws = workgroupF32(ctx, {kBlockN, stride});
+    return s;
+  }
+  auto bf16Tile = [&](int64_t rows) {
+    return MemRefType::get(
+        {rows, stride}, BFloat16Type::get(ctx), MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
+  };
+  s.xs = bf16Tile(kBlockM);
+  s.ws = bf16Tile(kBlockN);
   return s;
 }
 
 void buildMmaBody(OpBuilder &b, Location loc, const GpuProjection &p, Value x2,
                   Value out2, Value blockX, Value blockY, Value thread,
-                  Value xs, Value ws) {
+                  Value xs, Value ws, MmaInputs inputs) {
+  const bool tf32 = inputs == MmaInputs::Tf32;
+  const int64_t kK = mmaK(inputs);
   OpBuilder::InsertionGuard guard(b);
   auto c = [&](int64_t v) { return index(b, loc, v); };
   auto add = [&](Value a, Value v) {
@@ -120,9 +247,20 @@ void buildMmaBody(OpBuilder &b, Location loc, const GpuProjection &p, Value x2,
   Value col0 = arith::MulIOp::create(b, loc, blockY, c(kBlockN));
   Value cn = c(p.n), ck = c(p.k);
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
-  // x is rounded as it is staged; w too when it is f32 (bf16 and f16
-  // widen to values TF32 holds exactly).
-  bool roundW = cast<MemRefType>(p.w.getType()).getElementType().isF32();
+  Type bf16 = b.getBF16Type();
+  Type wElem = cast<MemRefType>(p.w.getType()).getElementType();
+  // TF32: x is rounded as it is staged, w too when it is f32 (bf16 and f16
+  // widen to values TF32 holds exactly). BF16: both are rounded to bf16
+  // (to nearest even), except bf16 weights, staged as they are.
+  auto stage = [&](Value v) -> Value {
+    if (tf32)
+      return v.getType() == b.getF32Type() ? roundToTf32(b, loc, v) : v;
+    return v.getType() == bf16 ? v : arith::TruncFOp::create(b, loc, bf16, v);
+  };
+  bool wNative = tf32 ? !wElem.isF32() : wElem.isBF16();
+  Value wZero = wNative && !tf32
+                    ? arith::ConstantOp::create(b, loc, b.getZeroAttr(bf16))
+                    : zero;
 
   auto accType = VectorType::get({2, 2}, b.getF32Type());
   Value accZero = arith::ConstantOp::create(
@@ -144,14 +282,15 @@ void buildMmaBody(OpBuilder &b, Location loc, const GpuProjection &p, Value x2,
           b, loc,
           arith::AndIOp::create(b, loc, lessThan(b, loc, row, p.rows), kOk), x2,
           ValueRange{row, kx}, zero);
-      memref::StoreOp::create(b, loc, roundToTf32(b, loc, xv), xs,
-                              ValueRange{local, lane});
+      memref::StoreOp::create(b, loc, stage(xv), xs, ValueRange{local, lane});
       Value col = add(col0, local);
+      // bf16 and f16 weights widen to f32 as guardedLoad reads them, unless
+      // staged as they are (bf16 into bf16 tiles).
       Value wv = guardedLoad(
           b, loc, arith::AndIOp::create(b, loc, lessThan(b, loc, col, cn), kOk),
-          p.w, ValueRange{col, kx}, zero);
-      if (roundW)
-        wv = roundToTf32(b, loc, wv);
+          p.w, ValueRange{col, kx}, wZero);
+      if (!(tf32 && !wElem.isF32()))
+        wv = stage(wv);
       memref::StoreOp::create(b, loc, wv, ws, ValueRange{local, lane});
     }
     gpu::BarrierOp::create(b, loc);
@@ -159,9 +298,11 @@ void buildMmaBody(OpBuilder &b, Location loc, const GpuProjection &p, Value x2,
     Value xRow = add(arith::MulIOp::create(b, loc, wm, c(kWarpM)), g);
     Value wRow = add(arith::MulIOp::create(b, loc, wn, c(kWarpN)), g);
     SmallVector<Value> acc(kLoop.getRegionIterArgs());
+    if (!tf32)
+      buildBf16Products(b, loc, xs, ws, xRow, wRow, t, acc);
     auto aType = VectorType::get({4, 1}, b.getF32Type());
     auto bType = VectorType::get({2, 1}, b.getF32Type());
-    for (int64_t kk = 0; kk < kStepK; kk += kK) {
+    for (int64_t kk = 0; tf32 && kk < kStepK; kk += kK) {
       Value col = add(t, c(kk)), col4 = add(t, c(kk + 4));
       SmallVector<Value> aFrags, bFrags;
       for (int64_t i = 0; i < kFragRows; ++i) {
@@ -193,36 +334,7 @@ void buildMmaBody(OpBuilder &b, Location loc, const GpuProjection &p, Value x2,
     gpu::BarrierOp::create(b, loc);
     scf::YieldOp::create(b, loc, acc);
   }
-
-  // c[h][j] of fragment (i, jj) is out's row 16i + g + 8h, column
-  // 8jj + 2t + j of the warp's patch.
-  Value outRow =
-      add(row0, add(arith::MulIOp::create(b, loc, wm, c(kWarpM)), g));
-  Value outCol = add(col0, add(arith::MulIOp::create(b, loc, wn, c(kWarpN)),
-                               arith::MulIOp::create(b, loc, t, c(2))));
-  for (int64_t i = 0; i < kFragRows; ++i)
-    for (int64_t h = 0; h < 2; ++h) {
-      Value row = add(outRow, c(i * kM + 8 * h));
-      Value rowOk = lessThan(b, loc, row, p.rows);
-      for (int64_t jj = 0; jj < kFragCols; ++jj)
-        for (int64_t j = 0; j < 2; ++j) {
-          Value col = add(outCol, c(jj * kN + j));
-          auto store = scf::IfOp::create(
-              b, loc,
-              arith::AndIOp::create(b, loc, rowOk, lessThan(b, loc, col, cn)));
-          OpBuilder::InsertionGuard g2(b);
-          b.setInsertionPointToStart(store.thenBlock());
-          Value sum = vector::ExtractOp::create(
-              b, loc, kLoop.getResult(i * kFragCols + jj),
-              ArrayRef<int64_t>{h, j});
-          if (!p.overwrite)
-            sum = arith::AddFOp::create(
-                b, loc,
-                memref::LoadOp::create(b, loc, out2, ValueRange{row, col}),
-                sum);
-          memref::StoreOp::create(b, loc, sum, out2, ValueRange{row, col});
-        }
-    }
+  storeSums(b, loc, p, out2, row0, col0, wm, wn, g, t, kLoop);
 }
 
 } // namespace mlir::tlm

@@ -1,9 +1,9 @@
-//===- MmaKernel.h - prefill's projections on TF32 tensor cores -*- C++ -*-===//
+//===- MmaKernel.h - prefill's projections on tensor cores -----*- C++ -*-===//
 //
-// The tile kernel's work with warp-level `mma.sync.m16n8k8` on TF32: each
+// The tile kernel's work with warp-level `mma.sync` on TF32 or BF16: each
 // block computes a 64 x 64 patch of the output with 4 warps, each warp a
 // 32 x 32 patch as 2 x 4 fragments of 16 x 8, from x and w tiles staged in
-// workgroup memory already rounded to TF32. The sums stay f32.
+// workgroup memory already rounded to the inputs' type. The sums stay f32.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TLM_PASSES_GPU_MMAKERNEL_H
@@ -12,6 +12,11 @@
 #include "passes/gpu/GemvKernel.h"
 
 namespace mlir::tlm {
+
+/// What the tensor cores multiply: TF32 (mma.sync.m16n8k8 on values
+/// rounded to TF32) or BF16 (m16n8k16 on values rounded to bf16; bf16
+/// weights as they are). The sums are f32 either way.
+enum class MmaInputs { Tf32, Bf16 };
 
 /// Threads of an MMA kernel's block (4 warps).
 constexpr int64_t kMmaThreads = 128;
@@ -28,7 +33,8 @@ struct MmaShape {
   int64_t colBlocks;
   MemRefType xs, ws;
 };
-MmaShape mmaShape(OpBuilder &b, Location loc, const GpuProjection &p);
+MmaShape mmaShape(OpBuilder &b, Location loc, const GpuProjection &p,
+                  MmaInputs inputs);
 
 /// The MMA kernel's body at `b`'s insertion point inside a launch of
 /// mmaShape(...) with kMmaThreads threads along x: `blockX`, `blockY` the
@@ -37,7 +43,7 @@ MmaShape mmaShape(OpBuilder &b, Location loc, const GpuProjection &p);
 /// launch).
 void buildMmaBody(OpBuilder &b, Location loc, const GpuProjection &p, Value x2,
                   Value out2, Value blockX, Value blockY, Value thread,
-                  Value xs, Value ws);
+                  Value xs, Value ws, MmaInputs inputs);
 
 /// `v` (rank >= 2, identity layout) as a 2-D view: its leading dims
 /// folded into one.

@@ -277,7 +277,7 @@ def TlmGpuTileMatmuls : Pass<"tlm-gpu-tile-matmuls", "::mlir::func::FuncOp"> {
     widen to f32 as they load it (the tiles before staging it). Any other
     element type leaves the contraction to the parallel loops.
 
-    With `tensor-cores`, the tiles are TF32 tensor-core tiles instead
+    With `tensor-cores=tf32`, the tiles are TF32 tensor-core tiles instead
     (where x and out have identity layouts, viewed as 2-D): blocks of 4
     warps, each block 64 x 64 outputs, each warp 32 x 32 of them as 2 x 4
     `nvgpu.mma.sync` fragments of 16 x 8 x 8. k goes in steps of 32; the
@@ -285,7 +285,11 @@ def TlmGpuTileMatmuls : Pass<"tlm-gpu-tile-matmuls", "::mlir::func::FuncOp"> {
     (`nvvm.convert.float.to.tf32`, round to nearest; bf16 and f16 weights
     widen exactly), rows padded to 36 floats so a warp's fragment loads hit
     32 banks. The inputs are rounded to TF32's 10 mantissa bits; products
-    and sums are f32.
+    and sums are f32. With `tensor-cores=bf16` the same tiles hold bf16
+    (x and f32/f16 weights rounded to nearest even, bf16 weights as they
+    are; rows of 40) and each warp issues `nvvm.mma.sync` m16n8k16 on
+    pairs of them packed in i32 registers (nvgpu's lowering has no bf16);
+    the sums are f32.
 
     The kernels add their sums to out, unless out is a `gpu.alloc` of the
     same block, used directly, zero-filled before the projection with no
@@ -335,8 +339,9 @@ def TlmGpuTileMatmuls : Pass<"tlm-gpu-tile-matmuls", "::mlir::func::FuncOp"> {
     Option<"gemvMinWarps", "gemv-min-warps", "int64_t", /*default=*/"4096",
            "Warps a GEMV launch should have at least: fewer columns split k "
            "across a block's warps (an H200 holds 132 SMs x 64 warps)">,
-    Option<"tensorCores", "tensor-cores", "bool", /*default=*/"false",
-           "Tiles on TF32 tensor cores (mma.sync m16n8k8, sm_80 and up)">
+    Option<"tensorCores", "tensor-cores", "std::string", /*default=*/"\"none\"",
+           "Tiles on tensor cores: none, tf32 (mma.sync m16n8k8) or bf16 "
+           "(m16n8k16), sm_80 and up">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",

@@ -155,6 +155,14 @@ struct TlmGpuTileMatmuls
                                   {"gemv-rows", gemvRows, 0},
                                   {"gemv-min-warps", gemvMinWarps, 1}})))
       return signalPassFailure();
+    if (tensorCores != "none" && tensorCores != "tf32" &&
+        tensorCores != "bf16") {
+      getOperation()->emitError()
+          << "tlm-gpu-tile-matmuls: tensor-cores must be none, tf32 or bf16, "
+             "got '"
+          << tensorCores << "'";
+      return signalPassFailure();
+    }
     SmallVector<Work> work;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (!op.hasPureBufferSemantics())
@@ -293,12 +301,15 @@ struct TlmGpuTileMatmuls
   void buildTiles(IRRewriter &b, Location loc, const GpuProjection &proj,
                   Value few) {
     // Rows beyond the GEMV's go to tensor-core tiles or to the FMA ones.
-    bool mma = tensorCores && mmaApplies(proj);
-    LLVM_DEBUG(if (tensorCores && !mma) llvm::dbgs()
+    bool cores = tensorCores != "none";
+    bool mma = cores && mmaApplies(proj);
+    LLVM_DEBUG(if (cores && !mma) llvm::dbgs()
                << "strided x or out, no tensor cores\n");
+    MmaInputs inputs =
+        tensorCores == "bf16" ? MmaInputs::Bf16 : MmaInputs::Tf32;
     Value c1 = index(b, loc, 1);
     if (mma) {
-      MmaShape shape = mmaShape(b, loc, proj);
+      MmaShape shape = mmaShape(b, loc, proj, inputs);
       Value x2 = collapseRows(b, loc, proj.x),
             out2 = collapseRows(b, loc, proj.out);
       gpu::LaunchOp launch = makeLaunch(b, loc,
@@ -309,7 +320,7 @@ struct TlmGpuTileMatmuls
       buildMmaBody(b, loc, proj, x2, out2, launch.getBlockIds().x,
                    launch.getBlockIds().y, launch.getThreadIds().x,
                    launch.getWorkgroupAttributions()[0],
-                   launch.getWorkgroupAttributions()[1]);
+                   launch.getWorkgroupAttributions()[1], inputs);
       b.setInsertionPointAfter(launch);
       return;
     }

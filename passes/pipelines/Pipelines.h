@@ -112,11 +112,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       *this, "block-size",
       llvm::cl::desc("Threads per block along the innermost dimension"),
       llvm::cl::init(128)};
-  PassOptions::Option<bool> tensorCores{
+  PassOptions::Option<std::string> tensorCores{
       *this, "tensor-cores",
-      llvm::cl::desc("Prefill's projections on TF32 tensor cores "
-                     "(tlm-gpu-tile-matmuls{tensor-cores}); off: f32 FMA"),
-      llvm::cl::init(false)};
+      llvm::cl::desc("Prefill's projections on tensor cores: none (f32 "
+                     "FMA), tf32 or bf16 (tlm-gpu-tile-matmuls{tensor-cores})"),
+      llvm::cl::init("none")};
 #define TLM_GPU_SWITCH(field, name, dflt, help)                                \
   PassOptions::Option<bool> field{*this, name, llvm::cl::desc(help),           \
                                   llvm::cl::init(dflt)};

@@ -1,7 +1,11 @@
 // RUN: tlm-opt %s --split-input-file \
-// RUN:   --pass-pipeline='builtin.module(func.func(tlm-gpu-tile-matmuls{tensor-cores gemv-rows=0}),canonicalize,cse)' | FileCheck %s
+// RUN:   --pass-pipeline='builtin.module(func.func(tlm-gpu-tile-matmuls{tensor-cores=tf32 gemv-rows=0}),canonicalize,cse)' | FileCheck %s
+// RUN: tlm-opt %s --split-input-file \
+// RUN:   --pass-pipeline='builtin.module(func.func(tlm-gpu-tile-matmuls{tensor-cores=bf16 gemv-rows=0}),canonicalize,cse)' | FileCheck %s --check-prefix=BF16
+// RUN: not tlm-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(tlm-gpu-tile-matmuls{tensor-cores=fp8}))' 2>&1 | FileCheck %s --check-prefix=BADCORES
+// BADCORES: error: tlm-gpu-tile-matmuls: tensor-cores must be none, tf32 or bf16, got 'fp8'
 
-// tlm-gpu-tile-matmuls{tensor-cores}: the tiles on TF32 tensor cores. The
+// tlm-gpu-tile-matmuls{tensor-cores=tf32}: the tiles on TF32 tensor cores. The
 // numerics stand on the fragment layouts of PTX's mma.m16n8k8 .tf32, so
 // this pins every index: with lane = 4g + t, A's registers hold x at rows
 // (g, g+8, g, g+8), columns (t, t, t+4, t+4) of a 16 x 8 piece; B's hold w
@@ -248,6 +252,116 @@ func.func @strided(%x: memref<?x32xf32, strided<[64, 1]>>, %w: memref<8x32xf32>,
       ins(%x, %w : memref<?x32xf32, strided<[64, 1]>>, memref<8x32xf32>) outs(%y : memref<?x8xf32>) {
   ^bb0(%a: f32, %b: f32, %acc: f32):
     %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// tensor-cores=bf16: the same blocks and warps, tiles of bf16 (rows of 40:
+// lane (g, t)'s pair at row g, columns 2t, 2t + 1 falls on bank 20g + t),
+// x rounded to bf16 as it is staged, bf16 weights staged as they are, and
+// NVVM's mma.sync.m16n8k16 (nvgpu's lowering takes no bf16) on pairs of
+// neighbouring k packed in i32: A's registers (g, 2t), (g+8, 2t), (g,
+// 2t+8), (g+8, 2t+8); B's w row g at columns 2t and 2t+8. Two slices of 16
+// a step; the sums and their stores are the TF32 form's.
+// BF16-LABEL: func.func @bf16_cores
+// BF16: gpu.launch {{.*}} threads(%[[TID:[^,]*]], {{.*}}) in ({{.*}} = %c128, {{.*}}) workgroup(%[[XS:.*]] : memref<64x40xbf16, #gpu.address_space<workgroup>>, %[[WS:.*]] : memref<64x40xbf16, #gpu.address_space<workgroup>>)
+// BF16: %[[LANE:.*]] = arith.remui %[[TID]], %c32
+// BF16: %[[WARP:.*]] = arith.divui %[[TID]], %c32
+// BF16: %[[WM:.*]] = arith.remui %[[WARP]], %c2
+// BF16: %[[WN:.*]] = arith.divui %[[WARP]], %c2
+// BF16: %[[G:.*]] = arith.divui %[[LANE]], %c4
+// BF16: %[[T:.*]] = arith.remui %[[LANE]], %c4
+// BF16: scf.for %{{.*}} = %c0 to %c64 step %c32 iter_args(%[[ACC0:[^ ]+]] = %cst, %[[ACC1:[^ ]+]] = %cst, %[[ACC2:[^ ]+]] = %cst, %[[ACC3:[^ ]+]] = %cst, %[[ACC4:[^ ]+]] = %cst, %[[ACC5:[^ ]+]] = %cst, %[[ACC6:[^ ]+]] = %cst, %[[ACC7:[^ ]+]] = %cst)
+// BF16: memref.load %arg0[{{.*}}] : memref<?x64xf32>
+// BF16: %[[XB:.*]] = arith.truncf %{{.*}} : f32 to bf16
+// BF16: memref.store %[[XB]], %[[XS]][%[[WARP]], %[[LANE]]]
+// BF16: %[[WB:.*]] = scf.if %{{.*}} -> (bf16)
+// BF16-NEXT: memref.load %arg1[{{.*}}] : memref<40x64xbf16>
+// BF16-NOT: arith.extf
+// BF16: memref.store %[[WB]], %[[WS]][%[[WARP]], %[[LANE]]]
+// BF16-NOT: nvvm.convert.float.to.tf32
+// BF16: gpu.barrier
+// BF16: %[[WM32:.*]] = arith.muli %[[WM]], %c32
+// BF16: %[[AROW:.*]] = arith.addi %[[WM32]], %[[G]]
+// BF16: %[[WN32:.*]] = arith.muli %[[WN]], %c32
+// BF16: %[[BROW:.*]] = arith.addi %[[WN32]], %[[G]]
+// BF16: %[[T2:.*]] = arith.muli %[[T]], %c2
+// BF16: %[[T28:.*]] = arith.addi %[[T2]], %c8
+// BF16: %[[AROW8:.*]] = arith.addi %[[AROW]], %c8
+// BF16: %[[A0V:.*]] = vector.load %[[XS]][%[[AROW]], %[[T2]]] : memref<64x40xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// BF16: %[[A0B:.*]] = vector.bitcast %[[A0V]] : vector<2xbf16> to vector<1xi32>
+// BF16: %[[A0:.*]] = vector.extract %[[A0B]][0] : i32 from vector<1xi32>
+// BF16: %[[A1V:.*]] = vector.load %[[XS]][%[[AROW8]], %[[T2]]] : memref<64x40xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// BF16: %[[A1B:.*]] = vector.bitcast %[[A1V]] : vector<2xbf16> to vector<1xi32>
+// BF16: %[[A1:.*]] = vector.extract %[[A1B]][0] : i32 from vector<1xi32>
+// BF16: %[[A2V:.*]] = vector.load %[[XS]][%[[AROW]], %[[T28]]] : memref<64x40xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// BF16: %[[A2B:.*]] = vector.bitcast %[[A2V]] : vector<2xbf16> to vector<1xi32>
+// BF16: %[[A2:.*]] = vector.extract %[[A2B]][0] : i32 from vector<1xi32>
+// BF16: %[[A3V:.*]] = vector.load %[[XS]][%[[AROW8]], %[[T28]]] : memref<64x40xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// BF16: %[[A3B:.*]] = vector.bitcast %[[A3V]] : vector<2xbf16> to vector<1xi32>
+// BF16: %[[A3:.*]] = vector.extract %[[A3B]][0] : i32 from vector<1xi32>
+// BF16: %[[AROW16:.*]] = arith.addi %[[AROW]], %c16
+// BF16: %[[AROW24:.*]] = arith.addi %[[AROW]], %c24
+// BF16: %[[A10V:.*]] = vector.load %[[XS]][%[[AROW16]], %[[T2]]] : memref<64x40xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// BF16: %[[A10B:.*]] = vector.bitcast %[[A10V]] : vector<2xbf16> to vector<1xi32>
+// BF16: %[[A10:.*]] = vector.extract %[[A10B]][0] : i32 from vector<1xi32>
+// BF16: %[[A11V:.*]] = vector.load %[[XS]][%[[AROW24]], %[[T2]]] : memref<64x40xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// BF16: %[[A11B:.*]] = vector.bitcast %[[A11V]] : vector<2xbf16> to vector<1xi32>
+// BF16: %[[A11:.*]] = vector.extract %[[A11B]][0] : i32 from vector<1xi32>
+// BF16: %[[A12V:.*]] = vector.load %[[XS]][%[[AROW16]], %[[T28]]] : memref<64x40xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// BF16: %[[A12B:.*]] = vector.bitcast %[[A12V]] : vector<2xbf16> to vector<1xi32>
+// BF16: %[[A12:.*]] = vector.extract %[[A12B]][0] : i32 from vector<1xi32>
+// BF16: %[[A13V:.*]] = vector.load %[[XS]][%[[AROW24]], %[[T28]]] : memref<64x40xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// BF16: %[[A13B:.*]] = vector.bitcast %[[A13V]] : vector<2xbf16> to vector<1xi32>
+// BF16: %[[A13:.*]] = vector.extract %[[A13B]][0] : i32 from vector<1xi32>
+// BF16: %[[B0V:.*]] = vector.load %[[WS]][%[[BROW]], %[[T2]]] : memref<64x40xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// BF16: %[[B0B:.*]] = vector.bitcast %[[B0V]] : vector<2xbf16> to vector<1xi32>
+// BF16: %[[B0:.*]] = vector.extract %[[B0B]][0] : i32 from vector<1xi32>
+// BF16: %[[B1V:.*]] = vector.load %[[WS]][%[[BROW]], %[[T28]]] : memref<64x40xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// BF16: %[[B1B:.*]] = vector.bitcast %[[B1V]] : vector<2xbf16> to vector<1xi32>
+// BF16: %[[B1:.*]] = vector.extract %[[B1B]][0] : i32 from vector<1xi32>
+// BF16: %[[BROW8:.*]] = arith.addi %[[BROW]], %c8
+// BF16: %[[B10V:.*]] = vector.load %[[WS]][%[[BROW8]], %[[T2]]] : memref<64x40xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// BF16: %[[B10B:.*]] = vector.bitcast %[[B10V]] : vector<2xbf16> to vector<1xi32>
+// BF16: %[[B10:.*]] = vector.extract %[[B10B]][0] : i32 from vector<1xi32>
+// BF16: %[[B11V:.*]] = vector.load %[[WS]][%[[BROW8]], %[[T28]]] : memref<64x40xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// BF16: %[[B11B:.*]] = vector.bitcast %[[B11V]] : vector<2xbf16> to vector<1xi32>
+// BF16: %[[B11:.*]] = vector.extract %[[B11B]][0] : i32 from vector<1xi32>
+// BF16: %[[C00:.*]] = vector.extract %[[ACC0]][0, 0]
+// BF16: %[[C01:.*]] = vector.extract %[[ACC0]][0, 1]
+// BF16: %[[C10:.*]] = vector.extract %[[ACC0]][1, 0]
+// BF16: %[[C11:.*]] = vector.extract %[[ACC0]][1, 1]
+// BF16: %[[D0:.*]] = nvvm.mma.sync A[%[[A0]], %[[A1]], %[[A2]], %[[A3]]]  B[%[[B0]], %[[B1]]]  C[%[[C00]], %[[C01]], %[[C10]], %[[C11]]]  {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
+// BF16: %[[D0R0:.*]] = llvm.extractvalue %[[D0]][0]
+// BF16: %[[D0R1:.*]] = llvm.extractvalue %[[D0]][1]
+// BF16: %[[D0R2:.*]] = llvm.extractvalue %[[D0]][2]
+// BF16: %[[D0R3:.*]] = llvm.extractvalue %[[D0]][3]
+// BF16: vector.extract %[[ACC1]][0, 0]
+// BF16: nvvm.mma.sync A[%[[A0]], %[[A1]], %[[A2]], %[[A3]]]  B[%[[B10]], %[[B11]]]
+// BF16: vector.extract %[[ACC4]][0, 0]
+// BF16: nvvm.mma.sync A[%[[A10]], %[[A11]], %[[A12]], %[[A13]]]  B[%[[B0]], %[[B1]]]
+// The second slice (k + 16) accumulates onto the first one's sums.
+// BF16: %[[T216:.*]] = arith.addi %[[T2]], %c16
+// BF16: %[[T224:.*]] = arith.addi %[[T2]], %c24
+// BF16: vector.load %[[XS]][%[[AROW]], %[[T216]]]
+// BF16: vector.load %[[XS]][%[[AROW]], %[[T224]]]
+// BF16: nvvm.mma.sync A[{{.*}}]  B[{{.*}}]  C[%[[D0R0]], %[[D0R1]], %[[D0R2]], %[[D0R3]]]
+// BF16-COUNT-7: nvvm.mma.sync
+// BF16-NOT: nvvm.mma.sync
+// BF16: gpu.barrier
+// BF16: scf.yield
+// BF16: vector.extract %{{.*}}#0[0, 0] : f32 from vector<2x2xf32>
+func.func @bf16_cores(%x: memref<?x64xf32>, %w: memref<40x64xbf16>, %y: memref<?x40xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x64xf32>, memref<40x64xbf16>) outs(%y : memref<?x40xf32>) {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %bw = arith.extf %b : bf16 to f32
+    %p = arith.mulf %a, %bw : f32
     %s = arith.addf %acc, %p : f32
     linalg.yield %s : f32
   }

@@ -8,7 +8,8 @@
 // RUN: tlm-opt %s --tlm-gpu-pipeline=kernels-only | FileCheck %s --check-prefix=SINK
 // RUN: %if libdevice %{ tlm-opt %s --tlm-gpu-pipeline | FileCheck %s --check-prefix=PTX %}
 // RUN: %if libdevice && ptxas %{ tlm-opt %s --tlm-gpu-pipeline=format=fatbin | FileCheck %s --check-prefix=FATBIN %}
-// RUN: %if libdevice %{ tlm-opt %s --tlm-gpu-pipeline=tensor-cores | FileCheck %s --check-prefix=TF32 %}
+// RUN: %if libdevice %{ tlm-opt %s --tlm-gpu-pipeline=tensor-cores=tf32 | FileCheck %s --check-prefix=TF32 %}
+// RUN: %if libdevice %{ tlm-opt %s --tlm-gpu-pipeline=tensor-cores=bf16 | FileCheck %s --check-prefix=BF16 %}
 // RUN: %if libdevice %{ tlm-opt %s --tlm-gpu-pipeline | FileCheck %s --check-prefix=NOTF32 %}
 
 // The host keeps only device allocations and launches: the gather (64
@@ -90,10 +91,13 @@
 // PTX:           bar.sync
 // PTX-NOT:       sqrt.approx
 
-// With tensor-cores the projection's tiles are TF32 mma.sync (nvgpu's op,
+// With tensor-cores=tf32 the projection's tiles are TF32 mma.sync (nvgpu's op,
 // lowered by convert-nvgpu-to-nvvm) on values rounded by cvt.rna.tf32.f32;
 // the GEMV beside them stays f32.
 // TF32:          gpu.binary @model_kernel_{{[0-9]+}} {{.*}}cvt.rna.tf32.f32{{.*}}mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// With tensor-cores=bf16 they are BF16 mma.sync (NVVM's op) on values
+// rounded to bf16 (cvt.rn.bf16.f32).
+// BF16:          gpu.binary @model_kernel_{{[0-9]+}} {{.*(cvt.rn.bf16.f32.*mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32|mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32.*cvt.rn.bf16.f32)}}
 // NOTF32:        gpu.binary @model_kernel
 // NOTF32-NOT:    mma.sync
 // NOTF32-NOT:    tf32

@@ -50,7 +50,9 @@ def main():
                                            ("barriers", r"bar\.sync"),
                                            ("widens", r"cvt\.f32\.b?f16"),
                                            ("tf32-mma", r"mma\.sync\.aligned"
-                                            r"\.m16n8k8\.row\.col\.f32\.tf32"))
+                                            r"\.m16n8k8\.row\.col\.f32\.tf32"),
+                                           ("bf16-mma", r"mma\.sync\.aligned"
+                                            r"\.m16n8k16\.row\.col\.f32\.bf16"))
                       if re.search(pattern, ptx)]
             print("%s: registers %s, spill stores %s, spill loads %s, smem %s, %s" % (
                 name, regs.group(1) if regs else "?",

@@ -56,8 +56,10 @@ llvm::Error runCompile(const Options &o) {
                << m->entries.size() << " entries, ";
   if (m->target == "cuda")
     llvm::outs() << "cuda " << m->chip << " cubin + PTX"
-                 << (jit->tensorCores ? ", TF32 tensor cores" : "") << ", host "
-                 << m->cpu;
+                 << (jit->tensorCores == "tf32"   ? ", TF32 tensor cores"
+                     : jit->tensorCores == "bf16" ? ", BF16 tensor cores"
+                                                  : "")
+                 << ", host " << m->cpu;
   else
     llvm::outs() << m->threads << (m->threads == 1 ? " thread, " : " threads, ")
                  << m->cpu;

@@ -124,12 +124,14 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
   else
     return flagError("--gemv-columns must be 1, 2, 4, 8, 16 or auto, found '" +
                      o.gemvColumns + "'");
-  if (o.tensorCores != "on" && o.tensorCores != "off")
-    return flagError("--tensor-cores must be on or off, found '" +
+  if (o.tensorCores != "off" && o.tensorCores != "tf32" &&
+      o.tensorCores != "bf16")
+    return flagError("--tensor-cores must be off, tf32 or bf16, found '" +
                      o.tensorCores + "'");
-  j.tensorCores = o.tensorCores == "on";
-  if (j.tensorCores && j.target != runtime::Target::Cuda)
-    return flagError("--tensor-cores on needs --target cuda");
+  j.tensorCores = o.tensorCores == "off" ? "none" : o.tensorCores.getValue();
+  if (j.tensorCores != "none" && j.target != runtime::Target::Cuda)
+    return flagError("--tensor-cores " + o.tensorCores +
+                     " needs --target cuda");
   // The switches of passes/pipelines/CpuSwitches.def, or GpuSwitches.def
   // for cuda; the error for an unknown name lists them.
   if (llvm::Error err =

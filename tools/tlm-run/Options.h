@@ -202,9 +202,9 @@ struct Options {
                "(default)")};
   cl::opt<std::string> tensorCores{
       "tensor-cores", cl::init("off"),
-      cl::desc("--target cuda: on runs prefill's projections on TF32 tensor "
-               "cores (products rounded to 10-bit mantissas, sums f32); off "
-               "keeps them f32 (default)")};
+      cl::desc("--target cuda: tf32 or bf16 runs prefill's projections on "
+               "tensor cores (inputs rounded to 10- or 7-bit mantissas, sums "
+               "f32); off keeps them f32 (default)")};
   cl::opt<std::string> disable{"disable", cl::init(""),
                                cl::desc(disableHelp().c_str())};
   cl::opt<std::string> artifact{
