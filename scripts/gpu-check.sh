@@ -11,6 +11,8 @@
 #     PREPARED_DIR  default gpu-check (gpu-prepare.sh's)
 #     OUT_DIR       default PREPARED_DIR ($OUT on the device machine)
 #   TLM_GPU_CHECK_BIN=DIR   use DIR/tlm-exec instead of building
+#   TLM_GPU_CHECK_PROFILE="small"   models whose kernels are timed one by
+#                                   one (TLM_CUDA_PROFILE) in an extra run
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 prepared=$(cd "${1:-$root/gpu-check}" && pwd)
@@ -70,6 +72,13 @@ for name, m in r["models"].items():
     if "vs_kernels" in m.get("bench_graphs", {}):
         line += f"; decode as CUDA graphs {m['bench_graphs']['vs_kernels']:.2f}x"
     print(line)
+for name, m in r["models"].items():
+    prof = m.get("profile")
+    if isinstance(prof, list) and prof:
+        print(f"{name}'s costliest kernels (TLM_CUDA_PROFILE, one bench run):")
+        for k in prof[:5]:
+            print(f"  {k['total_ms']:9.3f} ms  {k['calls']:6d} calls  "
+                  f"{k['kernel']}  {k['launch']}")
 if "small_bf16_decode_vs_f32" in r:
     print(f"small decode, bf16 weights against f32: "
           f"{r['small_bf16_decode_vs_f32']:.2f}x")

@@ -37,6 +37,8 @@ HBM_BYTES_S = 4.8e12
 FP32_FLOP_S = 67e12
 CORES_FLOP_S = {"tf32": 494.7e12, "bf16": 989.4e12}
 TIMEOUT_S = 180
+# The models whose kernels are timed one by one in an extra bench run.
+PROFILED = os.environ.get("TLM_GPU_CHECK_PROFILE", "small").split()
 
 
 def run(cmd, env=None):
@@ -207,6 +209,21 @@ def main():
                     "cuda_graph_instantiations") if k in b}
                 r["bench_graphs"]["vs_kernels"] = \
                     b["decode_tok_s"] / r["bench"]["decode_tok_s"]
+        # Where small's time goes, kernel by kernel (TLM_CUDA_PROFILE): the
+        # first device run's guide to what to speed up next.
+        if name in PROFILED and "decode_tok_s" in r["bench"]:
+            table = os.path.join(tmp, name + ".profile.tsv")
+            env = dict(os.environ, TLM_CUDA_PROFILE=table)
+            code, _, err, _ = run([exe, "bench", so, *wflags, *sizes,
+                                   "--repeat", "1", "--json"], env=env)
+            if code == 0 and os.path.exists(table):
+                rows = [line.rstrip("\n").split("\t")
+                        for line in open(table)][1:]
+                r["profile"] = [{"kernel": k, "launch": l, "calls": int(c),
+                                 "total_ms": float(t)}
+                                for k, l, c, t, _ in rows[:12]]
+            else:
+                r["profile"] = {"error": err.strip()[-500:], "exit": code}
         results["models"][name] = r
     # The bf16 goal: small's decode with bf16 weights against f32's, both
     # from this run.

@@ -106,6 +106,8 @@ struct Driver {
   CUresult (*graphLaunch)(CUgraphExec, CUstream);
   CUresult (*graphDestroy)(CUgraph);
   CUresult (*graphExecDestroy)(CUgraphExec);
+  // Kernel timings (TLM_CUDA_PROFILE); optional.
+  CUresult (*eventElapsedTime)(float *, CUevent, CUevent);
 };
 
 struct State {
@@ -161,6 +163,18 @@ std::string allocationFailure(size_t bytes, const char *what, CUresult r);
 /// kept for the message, and `optLevel` for PTX it compiles (-1: its
 /// default).
 void *loadModule(const void *image, int optLevel, const char *what);
+/// TLM_CUDA_PROFILE=FILE (CudaProfile.cpp): whether launches are timed;
+/// the modules and kernels as they are loaded; a launch's start event (null
+/// when none could be made) and end; the timings of the finished launches,
+/// after the host waited for the stream.
+bool profiling();
+void profileModule(CUmodule module);
+void profileFunction(CUfunction fn, CUmodule module, const char *name);
+void *profileStart(const Driver &d, CUstream stream);
+void profileEnd(const Driver &d, CUfunction fn, void *start, CUstream stream,
+                const std::string &shape);
+void profileCollect(const Driver &d);
+
 inline CUdeviceptr dptr(const void *p) {
   return reinterpret_cast<CUdeviceptr>(p);
 }

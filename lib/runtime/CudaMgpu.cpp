@@ -50,11 +50,17 @@ namespace {
 extern "C" {
 
 void *mgpuModuleLoad(void *data, size_t /*size*/) {
-  return loadModule(data, /*optLevel=*/-1, "loading a GPU module");
+  void *module = loadModule(data, /*optLevel=*/-1, "loading a GPU module");
+  if (module && profiling())
+    profileModule(static_cast<CUmodule>(module));
+  return module;
 }
 
 void *mgpuModuleLoadJIT(void *ptx, int optLevel) {
-  return loadModule(ptx, optLevel, "compiling a PTX module");
+  void *module = loadModule(ptx, optLevel, "compiling a PTX module");
+  if (module && profiling())
+    profileModule(static_cast<CUmodule>(module));
+  return module;
 }
 
 void mgpuModuleUnload(void *module) {
@@ -66,6 +72,8 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
   CUfunction fn = nullptr;
   if (const Driver *d = current(); d && module)
     check(d->moduleGetFunction(&fn, module, name), "finding a kernel");
+  if (fn && profiling())
+    profileFunction(fn, static_cast<CUmodule>(module), name);
   return fn;
 }
 
@@ -87,9 +95,19 @@ void mgpuLaunchKernel(void *fn, intptr_t gx, intptr_t gy, intptr_t gz,
     if (state().failed)
       return;
   }
+  // TLM_CUDA_PROFILE: the launch between two events (not while a graph is
+  // recorded, where nothing runs).
+  bool timed = profiling() && !state().capturing;
+  void *start = timed ? profileStart(*d, stream) : nullptr;
   check(
       d->launchKernel(fn, gx, gy, gz, bx, by, bz, smem, stream, params, extra),
       "launching a kernel");
+  if (timed)
+    profileEnd(*d, static_cast<CUfunction>(fn), start, stream,
+               "grid " + std::to_string(gx) + "x" + std::to_string(gy) + "x" +
+                   std::to_string(gz) + " block " + std::to_string(bx) + "x" +
+                   std::to_string(by) + "x" + std::to_string(bz) + " smem " +
+                   std::to_string(smem));
 }
 
 // Every call's kernels go on the one compute stream, which the step's
@@ -110,8 +128,11 @@ void mgpuStreamDestroy(void *stream) {
 void mgpuStreamSynchronize(void *stream) {
   if (state().capturing)
     return;
-  if (const Driver *d = current())
+  if (const Driver *d = current()) {
     check(d->streamSynchronize(stream), "running the GPU kernels");
+    if (profiling())
+      profileCollect(*d);
+  }
 }
 
 void mgpuStreamWaitEvent(void *stream, void *event) {

@@ -77,6 +77,7 @@ std::string load(const std::string &library, Driver &d) {
   get(d.graphLaunch, "cuGraphLaunch", /*required=*/false);
   get(d.graphDestroy, "cuGraphDestroy", /*required=*/false);
   get(d.graphExecDestroy, "cuGraphExecDestroy", /*required=*/false);
+  get(d.eventElapsedTime, "cuEventElapsedTime", /*required=*/false);
   if (!missing.empty()) {
     ::dlclose(handle);
     d = Driver();

@@ -221,7 +221,6 @@ struct TlmGpuTileMatmuls
       }
     }
     int64_t threads = tile * tile;
-    Value c0 = index(b, loc, 0), c1 = index(b, loc, 1);
     Value few;
     // The GEMV's blocks have as many threads as the tiles', in whole warps.
     if (gemvRows > 0 && threads % 32 == 0 &&

@@ -314,6 +314,12 @@ CUresult cuEventSynchronize(void *event) {
   (void)event;
   return refuseWhileRecording(NULL) ? kCaptureUnsupported : kSuccess;
 }
+/* Nothing runs: every timed launch takes 10 microseconds. */
+CUresult cuEventElapsedTime(float *ms, void *start, void *end) {
+  (void)start, (void)end;
+  *ms = 0.01f;
+  return kSuccess;
+}
 
 /* Device memory in use, and each block's size in front of it. */
 static size_t deviceBytes;
