@@ -102,7 +102,9 @@ void mgpuLaunchKernel(void *fn, intptr_t gx, intptr_t gy, intptr_t gz,
   check(
       d->launchKernel(fn, gx, gy, gz, bx, by, bz, smem, stream, params, extra),
       "launching a kernel");
-  if (timed)
+  // A launch that failed is no call of the kernel (its start event goes
+  // unread and is simply recorded again later).
+  if (timed && !state().failed)
     profileEnd(*d, static_cast<CUfunction>(fn), start, stream,
                "grid " + std::to_string(gx) + "x" + std::to_string(gy) + "x" +
                    std::to_string(gz) + " block " + std::to_string(bx) + "x" +

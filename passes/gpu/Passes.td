@@ -270,8 +270,9 @@ def TlmGpuTileMatmuls : Pass<"tlm-gpu-tile-matmuls", "::mlir::func::FuncOp"> {
     warps, whose sums meet in workgroup memory. Projections of one x in a
     row (Q, K and V; W1 and W3) share one GEMV launch, each warp selecting
     its projection's weight and output by its column, when their outputs
-    are distinct fresh allocations and nothing between them uses x or a
-    member's weight or output.
+    are distinct fresh allocations none of them reads and nothing between
+    them uses x or a member's weight or output or has other memory effects
+    than allocating and filling fresh buffers.
 
     x and out must be f32; w may be f32, bf16 or f16, which both kernels
     widen to f32 as they load it (the tiles before staging it). Any other

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -102,36 +103,62 @@ bool uses(Operation *op, Value v) {
   return found;
 }
 
+/// Whether moving a group's kernels past `o` is safe whatever `o` touches
+/// besides the group's own buffers: it has no memory effects and no
+/// regions, allocates, or fills a fresh allocation (which nothing the
+/// group reads can alias).
+bool movablePast(Operation *o) {
+  if (isa<gpu::AllocOp>(o))
+    return true;
+  if (auto fill = dyn_cast<linalg::FillOp>(o))
+    return fill.getOutputs()[0].getDefiningOp<gpu::AllocOp>() != nullptr;
+  return o->getNumRegions() == 0 && isMemoryEffectFree(o);
+}
+
+/// `t` with dim `d` dynamic (the dim a group's buffers may differ in).
+MemRefType withDynamicDim(MemRefType t, int64_t d) {
+  SmallVector<int64_t> shape(t.getShape());
+  shape[d] = ShapedType::kDynamic;
+  return MemRefType::get(shape, t.getElementType());
+}
+
 /// Why `next` cannot join `group` in one GEMV launch, placed where the last
-/// one is (empty when it can): the same x, static sizes, one weight type,
-/// the same fill folding, distinct freshly allocated outputs, and between
-/// the group's last projection and `next` nothing that touches x or a
-/// member's weight or output (their writes move to `next`'s place).
+/// one is (empty when it can): the same x, one weight type, identity
+/// layouts whose types differ only in w's rows and out's columns, the same
+/// fill folding, distinct freshly allocated outputs that no member reads,
+/// and between the group's last projection and `next` nothing that uses x
+/// or a member's buffer, and nothing with other memory effects than
+/// allocating and filling fresh buffers (the members' reads and writes move
+/// to `next`'s place).
 std::string cannotJoin(ArrayRef<Work> group, const Work &next) {
   const Work &last = group.back();
   if (next.op->getBlock() != last.op->getBlock())
     return "in another block";
   if (next.x != last.x)
     return "another x";
-  auto elem = [](Value v) {
-    return cast<MemRefType>(v.getType()).getElementType();
-  };
-  if (elem(next.w) != elem(last.w))
-    return "another weight type";
+  auto type = [](Value v) { return cast<MemRefType>(v.getType()); };
+  for (Value v : {next.w, next.out, last.w, last.out})
+    if (!type(v).getLayout().isIdentity() || type(v).getMemorySpace())
+      return "a strided buffer or one in another memory space";
+  if (withDynamicDim(type(next.w), 0) != withDynamicDim(type(last.w), 0))
+    return "weights of other types";
+  int64_t lastDim = type(next.out).getRank() - 1;
+  if (withDynamicDim(type(next.out), lastDim) !=
+      withDynamicDim(type(last.out), lastDim))
+    return "outputs of other types";
   if (bool(next.fill) != bool(last.fill))
     return "one fill folded, the other kept";
-  if (ShapedType::isDynamic(next.n) || ShapedType::isDynamic(next.k))
-    return "dynamic sizes";
-  // The launch writes every member's output at once: they must be distinct
-  // buffers, which only fresh allocations are known to be.
+  // The launch writes every member's output at once while reading x and
+  // every weight: the outputs must be distinct buffers that none of them
+  // reads, which only fresh allocations are known to be.
   auto fresh = [&](Value out) {
     return out.getDefiningOp<gpu::AllocOp>() && out != next.x;
   };
   if (!fresh(next.out) || !fresh(last.out))
     return "an output that is no fresh allocation (it may alias)";
   for (const Work &member : group)
-    if (member.out == next.out)
-      return "the same output";
+    if (member.out == next.out || member.out == next.w || member.w == next.out)
+      return "a member's output is another's operand";
   Operation *end = linalg::LinalgOp(next.op);
   for (Operation *o = last.op->getNextNode(); o && o != end;
        o = o->getNextNode()) {
@@ -140,6 +167,8 @@ std::string cannotJoin(ArrayRef<Work> group, const Work &next) {
     for (const Work &member : group)
       if (uses(o, member.w) || uses(o, member.out))
         return "a member's weight or output used in between";
+    if (!movablePast(o))
+      return "an op with memory effects in between";
   }
   return "";
 }
@@ -250,25 +279,20 @@ struct TlmGpuTileMatmuls
     SmallVector<GemvSegment> segments;
     if (projs.size() > 1) {
       // One buffer type for the weights (n dynamic) and one for the
-      // outputs (their last dim dynamic), so a warp can select its own.
-      auto dynamicLast = [](Value v) {
-        auto t = cast<MemRefType>(v.getType());
-        SmallVector<int64_t> shape(t.getShape());
-        shape.back() = ShapedType::kDynamic;
-        return MemRefType::get(shape, t.getElementType());
+      // outputs (their last dim dynamic), so a warp can select its own
+      // (cannotJoin: they differ in nothing else).
+      auto wType = [](Value v) {
+        return withDynamicDim(cast<MemRefType>(v.getType()), 0);
       };
-      auto dynamicFirst = [](Value v) {
+      auto outType = [](Value v) {
         auto t = cast<MemRefType>(v.getType());
-        SmallVector<int64_t> shape(t.getShape());
-        shape.front() = ShapedType::kDynamic;
-        return MemRefType::get(shape, t.getElementType());
+        return withDynamicDim(t, t.getRank() - 1);
       };
       int64_t offset = 0;
       for (const GpuProjection &p : projs) {
         segments.push_back(
-            {memref::CastOp::create(b, loc, dynamicFirst(p.w), p.w),
-             memref::CastOp::create(b, loc, dynamicLast(p.out), p.out),
-             offset});
+            {memref::CastOp::create(b, loc, wType(p.w), p.w),
+             memref::CastOp::create(b, loc, outType(p.out), p.out), offset});
         offset += p.n;
       }
       all.w = segments.front().w;

@@ -571,3 +571,82 @@ func.func @apart(%x: memref<?x64xf32>, %wq: memref<8x64xf32>, %wk: memref<8x64xf
   gpu.dealloc %k : memref<?x8xf32>
   return
 }
+
+// -----
+
+// A copy between two unrelated buffers sits between the projections: it
+// has memory effects the check cannot see through, so each keeps its own
+// GEMV.
+// CHECK-LABEL: func.func @effects_between
+// CHECK:         gpu.launch {{.*}} in ({{.*}} = %c32, {{.*}} = %c8, {{.*}} = %c1)
+// CHECK-NOT:       arith.select {{.*}} : memref
+// CHECK:         memref.copy %arg5, %arg6
+// CHECK:         gpu.launch {{.*}} in ({{.*}} = %c32, {{.*}} = %c8, {{.*}} = %c1)
+// CHECK-NOT:       arith.select {{.*}} : memref
+// CHECK:         return
+#xe = affine_map<(m, n, k) -> (m, k)>
+#we = affine_map<(m, n, k) -> (n, k)>
+#ye = affine_map<(m, n, k) -> (m, n)>
+func.func @effects_between(%x: memref<?x64xf32>, %wq: memref<8x64xf32>, %wk: memref<8x64xf32>, %zq: memref<?x8xf32>, %zk: memref<?x8xf32>, %a: memref<4xf32>, %b: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %m = memref.dim %x, %c0 : memref<?x64xf32>
+  %q = gpu.alloc (%m) : memref<?x8xf32>
+  %k = gpu.alloc (%m) : memref<?x8xf32>
+  linalg.generic {indexing_maps = [#xe, #we, #ye], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %wq : memref<?x64xf32>, memref<8x64xf32>) outs(%q : memref<?x8xf32>) {
+  ^bb0(%u: f32, %v: f32, %acc: f32):
+    %p = arith.mulf %u, %v : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  memref.copy %a, %b : memref<4xf32> to memref<4xf32>
+  linalg.generic {indexing_maps = [#xe, #we, #ye], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %wk : memref<?x64xf32>, memref<8x64xf32>) outs(%k : memref<?x8xf32>) {
+  ^bb0(%u: f32, %v: f32, %acc: f32):
+    %p = arith.mulf %u, %v : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  memref.copy %q, %zq : memref<?x8xf32> to memref<?x8xf32>
+  memref.copy %k, %zk : memref<?x8xf32> to memref<?x8xf32>
+  gpu.dealloc %q : memref<?x8xf32>
+  gpu.dealloc %k : memref<?x8xf32>
+  return
+}
+
+// -----
+
+// The second projection's weight is the first one's output: one launch
+// would read it while writing it, so each keeps its own GEMV.
+// CHECK-LABEL: func.func @dependent
+// CHECK:         gpu.launch {{.*}} in ({{.*}} = %c32, {{.*}} = %c8, {{.*}} = %c1)
+// CHECK-NOT:       arith.select {{.*}} : memref
+// CHECK:         gpu.launch {{.*}} in ({{.*}} = %c16, {{.*}} = %c16, {{.*}} = %c1)
+// CHECK:         gpu.launch {{.*}} in ({{.*}} = %c32, {{.*}} = %c8, {{.*}} = %c1)
+// CHECK-NOT:       arith.select {{.*}} : memref
+// CHECK:         return
+#xd = affine_map<(m, n, k) -> (m, k)>
+#wd = affine_map<(m, n, k) -> (n, k)>
+#yd = affine_map<(m, n, k) -> (m, n)>
+func.func @dependent(%x: memref<8x64xf32>, %w1: memref<64x64xf32>, %z: memref<8x8xf32>) {
+  %h = gpu.alloc () : memref<8x64xf32>
+  %o = gpu.alloc () : memref<8x8xf32>
+  linalg.generic {indexing_maps = [#xd, #wd, #yd], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w1 : memref<8x64xf32>, memref<64x64xf32>) outs(%h : memref<8x64xf32>) {
+  ^bb0(%u: f32, %v: f32, %acc: f32):
+    %p = arith.mulf %u, %v : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#xd, #wd, #yd], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %h : memref<8x64xf32>, memref<8x64xf32>) outs(%o : memref<8x8xf32>) {
+  ^bb0(%u: f32, %v: f32, %acc: f32):
+    %p = arith.mulf %u, %v : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  memref.copy %o, %z : memref<8x8xf32> to memref<8x8xf32>
+  gpu.dealloc %h : memref<8x64xf32>
+  gpu.dealloc %o : memref<8x8xf32>
+  return
+}
