@@ -106,13 +106,11 @@ def main():
         wflags = [] if weights == "-" else [
             "--weights", os.path.join(prepared, weights)]
         r = {}
-        # NAME-tf32: prefill's projections on TF32 tensor cores. Its decode
-        # steps run the same f32 GEMV kernels as NAME's, so only its
-        # prefill is compared and timed.
-        # NAME-tf32, NAME-bf16mma: prefill on TF32 or BF16 tensor cores.
+        # NAME-tf32, NAME-bf16mma: prefill's projections on TF32 or BF16
+        # tensor cores. Their decode steps run the same f32 GEMV kernels as
+        # NAME's, so only their prefill is compared and timed.
         cores = "tf32" if "-tf32" in name else \
             "bf16" if "-bf16mma" in name else None
-        tf32 = cores is not None  # prefill-only models
         # NAME-no-SWITCH: a kernel form switched off, to tell which one a
         # failed comparison comes from; its logits are compared, not timed.
         ablation = "-no-" in name
@@ -120,9 +118,9 @@ def main():
         # prefill, then from one decode step a token (flash-decoding, the
         # GEMV kernels), kernel by kernel and as CUDA graphs.
         runs = [("forward", [])]
-        if not tf32:
+        if not cores:
             runs += [("forward_incremental", ["--incremental"])]
-        if not tf32 and not ablation:
+        if not cores and not ablation:
             runs += [("forward_incremental_graphs",
                       ["--incremental", "--cuda-graphs", "on"])]
         for key, extra in runs:
@@ -195,7 +193,7 @@ def main():
             else:
                 r["bench"]["prefill_fp32_fraction"] = flops / FP32_FLOP_S
         # Decode again with its steps as CUDA graphs.
-        if "decode_tok_s" in r["bench"] and not tf32:
+        if "decode_tok_s" in r["bench"] and not cores:
             code, out, err, _ = run([exe, "bench", so, *wflags, *sizes,
                                      "--repeat", "3", "--json",
                                      "--cuda-graphs", "on"])

@@ -254,11 +254,11 @@ void buildMmaBody(OpBuilder &b, Location loc, const GpuProjection &p, Value x2,
   // (to nearest even), except bf16 weights, staged as they are.
   auto stage = [&](Value v) -> Value {
     if (tf32)
-      return v.getType() == b.getF32Type() ? roundToTf32(b, loc, v) : v;
+      return roundToTf32(b, loc, v);
     return v.getType() == bf16 ? v : arith::TruncFOp::create(b, loc, bf16, v);
   };
-  bool wNative = tf32 ? !wElem.isF32() : wElem.isBF16();
-  Value wZero = wNative && !tf32
+  // BF16 tiles take bf16 weights as they are: loaded with a bf16 zero.
+  Value wZero = !tf32 && wElem.isBF16()
                     ? arith::ConstantOp::create(b, loc, b.getZeroAttr(bf16))
                     : zero;
 
@@ -289,7 +289,7 @@ void buildMmaBody(OpBuilder &b, Location loc, const GpuProjection &p, Value x2,
       Value wv = guardedLoad(
           b, loc, arith::AndIOp::create(b, loc, lessThan(b, loc, col, cn), kOk),
           p.w, ValueRange{col, kx}, wZero);
-      if (!(tf32 && !wElem.isF32()))
+      if (!tf32 || wElem.isF32())
         wv = stage(wv);
       memref::StoreOp::create(b, loc, wv, ws, ValueRange{local, lane});
     }
