@@ -19,7 +19,11 @@
 // CHECK:         %[[KROWS:.*]] = linalg.transpose {{.*}} permutation = [1, 0, 2, 3]
 // CHECK:         %[[VROWS:.*]] = linalg.transpose {{.*}} permutation = [1, 0, 2, 3]
 // CHECK:         %[[FULL:.*]] = arith.muli %{{.*}}, %c16 : index
-// CHECK:         %[[BLOCKED:.*]] = scf.forall (%[[B:.*]], %[[H:.*]]) in (%{{.*}}, 4) shared_outs(%[[OUT:.*]] = %{{.*}})
+// With no whole block (every decode step) the forall is skipped: its empty
+// iterations would still fork and join the threads.
+// CHECK:         %[[ANY:.*]] = arith.cmpi ne, %[[FULL]], %c0 : index
+// CHECK:         %[[BLOCKED:.*]] = scf.if %[[ANY]]
+// CHECK:           %[[FORALL:.*]] = scf.forall (%[[B:.*]], %[[H:.*]]) in (%{{.*}}, 4) shared_outs(%[[OUT:.*]] = %[[INIT:[^)]*]])
 // CHECK:           %[[KVH:.*]] = arith.divui %[[H]], %c2
 // CHECK:           %[[ROWS:.*]] = tensor.extract_slice %[[OUT]][%[[B]], 0, %[[H]], 0] [1, %[[FULL]], 1, 16]
 // Whole blocks of 16 query rows (head size 16): first the keys and values
@@ -84,6 +88,9 @@
 // LANES8:           scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // CHECK:           scf.forall.in_parallel
 // CHECK:             tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[B]], 0, %[[H]], 0] [1, %[[FULL]], 1, 16]
+// CHECK:           scf.yield %[[FORALL]]
+// CHECK:         } else {
+// CHECK-NEXT:      scf.yield %[[INIT]]
 // The remaining rows one at a time, per batch and chunk of heads (all 4
 // heads on one thread): S = scores of every head against each key (keys
 // in position order: the cache's, then the new keys 0..i), padded to

@@ -69,10 +69,22 @@ Value tlm::fusedCachedAttention(OpBuilder &b, Location loc, Value q,
     Value width = arith::ConstantIndexOp::create(b, loc, lanes);
     full = arith::MulIOp::create(
         b, loc, arith::DivUIOp::create(b, loc, seq, width), width);
+    // A decode step (fewer rows than `lanes`) has no block: skip the
+    // forall, whose empty iterations would still fork and join the threads
+    // once a layer.
+    Value anyBlock =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, full, c0);
+    auto ifBlocks = scf::IfOp::create(b, loc, TypeRange{out.getType()},
+                                      anyBlock, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifBlocks.elseBlock());
+    scf::YieldOp::create(b, loc, out);
+    b.setInsertionPointToStart(ifBlocks.thenBlock());
     auto forall = scf::ForallOp::create(
         b, loc, ArrayRef<OpFoldResult>{batch, b.getIndexAttr(heads)},
         ValueRange{out}, std::nullopt);
-    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfter(forall);
+    scf::YieldOp::create(b, loc, forall.getResult(0));
     b.setInsertionPointToStart(forall.getBody());
     Value bb = forall.getInductionVars()[0], h = forall.getInductionVars()[1];
     Value kvh = arith::DivUIOp::create(
@@ -91,7 +103,7 @@ Value tlm::fusedCachedAttention(OpBuilder &b, Location loc, Value q,
     b.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(
         b, loc, slice, forall.getRegionIterArgs()[0], offsets, sizes, strides);
-    out = forall.getResult(0);
+    out = ifBlocks.getResult(0);
   }
   // The rest (all of a decode step): one row at a time, key-major.
   return attentionRows(b, loc,
