@@ -102,11 +102,15 @@ def main():
     args = parser.parse_args()
 
     def tlm(*command):
-        done = subprocess.run([args.tlm_run, *command], capture_output=True,
-                              text=True)
+        try:
+            done = subprocess.run([args.tlm_run, *command],
+                                  capture_output=True, text=True)
+        except OSError as e:
+            fail(f"--tlm-run {args.tlm_run}: {e.strerror}")
         if done.returncode != 0:
             lines = (done.stderr or done.stdout).strip().splitlines()
-            fail(lines[-1] if lines else f"tlm-run {command[0]} failed")
+            message = lines[-1] if lines else f"tlm-run {command[0]} failed"
+            fail(message.removeprefix("error: "))
         return done.stdout
 
     def perplexity(weights):
