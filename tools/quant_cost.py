@@ -26,6 +26,10 @@ import tempfile
 
 import numpy as np
 
+# The F32 writer of the torch converter beside this file (it imports torch
+# only when run).
+from torch_to_safetensors import write_safetensors
+
 BLOCK = 32  # weights per q8_0 / q4_0 block (docs/spec/config.md)
 
 
@@ -39,10 +43,15 @@ def read_safetensors(path):
     and {name: its dtype in the file}."""
     kinds = {"F32": np.float32, "F16": np.float16, "I8": np.int8,
              "U8": np.uint8, "BF16": np.uint16}
-    with open(path, "rb") as f:
-        raw = f.read()
-    size = struct.unpack("<Q", raw[:8])[0]
-    header = json.loads(raw[8:8 + size])
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+        size = struct.unpack("<Q", raw[:8])[0]
+        header = json.loads(raw[8:8 + size])
+    except OSError as e:
+        fail(f"{path}: {e.strerror}")
+    except (struct.error, ValueError):
+        fail(f"{path}: not a safetensors file")
     tensors, dtypes = {}, {}
     for name, entry in header.items():
         if name == "__metadata__":
@@ -54,20 +63,6 @@ def read_safetensors(path):
             a = (a.astype(np.uint32) << 16).view(np.float32)
         tensors[name] = a.reshape(entry["shape"])
     return tensors, dtypes
-
-
-def write_f32(path, tensors):
-    header, blobs, offset = {}, [], 0
-    for name in sorted(tensors):
-        blob = np.ascontiguousarray(tensors[name], dtype=np.float32).tobytes()
-        header[name] = {"dtype": "F32", "shape": list(tensors[name].shape),
-                        "data_offsets": [offset, offset + len(blob)]}
-        blobs.append(blob)
-        offset += len(blob)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
 def dequantized(stored, name):
@@ -119,12 +114,12 @@ def main():
         return json.loads(out.strip().splitlines()[-1])["perplexity"]
 
     with tempfile.TemporaryDirectory() as work:
-        quantized = os.path.join(work, "quantized.safetensors")
-        tlm("quantize", "--config", args.config, "--weights", args.weights,
-            "--dtype", args.dtype, "--output", quantized)
         original, original_dtypes = read_safetensors(args.weights)
         if any(d != "F32" for d in original_dtypes.values()):
             fail(f"{args.weights}: every tensor must be F32 to measure against")
+        quantized = os.path.join(work, "quantized.safetensors")
+        tlm("quantize", "--config", args.config, "--weights", args.weights,
+            "--dtype", args.dtype, "--output", quantized)
         stored, stored_dtypes = read_safetensors(quantized)
         # The matrices quantize rounds: those it stores other than F32 (a
         # matrix without whole blocks of a quantized dtype stays F32).
@@ -137,7 +132,9 @@ def main():
             tensors = dict(original)
             for n in names:
                 tensors[n] = dequantized(stored, n)
-            write_f32(trial, tensors)
+            write_safetensors(trial, {
+                n: {"bytes": np.ascontiguousarray(a, np.float32).tobytes(),
+                    "shape": list(a.shape)} for n, a in tensors.items()})
             return perplexity(trial) / base
 
         print(f"f32 perplexity {base:.4f}")
