@@ -33,6 +33,11 @@ if platform.machine() == "x86_64":
     config.available_features.add("x86_64")
 
 config.substitutions.append(("%tlm_build", config.tlm_obj_root))
+# `%exit-stderr CMD ...` prints CMD's stderr then "exit N"; `%exit-output`
+# prints stdout and stderr then "exit N" (tests/exit-status.sh).
+exit_status = os.path.join(config.tlm_src_root, "tests", "exit-status.sh")
+config.substitutions.append(("%exit-stderr", f"sh {exit_status} stderr"))
+config.substitutions.append(("%exit-output", f"sh {exit_status} output"))
 config.substitutions.append(("%fake_cuda", os.path.join(config.tlm_obj_root, "tests", "fake-cuda")))
 config.substitutions.append(("%examples", os.path.join(config.tlm_src_root, "examples")))
 config.substitutions.append(("%tools", os.path.join(config.tlm_src_root, "tools")))

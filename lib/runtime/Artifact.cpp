@@ -3,7 +3,7 @@
 #include "lib/runtime/Artifact.h"
 
 #include "lib/runtime/CpuFeatures.h"
-#include "lib/runtime/CudaRuntime.h"
+#include "lib/runtime/cuda/CudaRuntime.h"
 
 #include "lib/support/Json.h"
 

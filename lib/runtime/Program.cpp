@@ -1,7 +1,7 @@
 //===- Program.cpp - compiled entry points and how to call them -----------===//
 
 #include "lib/runtime/Program.h"
-#include "lib/runtime/CudaRuntime.h"
+#include "lib/runtime/cuda/CudaRuntime.h"
 
 #include <cstdlib>
 #include <dlfcn.h>

@@ -13,7 +13,7 @@
 
 #include "lib/io/LargeBuffer.h"
 #include "lib/model/Config.h"
-#include "lib/runtime/CudaRuntime.h"
+#include "lib/runtime/cuda/CudaRuntime.h"
 #include "lib/runtime/Program.h"
 
 #include <memory>

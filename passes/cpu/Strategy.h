@@ -4,7 +4,7 @@
 // width and register count, last-level cache), how large the projections'
 // register blocks are, how many output columns decode's GEMV blocks take,
 // and how the work splits across threads. The passes take the results as
-// options (or call the chunk rules below); lib/runtime/HostTarget.cpp only
+// options (or call the chunk rules below); lib/compiler/HostTarget.cpp only
 // asks the host. The reasoning and the measurements behind each rule are in
 // docs/cpu-codegen.md.
 //

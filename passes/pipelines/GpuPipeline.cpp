@@ -2,7 +2,7 @@
 //
 // tlm → linalg → buffers in device memory → parallel loops mapped to blocks
 // and threads → gpu.launch → outlined kernels → NVVM → PTX (or cubin), with
-// a host side that calls the mgpu* runtime (lib/runtime/CudaRuntime.cpp).
+// a host side that calls the mgpu* runtime (lib/runtime/cuda/CudaRuntime.cpp).
 // Kept apart from CpuPipeline.cpp: the GPU/NVVM headers are slow to parse.
 //
 //===----------------------------------------------------------------------===//

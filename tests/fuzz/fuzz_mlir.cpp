@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/runtime/Jit.h"
+#include "lib/compiler/Jit.h"
 #include "passes/pipelines/Pipelines.h"
 
 #include "mlir/IR/BuiltinOps.h"

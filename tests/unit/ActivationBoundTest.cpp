@@ -14,7 +14,7 @@
 
 #include "lib/model/ConfigJson.h"
 #include "lib/model/Weights.h"
-#include "lib/runtime/Jit.h"
+#include "lib/compiler/Jit.h"
 #include "lib/runtime/Session.h"
 #include "lib/runtime/abi/Alloc.h"
 

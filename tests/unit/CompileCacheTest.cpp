@@ -1,6 +1,6 @@
 //===- CompileCacheTest.cpp - entries survive whole or not at all ---------===//
 
-#include "lib/runtime/CompileCache.h"
+#include "lib/compiler/CompileCache.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"

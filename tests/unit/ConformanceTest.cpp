@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/io/SafeTensors.h"
-#include "lib/model/Builder.h"
-#include "lib/runtime/Jit.h"
+#include "lib/compiler/Builder.h"
+#include "lib/compiler/Jit.h"
 #include "tests/unit/TestData.h"
 #include "tests/unit/Tolerances.h"
 

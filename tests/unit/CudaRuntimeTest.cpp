@@ -8,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/runtime/CudaRuntime.h"
-#include "lib/model/Builder.h"
+#include "lib/runtime/cuda/CudaRuntime.h"
+#include "lib/compiler/Builder.h"
 #include "lib/model/Weights.h"
-#include "lib/runtime/Jit.h"
+#include "lib/compiler/Jit.h"
 #include "lib/runtime/Session.h"
 #include "passes/pipelines/Pipelines.h"
 

@@ -9,7 +9,7 @@
 #ifndef TLM_TESTS_UNIT_JITTESTUTIL_H
 #define TLM_TESTS_UNIT_JITTESTUTIL_H
 
-#include "lib/runtime/Jit.h"
+#include "lib/compiler/Jit.h"
 #include "tests/unit/Reference.h"
 #include "tests/unit/Tolerances.h"
 

@@ -12,8 +12,8 @@
 
 #include "lib/model/Init.h"
 #include "lib/model/Quantize.h"
-#include "lib/runtime/CpuCodegen.h"
-#include "lib/runtime/Jit.h"
+#include "lib/compiler/CpuCodegen.h"
+#include "lib/compiler/Jit.h"
 #include "lib/runtime/Metrics.h"
 #include "lib/runtime/Session.h"
 #include "lib/support/Float16.h"
@@ -98,6 +98,10 @@ struct Case {
   model::Config config;
   runtime::JitOptions jit = {};
 };
+
+// Without it GoogleTest prints the case as a byte dump, which ctest's test
+// discovery puts into every test name (changing from build to build).
+void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
 
 std::vector<Case> cases() {
   // Head size 16: the fused attention takes a vector of query rows at a

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/runtime/CudaRuntime.h"
+#include "lib/runtime/cuda/CudaRuntime.h"
 
 #include <cstdint>
 #include <cstring>

@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/model/Weights.h"
-#include "lib/runtime/Jit.h"
+#include "lib/compiler/Jit.h"
 #include "lib/runtime/Session.h"
 
 #include <fstream>

@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/cpu/Strategy.h"
-#include "lib/runtime/HostTarget.h"
+#include "lib/compiler/HostTarget.h"
 
 #include "mlir/IR/BuiltinTypeInterfaces.h"
 

@@ -9,7 +9,7 @@
 #include "lib/io/Tokenizer.h"
 #include "lib/model/ConfigJson.h"
 #include "lib/runtime/Artifact.h"
-#include "lib/runtime/CudaRuntime.h"
+#include "lib/runtime/cuda/CudaRuntime.h"
 #include "lib/runtime/Metrics.h"
 #include "lib/runtime/Sampler.h"
 

@@ -8,7 +8,7 @@
 
 #include "tools/tlm-run/Options.h"
 
-#include "lib/model/Builder.h"
+#include "lib/compiler/Builder.h"
 #include "passes/pipelines/Pipelines.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -19,34 +19,17 @@
 
 namespace tlm::cli {
 
-llvm::Error toExitError(Error err) {
-  if (!err)
-    return llvm::Error::success();
-  return llvm::make_error<ExitError>(err.exitCode(), err.message());
+Expected<model::Config> loadConfig(const Options &o) {
+  return cli::loadConfig(o.flags());
 }
 
-Error fromExitError(llvm::Error err) {
-  int code = 0;
-  std::string message;
-  llvm::handleAllErrors(
-      std::move(err),
-      [&](const ExitError &e) { code = e.code, message = e.message; },
-      [&](const UnavailableError &e) { code = 3, message = e.message; },
-      [&](const llvm::ErrorInfoBase &e) { code = 1, message = e.message(); });
-  return code ? Error::withExitCode(code, message) : Error::success();
+Error checkThreads(const Options &o) {
+  return cli::checkThreads(o.flags());
 }
 
-llvm::Expected<model::Config> loadConfig(const Options &o) {
-  return toExitErrorOr(cli::loadConfig(o.flags()));
-}
-
-llvm::Error checkThreads(const Options &o) {
-  return toExitError(cli::checkThreads(o.flags()));
-}
-
-llvm::Expected<model::Weights> loadWeights(const Options &o,
+Expected<model::Weights> loadWeights(const Options &o,
                                            const model::Config &c) {
-  return toExitErrorOr(cli::loadWeights(o.flags(), c));
+  return cli::loadWeights(o.flags(), c);
 }
 
 namespace {
@@ -56,7 +39,7 @@ Expected<std::unique_ptr<runtime::Session>>
 compileSession(const Options &o, const model::Config &c, int64_t batch) {
   auto jit = jitOptions(o, c);
   if (!jit)
-    return fromExitError(jit.takeError());
+    return jit.takeError();
   auto huge = hugePages(o.flags());
   if (!huge)
     return huge.takeError();
@@ -93,12 +76,12 @@ SessionMaker jitSessions(const Options &o) {
       return compileSession(o, c, batch);
     // The compile flags are checked even though an artifact needs none.
     if (auto jit = jitOptions(o, c); !jit)
-      return fromExitError(jit.takeError());
+      return jit.takeError();
     return artifactSession(f, c, batch);
   };
 }
 
-llvm::Error runEmit(const Options &o) {
+Error runEmit(const Options &o) {
   auto config = loadConfig(o);
   if (!config)
     return config.takeError();
@@ -130,17 +113,17 @@ llvm::Error runEmit(const Options &o) {
     auto timing = std::make_unique<mlir::DefaultTimingManager>();
     mlir::applyDefaultTimingManagerCLOptions(*timing);
     if (failed(mlir::applyPassManagerCLOptions(pm)))
-      return llvm::make_error<ExitError>(2,
+      return Error::withExitCode(2,
                                          "the " + o.stage + " pipeline failed");
     if (timing->isEnabled())
       pm.enableTiming(std::move(timing));
     if (failed(pm.run(*module)))
-      return llvm::make_error<ExitError>(2,
+      return Error::withExitCode(2,
                                          "the " + o.stage + " pipeline failed");
   }
   module->print(llvm::outs());
   llvm::outs() << "\n";
-  return llvm::Error::success();
+  return Error::success();
 }
 
 } // namespace tlm::cli

@@ -16,20 +16,20 @@
 
 namespace tlm::cli {
 
-llvm::Error runCompile(const Options &o) {
+Error runCompile(const Options &o) {
   if (o.output.empty())
     return flagError("--output is required (the artifact to write, e.g. "
                      "model.so)");
-  if (llvm::Error err = checkThreads(o))
+  if (Error err = checkThreads(o))
     return err;
   if (o.target != "cpu" && o.target != "cuda")
     return flagError("--target must be cpu or cuda, found '" + o.target + "'");
-  if (llvm::Error err =
-          toLlvm(io::refuseOverwritingInput(o.output, {o.config}, "--output")))
-    return asUserError(std::move(err));
+  if (Error err =
+          io::refuseOverwritingInput(o.output, {o.config}, "--output"))
+    return err;
   if (!o.cpu.empty())
-    if (llvm::Error err = runtime::checkCpuName(o.cpu))
-      return asUserError(std::move(err));
+    if (Error err = fromLlvm(runtime::checkCpuName(o.cpu)))
+      return err;
   auto config = loadConfig(o);
   if (!config)
     return config.takeError();
@@ -44,9 +44,9 @@ llvm::Error runCompile(const Options &o) {
   if (!program) {
     Error err = program.takeError();
     if (err.kind() == ErrorKind::Unavailable)
-      return llvm::make_error<ExitError>(3, "target " + o.target + ": " +
+      return Error::withExitCode(3, "target " + o.target + ": " +
                                                 err.message());
-    return llvm::make_error<ExitError>(2,
+    return Error::withExitCode(2,
                                        "compilation failed: " + err.message());
   }
   uint64_t bytes = 0;
@@ -64,7 +64,7 @@ llvm::Error runCompile(const Options &o) {
     llvm::outs() << m->threads << (m->threads == 1 ? " thread, " : " threads, ")
                  << m->cpu;
   llvm::outs() << ")\n";
-  return llvm::Error::success();
+  return Error::success();
 }
 
 } // namespace tlm::cli

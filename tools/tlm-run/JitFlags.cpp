@@ -9,7 +9,7 @@
 #include "tools/tlm-run/Options.h"
 
 #include "lib/model/Config.h"
-#include "lib/runtime/CompileCache.h"
+#include "lib/compiler/CompileCache.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include "passes/pipelines/CpuSwitches.h"
@@ -36,7 +36,7 @@ template <typename Info> void list(llvm::ArrayRef<Info> table) {
 /// `disable`'s names switched off in `switches` by `table`; an unknown one
 /// is an error naming the target's switches.
 template <typename Info, typename Switches>
-llvm::Error applyDisable(llvm::StringRef disable, llvm::ArrayRef<Info> table,
+Error applyDisable(llvm::StringRef disable, llvm::ArrayRef<Info> table,
                          Switches &switches, llvm::StringRef target) {
   llvm::SmallVector<llvm::StringRef> disabled;
   disable.split(disabled, ',', -1, /*KeepEmpty=*/false);
@@ -49,7 +49,7 @@ llvm::Error applyDisable(llvm::StringRef disable, llvm::ArrayRef<Info> table,
                        target.str() + " (known: " + namesOf(table) + ")");
     switches.*(it->field) = false;
   }
-  return llvm::Error::success();
+  return Error::success();
 }
 } // namespace
 
@@ -58,17 +58,17 @@ std::string switchNames(bool cuda) {
               : namesOf(mlir::tlm::cpuSwitches());
 }
 
-llvm::Error runSwitches(const Options &o) {
+Error runSwitches(const Options &o) {
   if (o.target == "cuda")
     list(mlir::tlm::gpuSwitches());
   else if (o.target == "cpu")
     list(mlir::tlm::cpuSwitches());
   else
     return flagError("--target must be cpu or cuda, found '" + o.target + "'");
-  return llvm::Error::success();
+  return Error::success();
 }
 
-llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
+Expected<runtime::JitOptions> jitOptions(const Options &o,
                                                const model::Config &c) {
   runtime::JitOptions j;
   j.threads = o.threads;
@@ -134,7 +134,7 @@ llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
                      " needs --target cuda");
   // The switches of passes/pipelines/CpuSwitches.def, or GpuSwitches.def
   // for cuda; the error for an unknown name lists them.
-  if (llvm::Error err =
+  if (Error err =
           j.target == runtime::Target::Cuda
               ? applyDisable(o.disable.getValue(), mlir::tlm::gpuSwitches(),
                              j.gpuSwitches, " for --target cuda")

@@ -5,9 +5,9 @@
 #include "tools/common/Commands.h"
 
 #include "lib/model/Weights.h"
-#include "lib/runtime/Jit.h"
+#include "lib/compiler/Jit.h"
 #include "lib/runtime/Session.h"
-#include "lib/support/LlvmError.h"
+#include "lib/compiler/LlvmError.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
@@ -245,7 +245,7 @@ struct Options {
   double startRssMb = 0;
 
   /// Copies the parsed flags into flags() and converts the numbers.
-  llvm::Error resolve();
+  Error resolve();
   /// The model commands' flags (tools/common/Flags.h), after resolve().
   const Flags &flags() const { return flags_; }
 
@@ -253,67 +253,40 @@ private:
   Flags flags_;
 };
 
-/// A failure with the exit code of docs/spec/config.md#command-line: 1 user
-/// error, 2 internal compiler failure, 3 target unavailable.
-class ExitError : public llvm::ErrorInfo<ExitError> {
-public:
-  static char ID;
-  ExitError(int code, std::string message)
-      : code(code), message(std::move(message)) {}
-  void log(llvm::raw_ostream &os) const override { os << message; }
-  std::error_code convertToErrorCode() const override {
-    return llvm::inconvertibleErrorCode();
-  }
-  int code;
-  std::string message;
-};
-
-inline llvm::Error flagError(const llvm::Twine &message) {
-  return llvm::make_error<ExitError>(1, message.str());
-}
-/// Wraps a library error as a user error (code 1) unless it already has one.
-llvm::Error asUserError(llvm::Error err);
-/// A tools/common error as an ExitError with its code, and back.
-llvm::Error toExitError(Error err);
-Error fromExitError(llvm::Error err);
-template <typename T> llvm::Expected<T> toExitErrorOr(Expected<T> value) {
-  if (!value)
-    return toExitError(value.takeError());
-  return std::move(*value);
-}
-inline llvm::Error asUserError(Error err) {
-  return toExitError(std::move(err));
+/// A mistake in the flags: exit code 1 (docs/spec/config.md#command-line).
+inline Error flagError(const llvm::Twine &message) {
+  return Error::withExitCode(1, message.str());
 }
 
 // Shared by the commands (Commands.cpp).
-llvm::Expected<model::Config> loadConfig(const Options &o);
+Expected<model::Config> loadConfig(const Options &o);
 /// --threads within [1, the documented maximum].
-llvm::Error checkThreads(const Options &o);
+Error checkThreads(const Options &o);
 /// The JIT's options from the compile flags (JitFlags.cpp), some of whose
 /// `auto` values depend on the model's size.
-llvm::Expected<runtime::JitOptions> jitOptions(const Options &o,
+Expected<runtime::JitOptions> jitOptions(const Options &o,
                                                const model::Config &c);
 /// The sessions of the model commands: compiled per the flags (or from the
 /// compile cache), or loaded from --artifact; errors carry tlm-run's exit
 /// codes.
 SessionMaker jitSessions(const Options &o);
-llvm::Expected<model::Weights> loadWeights(const Options &o,
+Expected<model::Weights> loadWeights(const Options &o,
                                            const model::Config &c);
 
 // The subcommands other than forward, generate, eval and bench
 // (tools/common): emit in Commands.cpp, the rest in UtilityCommands.cpp.
-llvm::Error runEmit(const Options &o);
-llvm::Error runCompare(const Options &o);
-llvm::Error runImportLlama2c(const Options &o);
-llvm::Error runImportHf(const Options &o);
-llvm::Error runTokenize(const Options &o);
-llvm::Error runInit(const Options &o);
-llvm::Error runQuantize(const Options &o);
-llvm::Error runDetokenize(const Options &o);
+Error runEmit(const Options &o);
+Error runCompare(const Options &o);
+Error runImportLlama2c(const Options &o);
+Error runImportHf(const Options &o);
+Error runTokenize(const Options &o);
+Error runInit(const Options &o);
+Error runQuantize(const Options &o);
+Error runDetokenize(const Options &o);
 /// Lists the switches of --disable, one per line: name, tab, help.
-llvm::Error runSwitches(const Options &o);
+Error runSwitches(const Options &o);
 /// Writes an ahead-of-time artifact (a shared library) for --config.
-llvm::Error runCompile(const Options &o);
+Error runCompile(const Options &o);
 
 } // namespace tlm::cli
 

@@ -23,7 +23,7 @@
 
 namespace tlm::cli {
 
-llvm::Error runCompare(const Options &o) {
+Error runCompare(const Options &o) {
   if (o.positional.size() != 2)
     return flagError("compare takes two FILE:TENSOR arguments");
   std::vector<io::SafeTensors> files;
@@ -32,7 +32,7 @@ llvm::Error runCompare(const Options &o) {
     auto [path, name] = llvm::StringRef(arg).rsplit(':');
     auto file = io::SafeTensors::open(path.str());
     if (!file)
-      return asUserError(file.takeError());
+      return file.takeError();
     files.push_back(std::move(*file));
   }
   for (size_t i = 0; i < 2; ++i) {
@@ -76,27 +76,27 @@ llvm::Error runCompare(const Options &o) {
   llvm::outs() << "\n";
   if (bad)
     return flagError(llvm::Twine(bad) + " elements differ");
-  return llvm::Error::success();
+  return Error::success();
 }
 
-llvm::Error runImportLlama2c(const Options &o) {
+Error runImportLlama2c(const Options &o) {
   if (o.positional.size() != 2)
     return flagError("import-llama2c takes MODEL.bin OUTDIR");
   auto config = model::importLlama2c(o.positional[0], o.positional[1]);
   if (!config)
-    return asUserError(config.takeError());
+    return config.takeError();
   llvm::outs() << "wrote " << o.positional[1] << "/config.json and "
                << o.positional[1] << "/weights.safetensors ("
                << model::parameterCount(*config) << " parameters)\n";
-  return llvm::Error::success();
+  return Error::success();
 }
 
-llvm::Error runImportHf(const Options &o) {
+Error runImportHf(const Options &o) {
   if (o.positional.size() != 2)
     return flagError("import-hf takes HF_DIR OUTDIR");
   auto config = model::importHf(o.positional[0], o.positional[1]);
   if (!config)
-    return asUserError(config.takeError());
+    return config.takeError();
   llvm::outs() << "wrote " << o.positional[1] << "/config.json and "
                << o.positional[1] << "/weights.safetensors ("
                << model::parameterCount(*config) << " parameters, "
@@ -106,43 +106,43 @@ llvm::Error runImportHf(const Options &o) {
   // since the weights are right without it.
   std::string from = o.positional[0] + "/tokenizer.json";
   if (!llvm::sys::fs::exists(from))
-    return llvm::Error::success();
+    return Error::success();
   auto tokenizer = io::Tokenizer::load(from);
   if (!tokenizer) {
     llvm::errs() << "note: " << from << " not copied: "
                  << tokenizer.takeError().message() << "\n";
-    return llvm::Error::success();
+    return Error::success();
   }
   auto text = io::readRegularFile(from, uint64_t(256) << 20);
   if (!text)
-    return asUserError(text.takeError());
+    return text.takeError();
   std::string to = o.positional[1] + "/tokenizer.json";
   auto out = io::AtomicFile::create(to);
   if (!out)
-    return asUserError(out.takeError());
+    return out.takeError();
   if (Error err = out->write(*text))
-    return asUserError(std::move(err));
+    return err;
   if (Error err = out->commit())
-    return asUserError(std::move(err));
+    return err;
   llvm::outs() << "wrote " << to << " (" << (*tokenizer)->vocabSize()
                << " tokens)\n";
-  return llvm::Error::success();
+  return Error::success();
 }
 
-static llvm::Expected<std::unique_ptr<io::Tokenizer>>
+static Expected<std::unique_ptr<io::Tokenizer>>
 loadTokenizer(const Options &o) {
   if (o.tokenizer.empty())
     return flagError("--tokenizer is required");
   auto t = io::Tokenizer::load(o.tokenizer);
   if (!t)
-    return asUserError(t.takeError());
+    return t.takeError();
   if (!(*t)->setParseSpecial(o.special))
     return flagError("--special needs a tokenizer.json (" + o.tokenizer +
                      " has no added tokens to recognise)");
-  return toLlvm(std::move(t));
+  return t;
 }
 
-llvm::Error runTokenize(const Options &o) {
+Error runTokenize(const Options &o) {
   auto tokenizer = loadTokenizer(o);
   if (!tokenizer)
     return tokenizer.takeError();
@@ -161,11 +161,11 @@ llvm::Error runTokenize(const Options &o) {
     for (size_t i = 0; i < ids.size(); ++i)
       llvm::outs() << (i ? " " : "") << ids[i];
     llvm::outs() << "\n";
-    return llvm::Error::success();
+    return Error::success();
   }
-  if (llvm::Error err = toLlvm(io::refuseOverwritingInput(
-          o.output, {o.textFile, o.tokenizer}, "--output")))
-    return asUserError(std::move(err));
+  if (Error err = io::refuseOverwritingInput(
+          o.output, {o.textFile, o.tokenizer}, "--output"))
+    return err;
   if (ids.empty())
     return flagError("the text encodes to no tokens: nothing to write");
   // A token file eval reads: safetensors `tokens` (I32, rank 1), or with
@@ -194,23 +194,23 @@ llvm::Error runTokenize(const Options &o) {
                         io::DType::I32,
                         {static_cast<int64_t>(ids.size())},
                         raw.data()};
-    if (llvm::Error err = asUserError(io::writeSafeTensors(o.output, {view})))
+    if (Error err = io::writeSafeTensors(o.output, {view}))
       return err;
   } else {
     auto file = io::AtomicFile::create(o.output);
     if (!file)
-      return asUserError(toLlvm(file.takeError()));
+      return file.takeError();
     if (Error err = file->write(raw))
-      return asUserError(toLlvm(std::move(err)));
+      return err;
     if (Error err = file->commit())
-      return asUserError(toLlvm(std::move(err)));
+      return err;
   }
   llvm::outs() << "wrote " << o.output << " (" << ids.size() << " tokens, "
                << dtype << ")\n";
-  return llvm::Error::success();
+  return Error::success();
 }
 
-llvm::Error runDetokenize(const Options &o) {
+Error runDetokenize(const Options &o) {
   auto tokenizer = loadTokenizer(o);
   if (!tokenizer)
     return tokenizer.takeError();
@@ -218,20 +218,20 @@ llvm::Error runDetokenize(const Options &o) {
   if (!llvm::StringRef(o.ids).trim().empty()) {
     auto parsed = parseIds("ids", o.ids);
     if (!parsed)
-      return toExitError(parsed.takeError());
+      return parsed.takeError();
     ids = std::move(*parsed);
   }
   auto text = (*tokenizer)->decode(ids);
   if (!text)
-    return asUserError(text.takeError());
+    return text.takeError();
   llvm::outs() << *text;
-  return llvm::Error::success();
+  return Error::success();
 }
 
 namespace {
 
 /// `weights` (of `config`, in its dtype) as a safetensors file.
-llvm::Error writeWeights(const std::string &path, const model::Config &config,
+Error writeWeights(const std::string &path, const model::Config &config,
                          const model::Weights &weights) {
   std::vector<io::TensorView> views;
   std::vector<model::WeightSpec> specs = model::weightSpecs(config);
@@ -243,18 +243,18 @@ llvm::Error writeWeights(const std::string &path, const model::Config &config,
       {"tlm.dtype", std::string(model::dtypeName(config.dtype))}};
   if (model::isQuantized(config.dtype))
     metadata.push_back({"tlm.quant_block", std::to_string(model::kQuantBlock)});
-  return asUserError(io::writeSafeTensors(path, views, metadata));
+  return io::writeSafeTensors(path, views, metadata);
 }
 
 } // namespace
 
 /// The config and its weights (--weights, or seeded), for a command that
 /// writes weights to --output.
-static llvm::Expected<std::pair<model::Config, model::Weights>>
+static Expected<std::pair<model::Config, model::Weights>>
 weightsToWrite(const Options &o) {
-  if (llvm::Error err = toLlvm(io::refuseOverwritingInput(
-          o.output, {o.config, o.weights}, "--output")))
-    return asUserError(std::move(err));
+  if (Error err = io::refuseOverwritingInput(
+          o.output, {o.config, o.weights}, "--output"))
+    return std::move(err);
   auto config = loadConfig(o);
   if (!config)
     return config.takeError();
@@ -264,7 +264,7 @@ weightsToWrite(const Options &o) {
   return std::make_pair(std::move(*config), std::move(*weights));
 }
 
-llvm::Error runInit(const Options &o) {
+Error runInit(const Options &o) {
   if (o.output.empty())
     return flagError("--output is required");
   auto in = weightsToWrite(o);
@@ -273,7 +273,7 @@ llvm::Error runInit(const Options &o) {
   return writeWeights(o.output, in->first, in->second);
 }
 
-llvm::Error runQuantize(const Options &o) {
+Error runQuantize(const Options &o) {
   if (o.output.empty())
     return flagError("--output is required");
   if (o.dtype.empty())
@@ -289,10 +289,10 @@ llvm::Error runQuantize(const Options &o) {
   auto in = weightsToWrite(o);
   if (!in)
     return in.takeError();
-  auto converted = toLlvm(model::Weights::convert(in->second, in->first, *to,
-                                                  /*hugePages=*/false));
+  auto converted = model::Weights::convert(in->second, in->first, *to,
+                                                  /*hugePages=*/false);
   if (!converted)
-    return asUserError(converted.takeError());
+    return converted.takeError();
   model::Config target = in->first;
   target.dtype = *to;
   return writeWeights(o.output, target, *converted);

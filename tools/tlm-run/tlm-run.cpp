@@ -32,9 +32,7 @@
 using namespace tlm;
 using namespace tlm::cli;
 
-char ExitError::ID = 0;
-
-llvm::Error Options::resolve() {
+Error Options::resolve() {
   Flags &f = flags_;
   f.config = config, f.weights = weights, f.tokens = tokens;
   f.tokensFile = tokensFile, f.output = output, f.target = target;
@@ -63,36 +61,24 @@ llvm::Error Options::resolve() {
   f.threads = threads, f.threadsGiven = threadsGiven, f.cores = cores;
   f.startRssMb = startRssMb;
   if (Error err = f.resolveNumbers())
-    return toExitError(std::move(err));
-  if (Error err = Flags::readDouble("atol", atolText, atol))
-    return toExitError(std::move(err));
-  return toExitError(Flags::readDouble("rtol", rtolText, rtol));
-}
-
-llvm::Error tlm::cli::asUserError(llvm::Error err) {
-  if (!err)
     return err;
-  std::string message;
-  int code = 1;
-  llvm::handleAllErrors(
-      std::move(err),
-      [&](const ExitError &e) { code = e.code, message = e.message; },
-      [&](const llvm::ErrorInfoBase &e) { message = e.message(); });
-  return llvm::make_error<ExitError>(code, message);
+  if (Error err = Flags::readDouble("atol", atolText, atol))
+    return err;
+  return Flags::readDouble("rtol", rtolText, rtol);
 }
 
 namespace {
 
 struct Command {
-  llvm::Error (*run)(const Options &);
+  Error (*run)(const Options &);
   std::set<std::string> flags;
   const char *help;
 };
 
 /// forward, generate, eval and bench (tools/common) on tlm-run's sessions.
 template <Error (*Run)(const Flags &, const SessionMaker &)>
-llvm::Error runModelCommand(const Options &o) {
-  return toExitError(Run(o.flags(), jitSessions(o)));
+Error runModelCommand(const Options &o) {
+  return Run(o.flags(), jitSessions(o));
 }
 
 /// The commands that run MLIR's pass pipeline (unless given --artifact), so
@@ -226,29 +212,9 @@ int usage(llvm::raw_ostream &os) {
   return 1;
 }
 
-/// Prints `err` as the one `error:` line and returns its exit code (0 for
-/// success): the only place tlm-run reports a failure.
-int report(llvm::Error err) {
-  int code = 0;
-  std::string message;
-  llvm::handleAllErrors(
-      std::move(err),
-      [&](const ExitError &e) {
-        code = e.code;
-        message = e.message;
-      },
-      [&](const llvm::ErrorInfoBase &e) {
-        code = 1;
-        message = e.message();
-      });
-  if (code != 0)
-    llvm::errs() << "error: " << printable(message, code == 2) << "\n";
-  return code;
-}
-
 /// Reads the flags of command `name` into `options`: a flag of another
 /// command, a stray word or a malformed value is a user error.
-llvm::Error parseFlags(int argc, char **argv, const std::string &name,
+Error parseFlags(int argc, char **argv, const std::string &name,
                        const Command &command, Options &options) {
   std::vector<const char *> args = {argv[0]};
   for (int i = 2; i < argc; ++i) {
@@ -384,8 +350,8 @@ int main(int argc, char **argv) {
   mlir::registerMLIRContextCLOptions();
   mlir::registerAsmPrinterCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();
-  if (llvm::Error err = parseFlags(argc, argv, name, it->second, options))
-    return report(std::move(err));
+  if (Error err = parseFlags(argc, argv, name, it->second, options))
+    return report(err);
   int code = report(it->second.run(options));
   llvm::outs().flush();
   // raw_ostream would report its own error as fatal when it flushes at

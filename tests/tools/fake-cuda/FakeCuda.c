@@ -1,6 +1,6 @@
 /*===- FakeCuda.c - a stand-in libcuda.so.1 for tests without a GPU -------===
  *
- * Implements the driver entry points lib/runtime/CudaRuntime.cpp resolves,
+ * Implements the driver entry points lib/runtime/cuda/CudaRuntime.cpp resolves,
  * with host memory for device memory and kernels that are not run, so that a
  * cuda artifact can be loaded and called on a machine without a GPU: the
  * test then checks what reached the driver (every kernel module handed over

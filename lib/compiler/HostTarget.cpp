@@ -1,6 +1,6 @@
 //===- HostTarget.cpp - what the CPU code is blocked for on this host -----===//
 
-#include "lib/runtime/HostTarget.h"
+#include "lib/compiler/HostTarget.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/TargetParser/Host.h"

@@ -1,6 +1,6 @@
 //===- ArtifactLink.cpp - link compiled code into an artifact -------------===//
 
-#include "lib/runtime/ArtifactLink.h"
+#include "lib/compiler/ArtifactLink.h"
 #include "lib/io/FileIO.h"
 
 #include "llvm/IR/Constants.h"

@@ -1,6 +1,6 @@
 //===- CpuCodegen.cpp - LLVM module to running code, on several threads ---===//
 
-#include "lib/runtime/CpuCodegen.h"
+#include "lib/compiler/CpuCodegen.h"
 #include "lib/runtime/abi/Alloc.h"
 
 #include "llvm/Analysis/LoopInfo.h"

@@ -9,7 +9,7 @@
 #define TLM_RUNTIME_ARTIFACTLINK_H
 
 #include "lib/runtime/Artifact.h"
-#include "lib/runtime/CpuCodegen.h"
+#include "lib/compiler/CpuCodegen.h"
 
 #include "llvm/Support/Error.h"
 

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/runtime/CudaDriver.h"
-#include "lib/runtime/CudaRuntime.h"
+#include "lib/runtime/cuda/CudaDriver.h"
+#include "lib/runtime/cuda/CudaRuntime.h"
 
 namespace tlm::runtime::cuda {
 

@@ -1,9 +1,9 @@
 //===- CompileCache.cpp - compiled objects kept between runs --------------===//
 
-#include "lib/runtime/CompileCache.h"
+#include "lib/compiler/CompileCache.h"
 
 #include "lib/io/FileIO.h"
-#include "lib/support/LlvmError.h"
+#include "lib/compiler/LlvmError.h"
 
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"

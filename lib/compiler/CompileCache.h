@@ -13,7 +13,7 @@
 #ifndef TLM_RUNTIME_COMPILECACHE_H
 #define TLM_RUNTIME_COMPILECACHE_H
 
-#include "lib/runtime/CpuCodegen.h"
+#include "lib/compiler/CpuCodegen.h"
 
 #include "llvm/Support/Error.h"
 

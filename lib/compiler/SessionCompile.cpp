@@ -7,10 +7,10 @@
 
 #include "lib/runtime/Session.h"
 
-#include "lib/model/Builder.h"
+#include "lib/compiler/Builder.h"
 #include "lib/model/ConfigJson.h"
-#include "lib/runtime/Jit.h"
-#include "lib/support/LlvmError.h"
+#include "lib/compiler/Jit.h"
+#include "lib/compiler/LlvmError.h"
 
 #include "mlir/IR/MLIRContext.h"
 

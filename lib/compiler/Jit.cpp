@@ -1,13 +1,13 @@
 //===- Jit.cpp - compile a tlm module and call its entry points -----------===//
 
-#include "lib/runtime/Jit.h"
+#include "lib/compiler/Jit.h"
 #include "lib/runtime/Artifact.h"
-#include "lib/runtime/ArtifactLink.h"
+#include "lib/compiler/ArtifactLink.h"
 #include "lib/runtime/abi/Alloc.h"
-#include "lib/runtime/CompileCache.h"
-#include "lib/runtime/CudaRuntime.h"
-#include "lib/runtime/HostTarget.h"
-#include "lib/support/LlvmError.h"
+#include "lib/compiler/CompileCache.h"
+#include "lib/runtime/cuda/CudaRuntime.h"
+#include "lib/compiler/HostTarget.h"
+#include "lib/compiler/LlvmError.h"
 
 #include "dialect/TlmDialect.h"
 #include "passes/pipelines/Pipelines.h"

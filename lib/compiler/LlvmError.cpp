@@ -1,5 +1,5 @@
 //===- LlvmError.cpp - tlm::Error across the compiler boundary -----------===//
 
-#include "lib/support/LlvmError.h"
+#include "lib/compiler/LlvmError.h"
 
 char tlm::UnavailableError::ID = 0;

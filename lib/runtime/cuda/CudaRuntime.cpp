@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/runtime/CudaRuntime.h"
-#include "lib/runtime/CudaDriver.h"
+#include "lib/runtime/cuda/CudaRuntime.h"
+#include "lib/runtime/cuda/CudaDriver.h"
 
 #include <cstdio>
 #include <cstring>

@@ -12,7 +12,7 @@
 #define TLM_RUNTIME_JIT_H
 
 #include "lib/runtime/Artifact.h"
-#include "lib/runtime/CpuCodegen.h"
+#include "lib/compiler/CpuCodegen.h"
 #include "lib/runtime/Program.h"
 #include "passes/pipelines/CpuSwitches.h"
 #include "passes/pipelines/GpuSwitches.h"

@@ -1,6 +1,6 @@
 //===- Builder.cpp - build tlm IR for a TransformerLM ---------------------===//
 
-#include "lib/model/Builder.h"
+#include "lib/compiler/Builder.h"
 
 #include "dialect/TlmDialect.h"
 

@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lib/runtime/CudaDriver.h"
+#include "lib/runtime/cuda/CudaDriver.h"
 
 #include <algorithm>
 #include <cstdio>

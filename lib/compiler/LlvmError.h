@@ -1,8 +1,9 @@
 //===- LlvmError.h - tlm::Error across the compiler boundary ----*- C++ -*-===//
 //
-// The compiler (MLIR, LLVM, tlm-run) speaks llvm::Error; the runtime speaks
+// The compiler (MLIR, LLVM) speaks llvm::Error; the runtime and the tools speak
 // tlm::Error (Error.h). These convert between the two, keeping whether the
-// target was unavailable (tlm-run's exit 3) on the way.
+// target was unavailable (exit 3) on the way. The tools convert once, where
+// they call the compiler.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TLM_SUPPORT_LLVMERROR_H
