@@ -35,8 +35,6 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
-#include "llvm/Support/SaveAndRestore.h"
-
 #include <numeric>
 
 #define DEBUG_TYPE "tlm-tile-matmuls"
@@ -47,30 +45,161 @@ namespace mlir::tlm {
 } // namespace mlir::tlm
 
 using namespace mlir;
+using namespace mlir::tlm::tiling;
+
+/// Projections to tile, each with its dims.
+using Projections =
+    SmallVector<std::pair<linalg::LinalgOp, tlm::ProjectionDims>>;
+
+/// The projections on tensors in `func` that are not tiled yet.
+static Projections collectProjections(func::FuncOp func) {
+  Projections work;
+  func.walk([&](linalg::LinalgOp op) {
+    if (op->getParentOfType<scf::ForOp>() ||
+        op->getParentOfType<scf::ForallOp>())
+      return; // already tiled
+    if (!op.hasPureTensorSemantics())
+      return;
+    FailureOr<tlm::ProjectionDims> p = tlm::matchProjection(op);
+    if (succeeded(p))
+      work.emplace_back(op, *p);
+  });
+  return work;
+}
+
+/// Gives `op` a fresh uninitialized output in place of its zero fill.
+static void dropZeroFill(RewriterBase &rewriter, linalg::LinalgOp op) {
+  // Every block writes its sums without reading the output, so the
+  // output needs no zero fill: an uninitialized tensor will do, a
+  // fresh one per projection (CSE may have merged equal fills, and
+  // bufferization copied a shared one for each user).
+  auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+  rewriter.setInsertionPoint(op);
+  Operation *empty = rewriter.clone(*fill.getDpsInits()[0].getDefiningOp());
+  rewriter.modifyOpInPlace(
+      op, [&] { op.getDpsInitsMutable()[0].set(empty->getResult(0)); });
+}
+
+/// `op` with the RMSNorm that makes its x folded in, or `op` itself when
+/// there is none to fold.
+static linalg::LinalgOp foldNormInto(RewriterBase &rewriter,
+                                     linalg::LinalgOp op,
+                                     const tlm::ProjectionDims &p) {
+  // x = RMSNorm scaling of another tensor, read by this projection
+  // only: fold it (the packed form scales W's panels by the gain and
+  // divides its sums by the rms; x is never normalized in memory).
+  std::optional<tlm::NormScale> norm =
+      tlm::matchNormScale(op.getDpsInputs()[0]);
+  if (norm && norm->op->hasOneUse())
+    return tlm::foldNormScale(rewriter, op, p, *norm);
+  LLVM_DEBUG(llvm::dbgs() << "norm not folded: " << op << "\n");
+  return op;
+}
+
+/// A tensor of `shape` filled with `zero` (an f32).
+static Value zeroTensor(RewriterBase &rewriter, Location loc, Value zero,
+                        ArrayRef<int64_t> shape) {
+  Type f32 = rewriter.getF32Type();
+  return linalg::FillOp::create(
+             rewriter, loc, zero,
+             tensor::EmptyOp::create(rewriter, loc, shape, f32).getResult())
+      .getResult(0);
+}
+
+/// out[r.., c] += Σ part[r.., c, ...] over part's `summed` trailing dims,
+/// for `nRows` row dims r.
+static linalg::GenericOp sumParts(RewriterBase &rewriter, Location loc,
+                                  Value part, Value out, unsigned nRows,
+                                  int64_t summed) {
+  MLIRContext *ctx = rewriter.getContext();
+  unsigned c = nRows;
+  SmallVector<unsigned> rows = llvm::to_vector(llvm::seq<unsigned>(0, nRows));
+  // out[r.., c] += Σ part[r.., c, ...]: loops (r.., c, ...).
+  unsigned loops2 = nRows + 1 + summed;
+  SmallVector<unsigned> partDims = joinDims({rows, {c}});
+  for (int64_t i = 0; i < summed; ++i)
+    partDims.push_back(c + 1 + i);
+  SmallVector<AffineMap> maps2{
+      tlm::dimsMapOf(ctx, loops2, partDims),
+      tlm::dimsMapOf(ctx, loops2, joinDims({rows, {c}}))};
+  SmallVector<utils::IteratorType> iters2(loops2,
+                                          utils::IteratorType::parallel);
+  for (int64_t i = 0; i < summed; ++i)
+    iters2[c + 1 + i] = utils::IteratorType::reduction;
+  return linalg::GenericOp::create(
+      rewriter, loc, TypeRange{out.getType()}, ValueRange{part},
+      ValueRange{out}, maps2, iters2,
+      [&](OpBuilder &b, Location nl, ValueRange a) {
+        linalg::YieldOp::create(
+            b, nl, ValueRange{arith::AddFOp::create(b, nl, a[1], a[0])});
+      });
+}
+
+/// Folds the slices into the vector transfers, then hoists each
+/// accumulator block out of its K loop.
+static LogicalResult foldAndHoist(func::FuncOp func, RewriterBase &rewriter) {
+  // Canonicalization matters here: the tensor.casts tiling leaves around
+  // the accumulator would otherwise block hoisting.
+  MLIRContext *ctx = func.getContext();
+  RewritePatternSet patterns(ctx);
+  tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
+  for (Dialect *dialect : ctx->getLoadedDialects())
+    dialect->getCanonicalizationPatterns(patterns);
+  for (RegisteredOperationName op : ctx->getRegisteredOperations())
+    op.getCanonicalizationPatterns(patterns, ctx);
+  if (failed(applyPatternsGreedily(func, std::move(patterns))))
+    return failure();
+  func.walk([&](scf::ForOp loop) {
+    if (writesInvariantIterArgVector(loop))
+      hoistLoopInvariantSubsets(rewriter,
+                                cast<LoopLikeOpInterface>(loop.getOperation()));
+  });
+  return success();
+}
+
+/// Lets each accumulating add in `func` contract with the multiply that
+/// feeds it.
+static void contractAccumulatingAdds(func::FuncOp func) {
+  // The accumulating add is rebuilt without flags (by the vectorizer, then
+  // by folding the unit kb reduction); an add fed by a contractable
+  // multiply may contract with it into one FMA.
+  func.walk([](arith::AddFOp add) {
+    for (Value operand : add->getOperands()) {
+      if (auto cast = operand.getDefiningOp<vector::ShapeCastOp>())
+        operand = cast.getSource();
+      auto mul = operand.getDefiningOp<arith::MulFOp>();
+      if (mul &&
+          bitEnumContainsAll(mul.getFastmath(), arith::FastMathFlags::contract))
+        add.setFastmath(add.getFastmath() | arith::FastMathFlags::contract);
+    }
+  });
+}
 
 namespace {
 
-using namespace mlir::tlm::tiling;
-
-struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
-  using Base::Base;
-
+/// What the blocks of a projection read besides their own op, handed down
+/// from the step that made them.
+struct BlockParams {
   /// The projection being tiled starts at zero and every block of it
   /// overwrites its part of the output (see everyBlockSplitsK).
   bool overwrite = false;
 
-  /// While gemvRows blocks a row of a q4_0 projection: tlm::q4Offsets of
+  /// In gemvRows' blocks of a row of a q4_0 projection: tlm::q4Offsets of
   /// that row of x.
   Value q4Offsets;
 
-  /// While gemvRows blocks a row of a q4_0 projection with lookup-nibbles:
+  /// In gemvRows' blocks of a row of a q4_0 projection with lookup-nibbles:
   /// tlm::lanePermutedX of that row of x.
   Value q4Lanes;
 
-  /// While gemvRows blocks a row: the bytes of quantized codes its blocks
+  /// In gemvRows' blocks of a row: the bytes of quantized codes they
   /// prefetch ahead (0: none). Only the one-row GEMV streams W row after
   /// row; the row tiles reuse each block of W for several rows.
   int64_t rowPrefetch = 0;
+};
+
+struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
+  using Base::Base;
 
   /// The register block of the main part for reduction length `k`:
   /// `rowTile x colTile`, unless a tile of x (rows x k floats) would exceed
@@ -89,16 +218,41 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     return b;
   }
 
+  /// How one projection is tiled, decided from it and the options before
+  /// any rewrite (planTiling), then carried out by apply.
+  struct TilePlan {
+    tlm::ProjectionDims p;
+    /// The register block of the main part, or the packed panel's.
+    BlockShape shape;
+    /// Whether it takes the packed form (usePacked).
+    bool packed = false;
+    /// Whether it starts at zero and every block of it overwrites its part
+    /// of the output (BlockParams::overwrite).
+    bool overwrite = false;
+  };
+
+  TilePlan planTiling(linalg::LinalgOp op, const tlm::ProjectionDims &p) const {
+    TilePlan plan{p, blockShape(op.getStaticLoopRanges()[p.k])};
+    plan.packed = usePacked(op, p);
+    if (plan.packed)
+      plan.shape = {packRows, packCols};
+    plan.overwrite = tlm::startsAtZero(op) &&
+                     (plan.packed ? packedRestSplitsK()
+                                  : everyBlockSplitsK(op, p, plan.shape));
+    return plan;
+  }
+
   /// Tiles the rows (1 per outer row dim, `shape.rows` for the innermost)
   /// and peels the row loop: full row tiles run `shape` blocks, the
   /// remaining rows one at a time in `1 x gemvColumns` blocks.
   LogicalResult tileRows(RewriterBase &rewriter, linalg::LinalgOp op,
-                         const tlm::ProjectionDims &p, BlockShape shape) {
+                         const TilePlan &plan) {
+    const tlm::ProjectionDims &p = plan.p;
     unsigned loops = op.getNumLoops(); // `op` is replaced by its tiling
     SmallVector<int64_t> sizes(loops, 0);
     for (unsigned r : p.rows)
       sizes[r] = 1;
-    sizes[p.rows.back()] = shape.rows;
+    sizes[p.rows.back()] = plan.shape.rows;
     FailureOr<scf::SCFTilingResult> rowsTiled = tile(rewriter, op, sizes);
     if (failed(rowsTiled))
       return op.emitOpError("row tiling failed");
@@ -106,19 +260,23 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     scf::ForOp remainder;
     if (failed(scf::peelForLoopAndSimplifyBounds(rewriter, rowLoop, remainder)))
       remainder = nullptr; // nothing to peel: rowLoop holds every row
+    BlockParams params;
+    params.overwrite = plan.overwrite;
     if (linalg::LinalgOp main = findTiled(rowLoop.getRegion()))
-      if (failed(blockColumns(rewriter, main, p, shape.cols)))
+      if (failed(blockColumns(rewriter, main, p, plan.shape.cols, params)))
         return failure();
     if (!remainder)
       return success();
     linalg::LinalgOp rest = findTiled(remainder.getRegion());
-    return rest ? gemvRows(rewriter, rest, p, gemvColumns) : success();
+    return rest ? gemvRows(rewriter, rest, p, gemvColumns, plan.overwrite)
+                : success();
   }
 
   /// The rows of `op` one at a time, in `1 x cols` blocks: every
   /// weight row streams once per row.
   LogicalResult gemvRows(RewriterBase &rewriter, linalg::LinalgOp op,
-                         const tlm::ProjectionDims &p, int64_t cols) {
+                         const tlm::ProjectionDims &p, int64_t cols,
+                         bool overwrite) {
     SmallVector<int64_t> sizes(op.getNumLoops(), 0);
     sizes[p.rows.back()] = 1;
     // A q4_0 w's offsets depend on x only: made for all these rows where x
@@ -145,21 +303,23 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     if (failed(single))
       return op.emitOpError("row tiling failed");
     auto row = cast<linalg::LinalgOp>(single->tiledOps.front());
-    llvm::SaveAndRestore<Value> keep(q4Offsets, Value());
-    llvm::SaveAndRestore<Value> keepLanes(q4Lanes, Value());
+    BlockParams params;
+    params.overwrite = overwrite;
     if (rowsLanes)
-      q4Lanes = sliceRowsLike(rewriter, rowsLanes, row.getDpsInputs()[0], x);
-    llvm::SaveAndRestore<int64_t> keepPrefetch(
-        rowPrefetch, prefetchCodes ? prefetchDistance.getValue() : 0);
+      params.q4Lanes =
+          sliceRowsLike(rewriter, rowsLanes, row.getDpsInputs()[0], x);
+    params.rowPrefetch = prefetchCodes ? prefetchDistance.getValue() : 0;
     if (rowsOffsets)
-      q4Offsets = sliceRowsLike(rewriter, rowsOffsets, row.getDpsInputs()[0], x);
-    return blockColumns(rewriter, row, p, cols);
+      params.q4Offsets =
+          sliceRowsLike(rewriter, rowsOffsets, row.getDpsInputs()[0], x);
+    return blockColumns(rewriter, row, p, cols, params);
   }
 
   /// Tiles the columns by `cols` and turns each static block into the
   /// split-k form (or plainly vectorizes it when k does not split).
   LogicalResult blockColumns(RewriterBase &rewriter, linalg::LinalgOp op,
-                             const tlm::ProjectionDims &p, int64_t cols) {
+                             const tlm::ProjectionDims &p, int64_t cols,
+                             const BlockParams &params) {
     SmallVector<int64_t> sizes(op.getNumLoops(), 0);
     sizes[p.n] = cols;
     FailureOr<scf::SCFTilingResult> blocked = tile(rewriter, op, sizes);
@@ -171,12 +331,26 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     SmallVector<int64_t> ranges = block.getStaticLoopRanges();
     if (ShapedType::isDynamicShape(ranges))
       return success(); // a ragged last block stays scalar
-    if (q4Lanes && tlm::lookupApplies(block, p))
-      return tlm::lookupBlock(rewriter, block, p, q4Lanes, overwrite,
-                              rowPrefetch);
+    if (params.q4Lanes && tlm::lookupApplies(block, p))
+      return tlm::lookupBlock(rewriter, block, p, params.q4Lanes,
+                              params.overwrite, params.rowPrefetch);
     if (ranges[p.k] % lanes == 0)
-      return splitK(rewriter, block, p);
+      return splitK(rewriter, block, p, params);
     return vectorizeOp(rewriter, block);
+  }
+
+  /// How many consecutive k steps a split-k block of reduction length `k`
+  /// keeps apart, for `accumulators` vectors of its part.
+  int64_t partChains(int64_t k, int64_t accumulators, bool quantized) const {
+    // Too few accumulators (a one-column GEMV has one) leave the FMAs
+    // waiting on each other; consecutive k steps then get their own. A
+    // quantized step is a whole block: 32 / lanes products per accumulator
+    // (summed before the scale), work enough to hide more of the
+    // latency, so it needs fewer chains (4 at 16 lanes decoded q4_0 as fast
+    // as 8, with less code).
+    int64_t kSteps = k / (quantized ? tlm::kQuantBlock : lanes);
+    int64_t productsPerStep = quantized ? tlm::kQuantBlock / lanes : 1;
+    return accumulatorChains(accumulators * productsPerStep, kSteps, fmaChains);
   }
 
   /// Rewrites a static block `out[r.., c] += x[r.., k] · w[c, k]` as
@@ -186,77 +360,45 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
   /// vector<lanes> FMA chains on contiguous loads of x and w, and the
   /// horizontal sums happen once per block instead of once per k step.
   LogicalResult splitK(RewriterBase &rewriter, linalg::LinalgOp op,
-                       const tlm::ProjectionDims &p) {
-    MLIRContext *ctx = op->getContext();
+                       const tlm::ProjectionDims &p,
+                       const BlockParams &params) {
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
     unsigned nRows = p.rows.size();
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    Type f32 = rewriter.getF32Type();
-    Value zero = arith::ConstantOp::create(rewriter, loc, f32,
+    Value zero = arith::ConstantOp::create(rewriter, loc, rewriter.getF32Type(),
                                            rewriter.getF32FloatAttr(0.0));
-    auto zeros = [&](ArrayRef<int64_t> shape) {
-      return linalg::FillOp::create(
-                 rewriter, loc, zero,
-                 tensor::EmptyOp::create(rewriter, loc, shape, f32).getResult())
-          .getResult(0);
-    };
     // When the projection's output starts at zero, sum into a zero block
     // (registers after vectorization) and never read the output.
     Value out = op.getDpsInits()[0];
-    if (overwrite)
-      out = zeros(cast<RankedTensorType>(out.getType()).getShape());
+    if (params.overwrite)
+      out = zeroTensor(rewriter, loc, zero,
+                       cast<RankedTensorType>(out.getType()).getShape());
 
     // part[r.., c, [u], l]: loops (r.., c, kb, [u], l), where u keeps
     // `chains` consecutive k steps apart (plainPart, quantizedPart).
-    unsigned c = nRows, kb = nRows + 1;
-    SmallVector<unsigned> rows = llvm::to_vector(llvm::seq<unsigned>(0, nRows));
+    unsigned kb = nRows + 1;
     SmallVector<int64_t> partShape;
     for (unsigned r : p.rows)
       partShape.push_back(ranges[r]);
     partShape.push_back(ranges[p.n]);
-    // Too few accumulators (a one-column GEMV has one) leave the FMAs
-    // waiting on each other; consecutive k steps then get their own. A
-    // quantized step is a whole block: 32 / lanes products per accumulator
-    // (summed before the scale), work enough to hide more of the
-    // latency, so it needs fewer chains (4 at 16 lanes decoded q4_0 as fast
-    // as 8, with less code).
     bool quantized = tlm::quantizedSteps(op, lanes).has_value();
-    int64_t kSteps = ranges[p.k] / (quantized ? tlm::kQuantBlock : lanes);
-    int64_t productsPerStep = quantized ? tlm::kQuantBlock / lanes : 1;
-    int64_t chains = accumulatorChains(
-        llvm::product_of(partShape) * productsPerStep, kSteps, fmaChains);
+    int64_t chains =
+        partChains(ranges[p.k], llvm::product_of(partShape), quantized);
     if (chains > 1)
       partShape.push_back(chains);
     partShape.push_back(lanes);
     int64_t summed = chains > 1 ? 2 : 1; // part's trailing dims `sum` reduces
-    Value part = zeros(partShape);
+    Value part = zeroTensor(rewriter, loc, zero, partShape);
     linalg::GenericOp partial =
         quantized ? tlm::quantizedPart(rewriter, op, p, lanes, chains, part,
-                                       q4Offsets, rowPrefetch)
+                                       params.q4Offsets, params.rowPrefetch)
                   : tlm::plainPart(rewriter, op, p, lanes, chains, part);
     // The loops of `partial` stepped one at a time (its reduction).
     SmallVector<int64_t> stepLoops{kb};
 
-    // out[r.., c] += Σ part[r.., c, ...]: loops (r.., c, ...).
-    unsigned loops2 = nRows + 1 + summed;
-    SmallVector<unsigned> partDims = joinDims({rows, {c}});
-    for (int64_t i = 0; i < summed; ++i)
-      partDims.push_back(c + 1 + i);
-    SmallVector<AffineMap> maps2{
-        tlm::dimsMapOf(ctx, loops2, partDims),
-        tlm::dimsMapOf(ctx, loops2, joinDims({rows, {c}}))};
-    SmallVector<utils::IteratorType> iters2(loops2,
-                                            utils::IteratorType::parallel);
-    for (int64_t i = 0; i < summed; ++i)
-      iters2[c + 1 + i] = utils::IteratorType::reduction;
-    auto sum = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{out.getType()},
-        ValueRange{partial.getResult(0)}, ValueRange{out}, maps2, iters2,
-        [&](OpBuilder &b, Location nl, ValueRange a) {
-          linalg::YieldOp::create(
-              b, nl, ValueRange{arith::AddFOp::create(b, nl, a[1], a[0])});
-        });
+    linalg::GenericOp sum =
+        sumParts(rewriter, loc, partial.getResult(0), out, nRows, summed);
     rewriter.replaceOp(op, sum.getResults());
 
     // The reductions one step at a time; the part block is hoisted into
@@ -271,7 +413,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
         failed(vectorizeOp(rewriter, sum)))
       return failure();
 
-    if (overwrite && failed(vectorizeOp(rewriter, out.getDefiningOp())))
+    if (params.overwrite && failed(vectorizeOp(rewriter, out.getDefiningOp())))
       return failure();
     return vectorizeOp(rewriter, part.getDefiningOp());
   }
@@ -349,7 +491,8 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
   /// The packed form of `op`, its remaining rows one at a time in
   /// `1 x gemv-columns` blocks.
   LogicalResult packRest(RewriterBase &rewriter, linalg::LinalgOp op,
-                         const tlm::ProjectionDims &p) {
+                         const TilePlan &plan) {
+    const tlm::ProjectionDims &p = plan.p;
     if (p.rows.size() > 1) {
       // One batch row at a time: the packed form works on (rows, cols)
       // views of its operands. (Collapsing batch and sequence instead would
@@ -364,49 +507,98 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
       op = cast<linalg::LinalgOp>(batches->tiledOps.front());
     }
     linalg::LinalgOp rest;
-    if (failed(tlm::packProjection(rewriter, op, p, packedShape(), overwrite,
-                                   rest)))
+    if (failed(tlm::packProjection(rewriter, op, p, packedShape(),
+                                   plan.overwrite, rest)))
       return failure();
-    return gemvRows(rewriter, rest, tlm::ProjectionDims{{0}, 1, 2},
-                    gemvColumns);
+    return gemvRows(rewriter, rest, tlm::ProjectionDims{{0}, 1, 2}, gemvColumns,
+                    plan.overwrite);
   }
 
-  void runOnOperation() override {
-    if (failed(tlm::checkOptions(getOperation(), "tlm-tile-matmuls",
-                                 {{"lanes", lanes, 1, true},
-                                  {"pack-cols", packCols, 1},
-                                  {"pack-rows", packRows, 1},
-                                  {"gemv-columns", gemvColumns, 1},
-                                  {"fma-chains", fmaChains, 1},
-                                  {"prefetch-distance", prefetchDistance, 1},
-                                  {"row-tile", rowTile, 1},
-                                  {"col-tile", colTile, 1},
-                                  {"col-panel", colPanel, 0},
-                                  {"x-tile-bytes", xTileBytes, 1},
-                                  {"threads", threads, 1}})))
-      return signalPassFailure();
-    if (packCols % lanes != 0) {
-      getOperation()->emitError()
-          << "tlm-tile-matmuls: pack-cols (" << static_cast<int64_t>(packCols)
-          << ") must be a multiple of lanes (" << static_cast<int64_t>(lanes)
-          << ")";
-      return signalPassFailure();
+  /// The packed form of `op` with SwiGLU's silu(a)·b on its tiles, when its
+  /// consumer is one that fits: whether it took that form.
+  FailureOr<bool> fusePairedConsumer(RewriterBase &rewriter,
+                                     linalg::LinalgOp op,
+                                     const TilePlan &plan) {
+    const tlm::ProjectionDims &p = plan.p;
+    // W1/W3 (one projection over their concatenation) whose halves
+    // only SwiGLU's silu(a)·b reads: that op runs on each tile's sums
+    // and the projection's output is never written.
+    tlm::PairedConsumer pair;
+    std::string why = tlm::pairedConsumerMismatch(op, p, packCols / 2, pair);
+    int64_t n = op.getStaticLoopRanges()[p.n] / 2;
+    int64_t chunk = threads > 1 ? threadChunk(n, packCols / 2) : n;
+    if (why.empty() && packCols / 2 != lanes)
+      why = "a half panel is not one vector";
+    if (why.empty() && n % chunk != 0)
+      why = "the consumer's columns do not split into whole half "
+            "panels per thread";
+    if (!why.empty()) {
+      LLVM_DEBUG(llvm::dbgs()
+                 << "consumer not fused (" << why << "): " << op << "\n");
+      return false;
     }
-    func::FuncOp func = getOperation();
-    SmallVector<std::pair<linalg::LinalgOp, tlm::ProjectionDims>> work;
-    func.walk([&](linalg::LinalgOp op) {
-      if (op->getParentOfType<scf::ForOp>() ||
-          op->getParentOfType<scf::ForallOp>())
-        return; // already tiled
-      if (!op.hasPureTensorSemantics())
-        return;
-      FailureOr<tlm::ProjectionDims> p = tlm::matchProjection(op);
-      if (succeeded(p))
-        work.emplace_back(op, *p);
-    });
-    IRRewriter rewriter(&getContext());
-    SmallVector<std::pair<linalg::LinalgOp, tlm::ProjectionDims>> fused;
-    std::swap(work, fused);
+    SmallVector<linalg::LinalgOp> rests;
+    tlm::packPairedProjection(rewriter, op, pair, packedShape(), chunk, rests);
+    // A rest covers one half panel: its blocks must split it evenly
+    // (a ragged block would stay scalar and add to the uninitialized
+    // sums; 4 lanes make half panels of 4 columns).
+    int64_t cols = std::gcd(gemvColumns.getValue(), packCols / 2);
+    for (linalg::LinalgOp rest : rests)
+      if (failed(gemvRows(rewriter, rest, tlm::ProjectionDims{{0}, 1, 2}, cols,
+                          plan.overwrite)))
+        return failure();
+    return true;
+  }
+
+  /// Tiles the projection `op` as `plan` says.
+  LogicalResult apply(RewriterBase &rewriter, linalg::LinalgOp op,
+                      const TilePlan &plan) {
+    const tlm::ProjectionDims &p = plan.p;
+    if (plan.overwrite)
+      dropZeroFill(rewriter, op);
+    if (plan.packed && plan.overwrite && foldRMSNorm)
+      op = foldNormInto(rewriter, op, p);
+    if (plan.packed && plan.overwrite && fuseSwiGLU) {
+      FailureOr<bool> fused = fusePairedConsumer(rewriter, op, plan);
+      if (failed(fused))
+        return failure();
+      if (*fused)
+        return success();
+    }
+    linalg::LinalgOp target = op;
+    if (threads > 1) {
+      // Columns split across threads in block-aligned chunks; the
+      // forall becomes an OpenMP worksharing loop later.
+      SmallVector<int64_t> sizes(op.getNumLoops(), 0);
+      sizes[p.n] = threadChunk(op.getStaticLoopRanges()[p.n], plan.shape.cols);
+      FailureOr<scf::SCFTilingResult> split =
+          tile(rewriter, op, sizes, /*forall=*/true);
+      if (failed(split))
+        return failure();
+      target = cast<linalg::LinalgOp>(split->tiledOps.front());
+    }
+    if (plan.packed)
+      return packRest(rewriter, target, plan);
+    // Column panels: all rows run against one panel of W (colPanel x k,
+    // L2-resident) before the next, instead of streaming all of W from
+    // memory once per row tile.
+    int64_t panel =
+        panelSize(target.getStaticLoopRanges()[p.n], plan.shape.cols);
+    if (panel) {
+      SmallVector<int64_t> sizes(target.getNumLoops(), 0);
+      sizes[p.n] = panel;
+      FailureOr<scf::SCFTilingResult> panels = tile(rewriter, target, sizes);
+      if (failed(panels))
+        return failure();
+      target = cast<linalg::LinalgOp>(panels->tiledOps.front());
+    }
+    return tileRows(rewriter, target, plan);
+  }
+
+  /// `fused` with each projection over concatenated weights that will not
+  /// take the packed form split back into one projection per part.
+  Projections unfuseUnpacked(RewriterBase &rewriter, Projections fused) const {
+    Projections work;
     for (auto &[op, p] : fused) {
       std::optional<tlm::ConcatRows> rows =
           tlm::concatRows(op.getDpsInputs()[1]);
@@ -421,8 +613,14 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
            tlm::splitProjection(rewriter, op, rows->concat.getInputs()))
         work.emplace_back(part, p);
     }
-    SmallVector<std::pair<linalg::LinalgOp, tlm::ProjectionDims>> whole;
-    std::swap(work, whole);
+    return work;
+  }
+
+  /// `whole` with the ragged columns of each projection split off, so that
+  /// the rest tiles statically.
+  Projections splitRaggedColumns(RewriterBase &rewriter,
+                                 Projections whole) const {
+    Projections work;
     for (auto &[op, p] : whole) {
       // Every form below tiles the columns statically: a ragged column
       // tile left its whole op scalar (GPT-2's 50257-column head decoded
@@ -440,135 +638,48 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
       for (linalg::LinalgOp part : tlm::splitProjection(rewriter, op, parts))
         work.emplace_back(part, p);
     }
-    for (auto &[op, p] : work) {
-      linalg::LinalgOp target = op;
-      BlockShape shape = blockShape(op.getStaticLoopRanges()[p.k]);
-      bool packed = usePacked(op, p);
-      if (packed)
-        shape = {packRows, packCols};
-      overwrite =
-          tlm::startsAtZero(op) &&
-          (packed ? packedRestSplitsK() : everyBlockSplitsK(op, p, shape));
-      if (overwrite) {
-        // Every block writes its sums without reading the output, so the
-        // output needs no zero fill: an uninitialized tensor will do, a
-        // fresh one per projection (CSE may have merged equal fills, and
-        // bufferization copied a shared one for each user).
-        auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
-        rewriter.setInsertionPoint(op);
-        Operation *empty =
-            rewriter.clone(*fill.getDpsInits()[0].getDefiningOp());
-        rewriter.modifyOpInPlace(target, [&] {
-          target.getDpsInitsMutable()[0].set(empty->getResult(0));
-        });
-      }
-      if (packed && overwrite && foldRMSNorm) {
-        // x = RMSNorm scaling of another tensor, read by this projection
-        // only: fold it (the packed form scales W's panels by the gain and
-        // divides its sums by the rms; x is never normalized in memory).
-        std::optional<tlm::NormScale> norm =
-            tlm::matchNormScale(op.getDpsInputs()[0]);
-        if (norm && norm->op->hasOneUse()) {
-          op = tlm::foldNormScale(rewriter, op, p, *norm);
-          target = op;
-        } else {
-          LLVM_DEBUG(llvm::dbgs() << "norm not folded: " << op << "\n");
-        }
-      }
-      if (packed && overwrite && fuseSwiGLU) {
-        // W1/W3 (one projection over their concatenation) whose halves
-        // only SwiGLU's silu(a)·b reads: that op runs on each tile's sums
-        // and the projection's output is never written.
-        tlm::PairedConsumer pair;
-        std::string why =
-            tlm::pairedConsumerMismatch(op, p, packCols / 2, pair);
-        int64_t n = op.getStaticLoopRanges()[p.n] / 2;
-        int64_t chunk = threads > 1 ? threadChunk(n, packCols / 2) : n;
-        if (why.empty() && packCols / 2 != lanes)
-          why = "a half panel is not one vector";
-        if (why.empty() && n % chunk != 0)
-          why = "the consumer's columns do not split into whole half "
-                "panels per thread";
-        if (why.empty()) {
-          SmallVector<linalg::LinalgOp> rests;
-          tlm::packPairedProjection(rewriter, op, pair, packedShape(), chunk,
-                                    rests);
-          // A rest covers one half panel: its blocks must split it evenly
-          // (a ragged block would stay scalar and add to the uninitialized
-          // sums; 4 lanes make half panels of 4 columns).
-          int64_t cols = std::gcd(gemvColumns.getValue(), packCols / 2);
-          for (linalg::LinalgOp rest : rests)
-            if (failed(gemvRows(rewriter, rest, tlm::ProjectionDims{{0}, 1, 2},
-                                cols)))
-              return signalPassFailure();
-          continue;
-        }
-        LLVM_DEBUG(llvm::dbgs()
-                   << "consumer not fused (" << why << "): " << op << "\n");
-      }
-      if (threads > 1) {
-        // Columns split across threads in block-aligned chunks; the
-        // forall becomes an OpenMP worksharing loop later.
-        SmallVector<int64_t> sizes(op.getNumLoops(), 0);
-        sizes[p.n] = threadChunk(op.getStaticLoopRanges()[p.n], shape.cols);
-        FailureOr<scf::SCFTilingResult> split =
-            tile(rewriter, op, sizes, /*forall=*/true);
-        if (failed(split))
-          return signalPassFailure();
-        target = cast<linalg::LinalgOp>(split->tiledOps.front());
-      }
-      if (packed) {
-        if (failed(packRest(rewriter, target, p)))
-          return signalPassFailure();
-        continue;
-      }
-      // Column panels: all rows run against one panel of W (colPanel x k,
-      // L2-resident) before the next, instead of streaming all of W from
-      // memory once per row tile.
-      int64_t panel = panelSize(target.getStaticLoopRanges()[p.n], shape.cols);
-      if (panel) {
-        SmallVector<int64_t> sizes(target.getNumLoops(), 0);
-        sizes[p.n] = panel;
-        FailureOr<scf::SCFTilingResult> panels = tile(rewriter, target, sizes);
-        if (failed(panels))
-          return signalPassFailure();
-        target = cast<linalg::LinalgOp>(panels->tiledOps.front());
-      }
-      if (failed(tileRows(rewriter, target, p, shape)))
-        return signalPassFailure();
-    }
+    return work;
+  }
 
-    // Fold the slices into the vector transfers, then hoist each
-    // accumulator block out of its K loop.
-    // Canonicalization matters here: the tensor.casts tiling leaves around
-    // the accumulator would otherwise block hoisting.
-    MLIRContext *ctx = &getContext();
-    RewritePatternSet patterns(ctx);
-    tensor::populateFoldTensorSubsetIntoVectorTransferPatterns(patterns);
-    for (Dialect *dialect : ctx->getLoadedDialects())
-      dialect->getCanonicalizationPatterns(patterns);
-    for (RegisteredOperationName op : ctx->getRegisteredOperations())
-      op.getCanonicalizationPatterns(patterns, ctx);
-    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+  /// Emits an error on the function for the first option out of range.
+  LogicalResult checkTileOptions() {
+    if (failed(tlm::checkOptions(getOperation(), "tlm-tile-matmuls",
+                                 {{"lanes", lanes, 1, true},
+                                  {"pack-cols", packCols, 1},
+                                  {"pack-rows", packRows, 1},
+                                  {"gemv-columns", gemvColumns, 1},
+                                  {"fma-chains", fmaChains, 1},
+                                  {"prefetch-distance", prefetchDistance, 1},
+                                  {"row-tile", rowTile, 1},
+                                  {"col-tile", colTile, 1},
+                                  {"col-panel", colPanel, 0},
+                                  {"x-tile-bytes", xTileBytes, 1},
+                                  {"threads", threads, 1}})))
+      return failure();
+    if (packCols % lanes != 0) {
+      getOperation()->emitError()
+          << "tlm-tile-matmuls: pack-cols (" << static_cast<int64_t>(packCols)
+          << ") must be a multiple of lanes (" << static_cast<int64_t>(lanes)
+          << ")";
+      return failure();
+    }
+    return success();
+  }
+
+  void runOnOperation() override {
+    if (failed(checkTileOptions()))
       return signalPassFailure();
-    func.walk([&](scf::ForOp loop) {
-      if (writesInvariantIterArgVector(loop))
-        hoistLoopInvariantSubsets(
-            rewriter, cast<LoopLikeOpInterface>(loop.getOperation()));
-    });
-    // The accumulating add is rebuilt without flags (by the vectorizer, then
-    // by folding the unit kb reduction); an add fed by a contractable
-    // multiply may contract with it into one FMA.
-    func.walk([](arith::AddFOp add) {
-      for (Value operand : add->getOperands()) {
-        if (auto cast = operand.getDefiningOp<vector::ShapeCastOp>())
-          operand = cast.getSource();
-        auto mul = operand.getDefiningOp<arith::MulFOp>();
-        if (mul && bitEnumContainsAll(mul.getFastmath(),
-                                      arith::FastMathFlags::contract))
-          add.setFastmath(add.getFastmath() | arith::FastMathFlags::contract);
-      }
-    });
+    func::FuncOp func = getOperation();
+    Projections work = collectProjections(func);
+    IRRewriter rewriter(&getContext());
+    work = unfuseUnpacked(rewriter, std::move(work));
+    work = splitRaggedColumns(rewriter, std::move(work));
+    for (auto &[op, p] : work)
+      if (failed(apply(rewriter, op, planTiling(op, p))))
+        return signalPassFailure();
+    if (failed(foldAndHoist(func, rewriter)))
+      return signalPassFailure();
+    contractAccumulatingAdds(func);
   }
 };
 

@@ -36,11 +36,14 @@ void tlm::CpuPipelineOptions::setSwitches(const CpuSwitches &s) {
 #include "passes/pipelines/CpuSwitches.def"
 }
 
-void tlm::buildCpuPipeline(OpPassManager &pm,
-                           const CpuPipelineOptions &options) {
-  int64_t threads = options.parallel ? options.threads : 1;
-  // 1. tlm → linalg on tensors (f32 cached attention as fused loop nests
-  //    first), entry points on caller-owned memrefs.
+namespace mlir::tlm {
+
+/// Fusion and lowering, steps 1-2 of docs/pipelines.md#tlm-cpu-pipeline.
+static void addFusionAndLoweringStage(OpPassManager &pm,
+                                      const CpuPipelineOptions &options,
+                                      int64_t threads) {
+  // f32 cached attention as fused loop nests first, then tlm → linalg on
+  // tensors.
   if (options.fuseAttention) {
     TlmFuseAttentionOptions attentionOptions;
     attentionOptions.lanes = options.lanes;
@@ -48,26 +51,39 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
     pm.addPass(createTlmFuseAttention(attentionOptions));
   }
   buildLinalgPipeline(pm);
+}
+
+/// tlm-tile-matmuls' options (step 4 of docs/pipelines.md#tlm-cpu-pipeline).
+static TlmTileMatmulsOptions
+tileMatmulsOptions(const CpuPipelineOptions &options, int64_t threads) {
+  // Register blocks and GEMV columns sized to the target (Strategy.h).
+  RegisterBlocks blocks =
+      registerBlocks(options.lanes, options.vectorRegisters);
+  TlmTileMatmulsOptions tileOptions;
+  tileOptions.threads = threads;
+  tileOptions.packProjections = options.packProjections;
+  tileOptions.foldRMSNorm = options.foldRMSNorm;
+  tileOptions.fuseSwiGLU = options.fuseSwiGLU;
+  tileOptions.lanes = options.lanes;
+  tileOptions.gemvColumns =
+      gemvColumns(CpuTarget(), /*weightBytes=*/0, options.gemvColumns);
+  // Only a GEMV that streams W from memory (one column a block: the
+  // weights exceed the cache) gains from prefetching far ahead.
+  tileOptions.prefetchCodes =
+      options.prefetchCodes && tileOptions.gemvColumns == 1;
+  tileOptions.lookupNibbles = options.lookupNibbles && options.avx512;
+  tileOptions.packCols = blocks.packCols;
+  tileOptions.packRows = blocks.packRows;
+  tileOptions.rowTile = blocks.rowTile;
+  return tileOptions;
+}
+
+/// Codegen on tensors, steps 3-7 of docs/pipelines.md#tlm-cpu-pipeline.
+static void addCodegenOnTensorsStage(OpPassManager &pm,
+                                     const CpuPipelineOptions &options,
+                                     int64_t threads) {
   if (options.tileMatmuls) {
-    // Register blocks and GEMV columns sized to the target (Strategy.h).
-    RegisterBlocks blocks =
-        registerBlocks(options.lanes, options.vectorRegisters);
-    TlmTileMatmulsOptions tileOptions;
-    tileOptions.threads = threads;
-    tileOptions.packProjections = options.packProjections;
-    tileOptions.foldRMSNorm = options.foldRMSNorm;
-    tileOptions.fuseSwiGLU = options.fuseSwiGLU;
-    tileOptions.lanes = options.lanes;
-    tileOptions.gemvColumns =
-        gemvColumns(CpuTarget(), /*weightBytes=*/0, options.gemvColumns);
-    // Only a GEMV that streams W from memory (one column a block: the
-    // weights exceed the cache) gains from prefetching far ahead.
-    tileOptions.prefetchCodes =
-        options.prefetchCodes && tileOptions.gemvColumns == 1;
-    tileOptions.lookupNibbles = options.lookupNibbles && options.avx512;
-    tileOptions.packCols = blocks.packCols;
-    tileOptions.packRows = blocks.packRows;
-    tileOptions.rowTile = blocks.rowTile;
+    TlmTileMatmulsOptions tileOptions = tileMatmulsOptions(options, threads);
     // Only here: the tiled forms read the concatenated weights' parts in
     // place, anything else would copy them at every call.
     if (options.fuseProjections || options.fuseResidualAdds) {
@@ -90,12 +106,17 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
   }
   if (options.approximateMath)
     pm.addPass(createTlmApproximateMath());
+  // Entry points on caller-owned memrefs.
   TlmMemrefEntryOptions entryOptions;
   entryOptions.emitCInterface = options.cInterface;
   pm.addPass(createTlmMemrefEntry(entryOptions));
   pm.addPass(createQuickCanonicalizer());
+}
 
-  // 2. Bufferize; temporaries are freed by the deallocation pipeline.
+/// Bufferization, steps 8-12 of docs/pipelines.md#tlm-cpu-pipeline.
+static void addBufferizationStage(OpPassManager &pm,
+                                  const CpuPipelineOptions &options) {
+  // Temporaries are freed by the deallocation pipeline.
   // Private functions (the shared block) return fresh buffers; the
   // ownership-based deallocation clones them, and clones become alloc+copy.
   buildBufferizationPipeline(pm, options.eliminateEmptyTensors,
@@ -105,9 +126,13 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
   // which needs every op's memory effects, is done.
   if (options.lookupNibbles && options.avx512)
     pm.addPass(createTlmLowerLookup());
+}
 
-  // 3. Loops (the parallel dims of each op as an OpenMP worksharing loop
-  //    when `parallel`), then LLVM.
+/// Loops, step 13 of docs/pipelines.md#tlm-cpu-pipeline.
+static void addLoopsStage(OpPassManager &pm,
+                          const CpuPipelineOptions &options) {
+  // The parallel dims of each op as an OpenMP worksharing loop when
+  // `parallel`.
   if (options.parallel) {
     pm.addPass(createForallToParallelLoopPass());
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
@@ -124,8 +149,10 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
     pm.addPass(createForallToForLoopPass());
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   }
-  // Vector transfers become loads/stores of 1-D vectors (fully unrolled:
-  // the blocks are small and static).
+}
+
+/// To LLVM, steps 14-21 of docs/pipelines.md#tlm-cpu-pipeline.
+static void addToLLVMStage(OpPassManager &pm) {
   // The projection blocks end in a sum over the innermost (lanes) dim: one
   // vector.reduction per output.
   pm.addNestedPass<func::FuncOp>(vector::createLowerVectorMultiReductionPass(
@@ -134,6 +161,8 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
   // module run per function, on the context's threads (the block, the head
   // and the entries at once): ~40 ms less of small.json's ~420 ms of passes
   // on 2 cores, the same IR out.
+  // Vector transfers become loads/stores of 1-D vectors (fully unrolled:
+  // the blocks are small and static).
   pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(
       VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addNestedPass<func::FuncOp>(memref::createExpandStridedMetadataPass());
@@ -165,4 +194,16 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
   // beyond the noise).
   pm.addNestedPass<LLVM::LLVMFuncOp>(createReconcileUnrealizedCastsPass());
   pm.addNestedPass<LLVM::LLVMFuncOp>(createQuickCanonicalizer());
+}
+
+} // namespace mlir::tlm
+
+void tlm::buildCpuPipeline(OpPassManager &pm,
+                           const CpuPipelineOptions &options) {
+  int64_t threads = options.parallel ? options.threads : 1;
+  addFusionAndLoweringStage(pm, options, threads);
+  addCodegenOnTensorsStage(pm, options, threads);
+  addBufferizationStage(pm, options);
+  addLoopsStage(pm, options);
+  addToLLVMStage(pm);
 }
