@@ -87,6 +87,12 @@ std::string cpuCacheKey(ModuleOp module, PassManager &pm,
   module.print(os);
   return key;
 }
+llvm::CodeGenOptLevel codeGenLevel(unsigned optLevel) {
+  return optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+         : optLevel == 0 ? llvm::CodeGenOptLevel::None
+                         : llvm::CodeGenOptLevel::Default;
+}
+
 void initNativeTarget() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -162,7 +168,9 @@ llvm::Error Jit::compileGpuHost(ModuleOp module,
 llvm::Error
 Jit::writeCudaArtifact(ModuleOp module,
                        const llvm::orc::JITTargetMachineBuilder &machine,
-                       const JitOptions &options) {
+                       const JitOptions &options,
+                       const ArtifactRequest &request) {
+  auto start = std::chrono::steady_clock::now();
   auto tm = llvm::orc::JITTargetMachineBuilder(machine).createTargetMachine();
   if (!tm)
     return tm.takeError();
@@ -190,17 +198,17 @@ Jit::writeCudaArtifact(ModuleOp module,
   if (!objects)
     return llvm::createStringError("compiling the host code failed: " +
                                    llvm::toString(objects.takeError()));
-  ArtifactManifest manifest = manifestOf(machine, options);
+  ArtifactManifest manifest = manifestOf(machine, options, request);
   manifest.target = "cuda";
   manifest.chip = mlir::tlm::GpuPipelineOptions().chip;
   manifest.imports = std::move(imports);
   manifest.threads = 1;
   if (llvm::Error err = linkArtifact(*objects, manifest, machine,
-                                     {TLM_ABI_LIBRARY}, options.artifactPath))
+                                     {TLM_ABI_LIBRARY}, request.path))
     return err;
   // Run where a GPU is; written, not loaded, here.
   written_ = std::move(manifest);
-  onDevice_ = true;
+  stats_.codegenMs = msSince(start);
   return llvm::Error::success();
 }
 
@@ -225,14 +233,39 @@ void registerAll(DialectRegistry &registry) {
   mlir::tlm::registerPipelineInterfaces(registry);
 }
 
+/// The MLIR diagnostics of one compile, collected for its error message.
+class Jit::DiagnosticLog {
+public:
+  explicit DiagnosticLog(MLIRContext *ctx)
+      : os_(text_), handler_(ctx, [this](Diagnostic &d) {
+          os_ << d.getLocation() << ": " << d << "\n";
+          return success();
+        }) {}
+  /// `what`, then the diagnostics on lines of their own.
+  llvm::Error error(const llvm::Twine &what) const {
+    return llvm::createStringError(what + (text_.empty() ? "" : ":\n" + text_));
+  }
+
+private:
+  std::string text_;
+  llvm::raw_string_ostream os_;
+  ScopedDiagnosticHandler handler_;
+};
+
 llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
                                                   const JitOptions &options) {
-  initNativeTarget();
+  return build(std::move(module), options, nullptr);
+}
 
-  std::unique_ptr<Jit> jit(new Jit());
-  jit->stats_.optLevel = options.optLevel;
-  // Remember each entry's tensor signature before lowering erases it.
-  for (auto func : module->getOps<func::FuncOp>()) {
+llvm::Expected<std::unique_ptr<Jit>>
+Jit::compileArtifact(OwningOpRef<ModuleOp> module, const JitOptions &options,
+                     const ArtifactRequest &request) {
+  assert(!request.path.empty() && "an artifact needs a path");
+  return build(std::move(module), options, &request);
+}
+
+void Jit::recordEntries(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>()) {
     if (!func.isPublic() || func.isExternal())
       continue;
     Entry sig;
@@ -245,44 +278,46 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
           shape.push_back(ShapedType::isDynamic(d) ? kDynamic : d);
         sig.shapes.push_back(std::move(shape));
       }
-    jit->entries_[func.getSymName().str()] = std::move(sig);
+    entries_[func.getSymName().str()] = std::move(sig);
   }
+}
 
-  // Lower, collecting diagnostics into the returned error.
-  MLIRContext *ctx = module->getContext();
-  std::string diagnostics;
-  llvm::raw_string_ostream diagOS(diagnostics);
-  ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &d) {
-    diagOS << d.getLocation() << ": " << d << "\n";
-    return success();
-  });
-  auto start = std::chrono::steady_clock::now();
-  PassManager pm(ctx);
-  pm.enableVerifier(options.verifyEachPass);
-  if (options.printIR) {
-    ctx->disableMultithreading();
-    pm.enableIRPrinting();
-  }
+/// The machine the code is for: the host (AVX-512 where present), another
+/// CPU for a CPU artifact, any CPU of the architecture for a cuda
+/// artifact's host code; position-independent for an artifact.
+static llvm::Expected<llvm::orc::JITTargetMachineBuilder>
+machineFor(const JitOptions &options, const ArtifactRequest *artifact,
+           std::vector<std::string> &cpuFeatures) {
+  auto machine = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!machine)
+    return machine.takeError();
   bool cuda = options.target == Target::Cuda;
-  jit->onDevice_ = cuda;
-  // CpuCodegen binds the code's allocation functions to this process's.
-  if (!cuda)
-    jit->heap_ = {&tlm_abi_heap_peak, &tlm_abi_heap_reset_peak,
-                  &tlm_abi_heap_set_limit};
-
-  // Code for the host CPU (AVX-512 where present), or for --cpu.
-  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!jtmb)
-    return jtmb.takeError();
-  std::vector<std::string> cpuFeatures;
-  if (!options.cpu.empty()) {
-    if (cuda || options.artifactPath.empty())
-      return llvm::createStringError(
-          "--cpu applies to CPU artifacts (tlm-run compile) only");
-    if (llvm::Error err = forCpu(*jtmb, options.cpu, cpuFeatures))
+  if (artifact && !artifact->cpu.empty()) {
+    if (cuda)
+      return llvm::createStringError("--cpu applies to CPU artifacts only");
+    if (llvm::Error err = forCpu(*machine, artifact->cpu, cpuFeatures))
       return std::move(err);
   }
-  if (cuda) {
+  if (cuda && artifact) {
+    // The host code only launches the kernels: any CPU runs it.
+    machine->setCPU("generic");
+    machine->getFeatures() = llvm::SubtargetFeatures();
+  }
+  machine->setCodeGenOptLevel(codeGenLevel(options.optLevel));
+  if (artifact)
+    machine->setRelocationModel(llvm::Reloc::PIC_);
+  return std::move(*machine);
+}
+
+llvm::Error Jit::buildPipeline(PassManager &pm, const JitOptions &options,
+                               const ArtifactRequest *artifact,
+                               const std::vector<std::string> &cpuFeatures) {
+  pm.enableVerifier(options.verifyEachPass);
+  if (options.printIR) {
+    pm.getContext()->disableMultithreading();
+    pm.enableIRPrinting();
+  }
+  if (options.target == Target::Cuda) {
     // The kernels call libdevice (RoPE's f64 sin/cos, exp), which the
     // pipeline links from the CUDA toolkit; without it the driver would
     // reject the PTX only at load time, with a less clear message.
@@ -291,203 +326,276 @@ llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
           "the GPU pipeline needs CUDA's libdevice (nvvm/libdevice/"
           "libdevice.10.bc): set CUDA_HOME to a CUDA toolkit folder");
     mlir::tlm::GpuPipelineOptions gpuOptions;
-    if (!options.artifactPath.empty()) {
-      // Shipped code: a cubin for the chip, so the driver need not compile
-      // the kernels at every start, and PTX for newer GPUs. The host code
-      // only launches them: any CPU of the architecture runs it.
+    // Shipped code: a cubin for the chip, so the driver need not compile
+    // the kernels at every start, and PTX for newer GPUs.
+    if (artifact)
       gpuOptions.format = "fatbin";
-      jtmb->setCPU("generic");
-      jtmb->getFeatures() = llvm::SubtargetFeatures();
-    }
     gpuOptions.tensorCores = options.tensorCores;
     gpuOptions.setSwitches(options.gpuSwitches);
     mlir::tlm::buildGpuPipeline(pm, gpuOptions);
-  } else {
-    mlir::tlm::CpuPipelineOptions pipelineOptions;
-    pipelineOptions.parallel = options.threads > 1;
-    pipelineOptions.threads = options.threads;
-    pipelineOptions.setSwitches(options.switches);
-    mlir::tlm::CpuTarget target = mlir::tlm::withLanes(
-        options.cpu.empty() ? hostCpuTarget() : cpuTargetFor(cpuFeatures),
-        options.lanes);
-    pipelineOptions.lanes = target.lanes;
-    pipelineOptions.vectorRegisters = target.vectorRegisters;
-    pipelineOptions.avx512 = target.avx512;
-    pipelineOptions.gemvColumns = mlir::tlm::gemvColumns(
-        target, options.weightBytes, options.gemvColumns);
-    // The JIT calls ExecutionEngine's packed wrapper of each entry
-    // directly: the C-interface wrappers would only add another call with
-    // every descriptor field as an argument, which LLVM is slow to compile.
-    pipelineOptions.cInterface = false;
-    // The model's entries (lib/model) take every result from a call
-    // (@block_cached, @head), which the elimination cannot see through: it
-    // left small.json's IR unchanged and took 60-70 ms of the ~0.45 s of
-    // passes. A test's single-function module only copies its output once.
-    pipelineOptions.eliminateEmptyTensors = false;
-    mlir::tlm::buildCpuPipeline(pm, pipelineOptions);
+    return llvm::Error::success();
   }
-  if (options.configurePassManager && failed(options.configurePassManager(pm)))
-    return llvm::createStringError("invalid pass manager options:\n" +
-                                   diagnostics);
+  mlir::tlm::CpuPipelineOptions pipelineOptions;
+  pipelineOptions.parallel = options.threads > 1;
+  pipelineOptions.threads = options.threads;
+  pipelineOptions.setSwitches(options.switches);
+  bool otherCpu = artifact && !artifact->cpu.empty();
+  mlir::tlm::CpuTarget target = mlir::tlm::withLanes(
+      otherCpu ? cpuTargetFor(cpuFeatures) : hostCpuTarget(), options.lanes);
+  pipelineOptions.lanes = target.lanes;
+  pipelineOptions.vectorRegisters = target.vectorRegisters;
+  pipelineOptions.avx512 = target.avx512;
+  pipelineOptions.gemvColumns =
+      mlir::tlm::gemvColumns(target, options.weightBytes, options.gemvColumns);
+  // The JIT calls ExecutionEngine's packed wrapper of each entry
+  // directly: the C-interface wrappers would only add another call with
+  // every descriptor field as an argument, which LLVM is slow to compile.
+  pipelineOptions.cInterface = false;
+  // The model's entries (lib/model) take every result from a call
+  // (@block_cached, @head), which the elimination cannot see through.
+  pipelineOptions.eliminateEmptyTensors = false;
+  mlir::tlm::buildCpuPipeline(pm, pipelineOptions);
+  return llvm::Error::success();
+}
 
-  llvm::CodeGenOptLevel level =
-      options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
-      : options.optLevel == 0 ? llvm::CodeGenOptLevel::None
-                              : llvm::CodeGenOptLevel::Default;
-  jtmb->setCodeGenOptLevel(level);
-  // MLIR's C runner utilities (memref.copy of strided views calls
-  // memrefCopy) and, with threads, libomp (the __kmpc_* entry points).
-  static const std::string runnerUtils[] = {TLM_MLIR_C_RUNNER_UTILS,
-                                            TLM_LIBOMP};
-  bool openmp = !cuda && options.threads > 1;
-  llvm::ArrayRef<std::string> libs =
-      llvm::ArrayRef(runnerUtils).take_front(openmp ? 2 : 1);
-  if (openmp)
-    prepareOpenMP();
-  // TLM_JIT_OBJECT=path writes the generated machine code there, to read
-  // with objdump (the JIT's functions have no symbols for perf).
-  const char *objectPath = std::getenv("TLM_JIT_OBJECT");
-  CpuCodegenOptions codegen;
-  codegen.optLevel = options.optLevel;
-  codegen.llvmLoopTransforms = options.llvmLoopTransforms;
-  codegen.threads = options.compileThreads;
-  codegen.outlineLoopSize = options.outlineLoopSize;
-  if (objectPath)
-    codegen.objectPath = objectPath;
-  // An artifact is a shared library: position-independent code.
-  bool artifact = !options.artifactPath.empty();
-  if (artifact)
-    jtmb->setRelocationModel(llvm::Reloc::PIC_);
+llvm::Error Jit::lower(ModuleOp module, PassManager &pm,
+                       const JitOptions &options, const DiagnosticLog &log) {
+  if (failed(pm.run(module)))
+    return log.error("lowering failed");
+  // Without the checks between passes, a pass that broke the IR is still
+  // caught here, before translation would trip over it.
+  if (!options.verifyEachPass && failed(mlir::verify(module)))
+    return log.error("lowering produced invalid IR");
+  return llvm::Error::success();
+}
 
-  // The CPU code from the cache when an entry for exactly this compile is
-  // there (not when the code is dumped or the IR printed: those want the
-  // compile itself).
+llvm::Expected<std::vector<Bytes>>
+Jit::cpuObjects(ModuleOp module, PassManager &pm,
+                const llvm::orc::JITTargetMachineBuilder &machine,
+                const CpuCodegenOptions &codegen, const JitOptions &options,
+                const std::string &cacheDir, const DiagnosticLog &log) {
+  auto start = std::chrono::steady_clock::now();
+  stats_.compileThreads = codegen.objectPath.empty() ? codegen.threads : 1;
+  // The cache is skipped when the code is dumped or the IR printed: those
+  // want the compile itself.
   std::optional<CompileCache> cache;
   std::string cacheKey;
-  std::vector<Bytes> objects;
-  if (!cuda && !artifact && !options.cacheDir.empty() && !objectPath &&
-      !options.printIR) {
-    cache.emplace(options.cacheDir);
-    cacheKey = cpuCacheKey(*module, pm, *jtmb, codegen);
+  if (!cacheDir.empty() && codegen.objectPath.empty() && !options.printIR) {
+    cache.emplace(cacheDir);
+    cacheKey = cpuCacheKey(module, pm, machine, codegen);
     if (std::optional<std::vector<Bytes>> hit = cache->load(cacheKey)) {
-      objects = std::move(*hit);
-      jit->stats_.cacheHit = true;
+      stats_.cacheHit = true;
+      stats_.pipelineMs = msSince(start);
+      return std::move(*hit);
     }
   }
-
-  if (!jit->stats_.cacheHit) {
-    if (failed(pm.run(*module)))
-      return llvm::createStringError("lowering failed:\n" + diagnostics);
-    // Without the checks between passes, a pass that broke the IR is still
-    // caught here, before translation would trip over it.
-    if (!options.verifyEachPass && failed(mlir::verify(*module)))
-      return llvm::createStringError("lowering produced invalid IR:\n" +
-                                     diagnostics);
-  }
-  jit->stats_.pipelineMs = msSince(start);
-
-  start = std::chrono::steady_clock::now();
-  auto tm = jtmb->createTargetMachine();
+  if (llvm::Error err = lower(module, pm, options, log))
+    return std::move(err);
+  stats_.pipelineMs = msSince(start);
+  auto tm = llvm::orc::JITTargetMachineBuilder(machine).createTargetMachine();
   if (!tm)
     return tm.takeError();
-  if (cuda && artifact) {
-    if (llvm::Error err = jit->writeCudaArtifact(*module, *jtmb, options))
-      return std::move(err);
-    jit->stats_.codegenMs = msSince(start);
-    return jit;
-  }
-  if (cuda) {
-    if (llvm::Error err = jit->compileGpuHost(*module, std::move(*tm), level,
-                                              options.optLevel, objectPath))
-      return llvm::createStringError(
-          "JIT compilation failed: " + llvm::toString(std::move(err)) +
-          (diagnostics.empty() ? "" : "\n" + diagnostics));
-  } else {
-    if (!jit->stats_.cacheHit) {
-      auto llvmContext = std::make_unique<llvm::LLVMContext>();
-      std::unique_ptr<llvm::Module> llvmModule =
-          translateModuleToLLVMIR(*module, *llvmContext);
-      if (!llvmModule)
-        return llvm::createStringError("translation to LLVM IR failed:\n" +
-                                       diagnostics);
-      llvmModule->setDataLayout((*tm)->createDataLayout());
-      llvmModule->setTargetTriple((*tm)->getTargetTriple());
-      std::vector<std::string> entries;
-      for (auto &entry : jit->entries_)
-        entries.push_back(entry.first);
-      auto compiled = CpuCode::compileObjects(
-          std::move(llvmModule), std::move(llvmContext), *jtmb, entries,
-          compileWrappersQuickly, codegen);
-      if (!compiled)
-        return llvm::createStringError("JIT compilation failed: " +
-                                       llvm::toString(compiled.takeError()));
-      objects = std::move(*compiled);
-      // A cache that cannot be written only costs the next run a compile.
-      if (cache)
-        llvm::consumeError(cache->store(cacheKey, objects));
-    }
-    if (artifact) {
-      ArtifactManifest manifest = jit->manifestOf(*jtmb, options);
-      // Our own memrefCopy (lib/runtime/abi), not MLIR's runner utilities.
-      std::vector<std::string> artifactLibs = {TLM_ABI_LIBRARY};
-      if (openmp)
-        artifactLibs.push_back(TLM_LIBOMP);
-      if (llvm::Error err = linkArtifact(objects, manifest, *jtmb, artifactLibs,
-                                         options.artifactPath))
-        return std::move(err);
-      if (!options.cpu.empty()) {
-        // Code for another CPU: written, not run here.
-        jit->written_ = std::move(manifest);
-        jit->stats_.codegenMs = msSince(start);
-        return jit;
-      }
-      auto loaded = toLlvm(LoadedArtifact::load(options.artifactPath));
-      if (!loaded)
-        return loaded.takeError();
-      jit->artifact_ = std::move(*loaded);
-    } else {
-      auto code = CpuCode::load(objects, *jtmb, libs);
-      if (!code)
-        return llvm::createStringError("JIT compilation failed: " +
-                                       llvm::toString(code.takeError()));
-      jit->cpu_ = std::move(*code);
-    }
-    jit->stats_.compileThreads =
-        codegen.objectPath.empty() ? codegen.threads : 1;
-  }
+  auto llvmContext = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, *llvmContext);
+  if (!llvmModule)
+    return log.error("translation to LLVM IR failed");
+  llvmModule->setDataLayout((*tm)->createDataLayout());
+  llvmModule->setTargetTriple((*tm)->getTargetTriple());
+  std::vector<std::string> entries;
+  for (auto &entry : entries_)
+    entries.push_back(entry.first);
+  auto objects = CpuCode::compileObjects(
+      std::move(llvmModule), std::move(llvmContext), machine, entries,
+      compileWrappersQuickly, codegen);
+  if (!objects)
+    return llvm::createStringError("JIT compilation failed: " +
+                                   llvm::toString(objects.takeError()));
+  // A cache that cannot be written only costs the next run a compile.
+  if (cache)
+    llvm::consumeError(cache->store(cacheKey, *objects));
+  return objects;
+}
+
+llvm::Error Jit::resolveEntries() {
   // Compiled (and linked) on lookup: resolve every entry now, so compile
   // time is paid (and measured) here rather than in the first call.
-  for (auto &[name, sig] : jit->entries_) {
-    auto fn = cuda             ? jit->engine_->lookupPacked(name)
-              : jit->artifact_ ? toLlvm(jit->artifact_->lookupPacked(name))
-                               : jit->cpu_->lookupPacked(name);
+  for (auto &[name, sig] : entries_) {
+    auto fn = engine_     ? engine_->lookupPacked(name)
+              : artifact_ ? toLlvm(artifact_->lookupPacked(name))
+                          : cpu_->lookupPacked(name);
     if (!fn)
       return llvm::createStringError(
           "JIT compilation of '" + name +
           "' failed: " + llvm::toString(fn.takeError()));
     sig.packed = *fn;
   }
-  if (cuda) {
-    // Run the module constructors now (the engine would at the first call):
-    // they hand every kernel to the driver, whose PTX compilation belongs
-    // to compile time, and whose errors belong here.
-    jit->engine_->initialize();
-    if (Error err = cuda::takeError())
-      return unavailable("loading the GPU kernels failed: " + err.message());
+  return llvm::Error::success();
+}
+
+llvm::Error Jit::startOpenMP(int threads) {
+  if (threads <= 1)
+    return llvm::Error::success();
+  // An artifact's libomp is its own dependency, loaded with it.
+  void *symbol = artifact_
+                     ? artifact_->lookup("omp_set_num_threads")
+                     : llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
+                           "omp_set_num_threads");
+  if (Error err = setOpenMPThreads(symbol, threads))
+    return llvm::createStringError("libomp (" TLM_LIBOMP "): " +
+                                   err.message());
+  return llvm::Error::success();
+}
+
+llvm::Error Jit::compileCpu(ModuleOp module, PassManager &pm,
+                            const llvm::orc::JITTargetMachineBuilder &machine,
+                            const CpuCodegenOptions &codegen,
+                            const JitOptions &options,
+                            const DiagnosticLog &log) {
+  auto objects =
+      cpuObjects(module, pm, machine, codegen, options, options.cacheDir, log);
+  if (!objects)
+    return objects.takeError();
+  auto start = std::chrono::steady_clock::now();
+  // MLIR's C runner utilities (memref.copy of strided views calls
+  // memrefCopy) and, with threads, libomp (the __kmpc_* entry points).
+  static const std::string runnerUtils[] = {TLM_MLIR_C_RUNNER_UTILS,
+                                            TLM_LIBOMP};
+  auto code = CpuCode::load(
+      *objects, machine,
+      llvm::ArrayRef(runnerUtils).take_front(options.threads > 1 ? 2 : 1));
+  if (!code)
+    return llvm::createStringError("JIT compilation failed: " +
+                                   llvm::toString(code.takeError()));
+  cpu_ = std::move(*code);
+  if (llvm::Error err = resolveEntries())
+    return err;
+  stats_.codegenMs = msSince(start);
+  return startOpenMP(options.threads);
+}
+
+llvm::Error
+Jit::writeCpuArtifact(ModuleOp module, PassManager &pm,
+                      const llvm::orc::JITTargetMachineBuilder &machine,
+                      const CpuCodegenOptions &codegen,
+                      const JitOptions &options,
+                      const ArtifactRequest &request, const DiagnosticLog &log) {
+  auto objects = cpuObjects(module, pm, machine, codegen, options,
+                            /*cacheDir=*/"", log);
+  if (!objects)
+    return objects.takeError();
+  auto start = std::chrono::steady_clock::now();
+  ArtifactManifest manifest = manifestOf(machine, options, request);
+  // Our own memrefCopy (lib/runtime/abi), not MLIR's runner utilities.
+  std::vector<std::string> libs = {TLM_ABI_LIBRARY};
+  if (options.threads > 1)
+    libs.push_back(TLM_LIBOMP);
+  if (llvm::Error err =
+          linkArtifact(*objects, manifest, machine, libs, request.path))
+    return err;
+  if (!request.cpu.empty()) {
+    // Code for another CPU: written, not run here.
+    written_ = std::move(manifest);
+    stats_.codegenMs = msSince(start);
+    return llvm::Error::success();
   }
-  jit->stats_.codegenMs = msSince(start);
-  if (objectPath && cuda)
-    jit->engine_->dumpToObjectFile(objectPath);
-  if (openmp) {
-    // An artifact's libomp is its own dependency, loaded with it.
-    void *symbol = jit->artifact_
-                       ? jit->artifact_->lookup("omp_set_num_threads")
-                       : llvm::sys::DynamicLibrary::SearchForAddressOfSymbol(
-                             "omp_set_num_threads");
-    if (Error err = setOpenMPThreads(symbol, options.threads))
-      return llvm::createStringError("libomp (" TLM_LIBOMP "): " +
-                                     err.message());
+  auto loaded = toLlvm(LoadedArtifact::load(request.path));
+  if (!loaded)
+    return loaded.takeError();
+  artifact_ = std::move(*loaded);
+  if (llvm::Error err = resolveEntries())
+    return err;
+  stats_.codegenMs = msSince(start);
+  return startOpenMP(options.threads);
+}
+
+llvm::Error Jit::compileCuda(ModuleOp module, PassManager &pm,
+                             const llvm::orc::JITTargetMachineBuilder &machine,
+                             const JitOptions &options, bool dumpObject,
+                             const DiagnosticLog &log) {
+  auto start = std::chrono::steady_clock::now();
+  if (llvm::Error err = lower(module, pm, options, log))
+    return err;
+  stats_.pipelineMs = msSince(start);
+  start = std::chrono::steady_clock::now();
+  auto tm = llvm::orc::JITTargetMachineBuilder(machine).createTargetMachine();
+  if (!tm)
+    return tm.takeError();
+  if (llvm::Error err =
+          compileGpuHost(module, std::move(*tm), codeGenLevel(options.optLevel),
+                         options.optLevel, dumpObject))
+    return log.error("JIT compilation failed: " +
+                     llvm::toString(std::move(err)));
+  if (llvm::Error err = resolveEntries())
+    return err;
+  // Run the module constructors now (the engine would at the first call):
+  // they hand every kernel to the driver, whose PTX compilation belongs
+  // to compile time, and whose errors belong here.
+  engine_->initialize();
+  if (Error err = cuda::takeError())
+    return unavailable("loading the GPU kernels failed: " + err.message());
+  stats_.codegenMs = msSince(start);
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::unique_ptr<Jit>>
+Jit::build(OwningOpRef<ModuleOp> module, const JitOptions &options,
+           const ArtifactRequest *artifact) {
+  initNativeTarget();
+  std::unique_ptr<Jit> jit(new Jit());
+  jit->stats_.optLevel = options.optLevel;
+  // Each entry's tensor signature, before lowering erases it.
+  jit->recordEntries(*module);
+  bool cuda = options.target == Target::Cuda;
+  jit->onDevice_ = cuda;
+  // CpuCodegen binds the code's allocation functions to this process's.
+  if (!cuda)
+    jit->heap_ = {&tlm_abi_heap_peak, &tlm_abi_heap_reset_peak,
+                  &tlm_abi_heap_set_limit};
+
+  std::vector<std::string> cpuFeatures;
+  auto machine = machineFor(options, artifact, cpuFeatures);
+  if (!machine)
+    return machine.takeError();
+  DiagnosticLog log(module->getContext());
+  PassManager pm(module->getContext());
+  if (llvm::Error err =
+          buildPipeline(pm, options, artifact, cpuFeatures))
+    return std::move(err);
+  if (options.configurePassManager && failed(options.configurePassManager(pm)))
+    return log.error("invalid pass manager options");
+
+  // TLM_JIT_OBJECT=path writes the generated machine code there, to read
+  // with objdump (the JIT's functions have no symbols for perf).
+  const char *objectPath = std::getenv("TLM_JIT_OBJECT");
+  llvm::Error err = llvm::Error::success();
+  if (cuda && artifact) {
+    auto start = std::chrono::steady_clock::now();
+    err = lower(*module, pm, options, log);
+    jit->stats_.pipelineMs = msSince(start);
+    if (!err)
+      err = jit->writeCudaArtifact(*module, *machine, options, *artifact);
+  } else if (cuda) {
+    err = jit->compileCuda(*module, pm, *machine, options, objectPath, log);
+    if (!err && objectPath)
+      jit->engine_->dumpToObjectFile(objectPath);
+  } else {
+    CpuCodegenOptions codegen;
+    codegen.optLevel = options.optLevel;
+    codegen.llvmLoopTransforms = options.llvmLoopTransforms;
+    codegen.threads = options.compileThreads;
+    codegen.outlineLoopSize = options.outlineLoopSize;
+    if (objectPath)
+      codegen.objectPath = objectPath;
+    if (options.threads > 1)
+      prepareOpenMP();
+    err = artifact ? jit->writeCpuArtifact(*module, pm, *machine, codegen,
+                                           options, *artifact, log)
+                   : jit->compileCpu(*module, pm, *machine, codegen, options,
+                                     log);
   }
+  if (err)
+    return std::move(err);
   return jit;
 }
 
@@ -499,14 +607,15 @@ const ArtifactManifest *Jit::artifactManifest() const {
 
 ArtifactManifest
 Jit::manifestOf(const llvm::orc::JITTargetMachineBuilder &machine,
-                const JitOptions &options) const {
+                const JitOptions &options,
+                const ArtifactRequest &request) const {
   ArtifactManifest m;
   m.compiler = compilerIdentity();
   m.triple = machine.getTargetTriple().str();
   m.cpu = machine.getCPU();
   m.features = machine.getFeatures().getString();
   m.threads = options.threads;
-  m.model = options.artifactModel;
+  m.model = request.model;
   for (const auto &[name, sig] : entries_) {
     ArtifactEntry entry;
     entry.name = name;

@@ -66,11 +66,6 @@ struct JitOptions {
   /// Loops of this many LLVM instructions get functions of their own
   /// before the split (CpuCodegenOptions::outlineLoopSize; tests lower it).
   uint64_t outlineLoopSize = 1500;
-  /// An LLVM CPU name to compile for instead of the host (its instruction
-  /// sets, and the strategy's blocking for its vector width); artifacts
-  /// only (JitOptions::artifactPath): the code is written, not loaded, as
-  /// the host may lack those instruction sets.
-  std::string cpu;
   /// f32 lanes of the vectors the CPU code is blocked for (16, 8 or 4);
   /// 0: the host's widest (HostTarget.h). Another width than the host's
   /// still runs, which lets the tests cover every width on any machine.
@@ -100,14 +95,9 @@ struct JitOptions {
 #else
   bool verifyEachPass = true;
 #endif
-  /// When set, the CPU code is linked into a shared library there (an
-  /// ahead-of-time artifact, Artifact.h) and this Jit runs that library;
-  /// `artifactModel` is the model's config (JSON) the artifact records.
-  std::string artifactPath;
-  std::string artifactModel;
-  /// A folder for compiled CPU code (CompileCache.h): a compile whose
-  /// every input matches a stored one links that code instead. Empty: no
-  /// cache (tlm-run passes defaultCacheDir()).
+  /// A folder for compiled CPU code (CompileCache.h): a CPU compile into
+  /// this process whose every input matches a stored one links that code
+  /// instead. Empty: no cache (tlm-run passes defaultCacheDir()).
   std::string cacheDir;
   /// Print the IR after each pass of the pipeline (debugging).
   bool printIR = false;
@@ -116,14 +106,38 @@ struct JitOptions {
   std::function<mlir::LogicalResult(mlir::PassManager &)> configurePassManager;
 };
 
-/// A Program compiled in this process.
+/// A compile whose code leaves the process: an ahead-of-time artifact (a
+/// shared library, Artifact.h).
+struct ArtifactRequest {
+  /// The shared library to write.
+  std::string path;
+  /// The model's config (JSON), which the artifact records.
+  std::string model;
+  /// An LLVM CPU name to compile for instead of the host (its instruction
+  /// sets, and the strategy's blocking for its vector width); CPU only. The
+  /// code is written, not loaded, as the host may lack those instruction
+  /// sets.
+  std::string cpu;
+};
+
+/// A Program compiled in this process. Four cases share one pipeline step
+/// and one CPU code step (with the compile cache): CPU code run here, a
+/// CPU artifact (run here unless it is for another CPU), GPU kernels run
+/// here, a cuda artifact (written only).
 class Jit : public Program {
 public:
-  /// Lowers `module` (in place) and compiles it. On failure the error holds
-  /// the MLIR diagnostics.
+  /// Lowers `module` (in place) and compiles it into this process, from
+  /// the compile cache when it holds this compile. On failure the error
+  /// holds the MLIR diagnostics.
   static llvm::Expected<std::unique_ptr<Jit>>
   compile(mlir::OwningOpRef<mlir::ModuleOp> module,
           const JitOptions &options = {});
+  /// Lowers `module` and writes its code to the artifact `request` names;
+  /// the Jit runs that artifact where the host can (a CPU artifact for the
+  /// host).
+  static llvm::Expected<std::unique_ptr<Jit>>
+  compileArtifact(mlir::OwningOpRef<mlir::ModuleOp> module,
+                  const JitOptions &options, const ArtifactRequest &request);
 
   /// The manifest of the artifact this Jit wrote (and runs, unless it was
   /// written for another CPU), or null.
@@ -133,18 +147,59 @@ public:
   llvm::Error call(llvm::StringRef entry, llvm::ArrayRef<TensorRef> args) const;
 
 private:
+  class DiagnosticLog;
   Jit() = default;
+  static llvm::Expected<std::unique_ptr<Jit>>
+  build(mlir::OwningOpRef<mlir::ModuleOp> module, const JitOptions &options,
+        const ArtifactRequest *artifact);
+  /// Each public function's tensor signature, before lowering erases it.
+  void recordEntries(mlir::ModuleOp module);
+  /// The CPU or GPU pipeline for `options` (and the artifact, if any).
+  static llvm::Error buildPipeline(mlir::PassManager &pm,
+                                   const JitOptions &options,
+                                   const ArtifactRequest *artifact,
+                                   const std::vector<std::string> &cpuFeatures);
+  /// Runs the pipeline; its diagnostics go into the error.
+  static llvm::Error lower(mlir::ModuleOp module, mlir::PassManager &pm,
+                           const JitOptions &options,
+                           const DiagnosticLog &log);
+  /// The shared CPU step: the objects of `module`, from the cache in
+  /// `cacheDir` (if any) or lowered, translated and compiled.
+  llvm::Expected<std::vector<Bytes>>
+  cpuObjects(mlir::ModuleOp module, mlir::PassManager &pm,
+             const llvm::orc::JITTargetMachineBuilder &machine,
+             const CpuCodegenOptions &codegen, const JitOptions &options,
+             const std::string &cacheDir, const DiagnosticLog &log);
+  /// The cases: CPU code loaded here, a CPU artifact, GPU kernels loaded
+  /// here, a cuda artifact.
+  llvm::Error compileCpu(mlir::ModuleOp module, mlir::PassManager &pm,
+                         const llvm::orc::JITTargetMachineBuilder &machine,
+                         const CpuCodegenOptions &codegen,
+                         const JitOptions &options, const DiagnosticLog &log);
+  llvm::Error
+  writeCpuArtifact(mlir::ModuleOp module, mlir::PassManager &pm,
+                   const llvm::orc::JITTargetMachineBuilder &machine,
+                   const CpuCodegenOptions &codegen, const JitOptions &options,
+                   const ArtifactRequest &request, const DiagnosticLog &log);
+  llvm::Error compileCuda(mlir::ModuleOp module, mlir::PassManager &pm,
+                          const llvm::orc::JITTargetMachineBuilder &machine,
+                          const JitOptions &options, bool dumpObject,
+                          const DiagnosticLog &log);
+  /// Every entry's packed function, looked up (and so compiled) now.
+  llvm::Error resolveEntries();
+  /// OpenMP's team size, when the code runs on more than one thread.
+  llvm::Error startOpenMP(int threads);
   /// The GPU pipeline's host module through ExecutionEngine.
   llvm::Error compileGpuHost(mlir::ModuleOp module,
                              std::unique_ptr<llvm::TargetMachine> tm,
                              llvm::CodeGenOptLevel level, unsigned optLevel,
                              bool dumpObject);
-  /// A cuda artifact of the GPU pipeline's output at
-  /// options.artifactPath (written, not loaded).
+  /// A cuda artifact of the GPU pipeline's output at request.path
+  /// (written, not loaded).
   llvm::Error
   writeCudaArtifact(mlir::ModuleOp module,
                     const llvm::orc::JITTargetMachineBuilder &machine,
-                    const JitOptions &options);
+                    const JitOptions &options, const ArtifactRequest &request);
   /// The GPU path's host code (ExecutionEngine runs its module
   /// constructors, which load the kernels), or the CPU code.
   std::unique_ptr<mlir::ExecutionEngine> engine_;
@@ -153,7 +208,8 @@ private:
   /// The manifest of an artifact written for another CPU (not loaded).
   std::optional<ArtifactManifest> written_;
   ArtifactManifest manifestOf(const llvm::orc::JITTargetMachineBuilder &machine,
-                              const JitOptions &options) const;
+                              const JitOptions &options,
+                              const ArtifactRequest &request) const;
 };
 
 } // namespace tlm::runtime

@@ -36,7 +36,8 @@ Session::create(const model::Config &config,
 }
 
 Expected<std::unique_ptr<Program>>
-Session::compileProgram(const model::Config &config, const JitOptions &jit) {
+Session::compileProgram(const model::Config &config, const JitOptions &jit,
+                        const ArtifactRequest *artifact) {
   Expected<std::unique_ptr<Program>> program = makeError("not compiled");
   {
     // Only the compiler needs the context: the machine code does not refer
@@ -50,12 +51,15 @@ Session::compileProgram(const model::Config &config, const JitOptions &jit) {
     model::addGenerationFunctions(*module, config);
     JitOptions jitOptions = jit;
     jitOptions.weightBytes = model::weightBytes(config);
-    jitOptions.artifactModel = model::configToJson(config);
-    auto compiled = fromLlvm(Jit::compile(std::move(module), jitOptions));
+    ArtifactRequest request = artifact ? *artifact : ArtifactRequest();
+    request.model = model::configToJson(config);
+    auto compiled =
+        artifact ? Jit::compileArtifact(std::move(module), jitOptions, request)
+                 : Jit::compile(std::move(module), jitOptions);
     if (compiled)
       program = std::unique_ptr<Program>(std::move(*compiled));
     else
-      program = compiled.takeError();
+      program = fromLlvm(compiled.takeError());
   }
   // The compiler's heap is free now; hand it back to the OS (glibc keeps
   // it otherwise, and it would count on top of the weights).

@@ -22,12 +22,13 @@
 namespace tlm::runtime {
 
 struct JitOptions;
+struct ArtifactRequest;
 
 struct SessionOptions {
   int64_t batch = 1;
   /// The CPU KV cache on huge pages (io::LargeBuffer).
   bool hugePages = true;
-  /// Run this ahead-of-time artifact (JitOptions::artifactPath wrote it)
+  /// Run this ahead-of-time artifact (compileProgram wrote it)
   /// instead of compiling: it must hold the same model, and runs on the
   /// threads it was compiled for.
   std::string artifact;
@@ -55,11 +56,12 @@ public:
   static Expected<std::unique_ptr<Session>>
   compile(const model::Config &config, const SessionOptions &options,
           const JitOptions &jit);
-  /// The model's entries compiled per `jit`, without a session (for
-  /// writing an artifact, which needs no KV cache, nor a GPU for a cuda
-  /// one). The compiler's.
+  /// The model's entries compiled per `jit`, without a session: into this
+  /// process, or into the artifact `artifact` names (which needs no KV
+  /// cache, nor a GPU for a cuda one). The compiler's.
   static Expected<std::unique_ptr<Program>>
-  compileProgram(const model::Config &config, const JitOptions &jit);
+  compileProgram(const model::Config &config, const JitOptions &jit,
+                 const ArtifactRequest *artifact = nullptr);
   /// compile() then setWeights(): `weights` are in model::weightSpecs
   /// order, each a dense f32 tensor of the spec's shape, and must outlive
   /// the session. Also the compiler's.

@@ -32,10 +32,11 @@ model::Config smallConfig() {
 std::string compileArtifact() {
   llvm::SmallString<128> path;
   EXPECT_FALSE(llvm::sys::fs::createTemporaryFile("tlm-capi", "so", path));
-  runtime::JitOptions jit;
-  jit.artifactPath = path.str().str();
-  auto s = runtime::Session::compile(smallConfig(), {}, jit);
-  EXPECT_TRUE(bool(s)) << s.takeError().message();
+  runtime::ArtifactRequest artifact;
+  artifact.path = path.str().str();
+  auto program =
+      runtime::Session::compileProgram(smallConfig(), {}, &artifact);
+  EXPECT_TRUE(bool(program)) << program.takeError().message();
   return path.str().str();
 }
 

@@ -38,9 +38,10 @@ Error runCompile(const Options &o) {
   auto jit = jitOptions(o, *config);
   if (!jit)
     return jit.takeError();
-  jit->artifactPath = o.output;
-  jit->cacheDir.clear();
-  auto program = runtime::Session::compileProgram(*config, *jit);
+  runtime::ArtifactRequest artifact;
+  artifact.path = o.output;
+  artifact.cpu = o.cpu;
+  auto program = runtime::Session::compileProgram(*config, *jit, &artifact);
   if (!program) {
     Error err = program.takeError();
     if (err.kind() == ErrorKind::Unavailable)

@@ -109,7 +109,6 @@ Expected<runtime::JitOptions> jitOptions(const Options &o,
   else
     return flagError("--llvm-loops must be on, off or auto, found '" +
                      o.llvmLoops + "'");
-  j.cpu = o.cpu;
   if (o.lanes == "16" || o.lanes == "8" || o.lanes == "4")
     j.lanes = std::stoi(o.lanes);
   else if (o.lanes != "auto")
