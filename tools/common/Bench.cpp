@@ -30,7 +30,11 @@ std::string MemoryBudget::warning(double peak) const {
   return line;
 }
 
-Error runBench(const Flags &given, const SessionMaker &make) {
+namespace {
+
+/// bench's flags checked, --gen and --prompt-len fitted to the model's
+/// context when not given.
+Expected<Flags> benchFlags(const Flags &given) {
   Flags o = given;
   if (o.promptLen < 1 || o.gen < 0 || o.batch < 1)
     return userError("--prompt-len and --batch must be >= 1, --gen >= 0");
@@ -52,11 +56,75 @@ Error runBench(const Flags &given, const SessionMaker &make) {
                      std::to_string(int64_t(o.promptLen) + o.gen) +
                      ") exceeds context_length (" +
                      std::to_string(config->contextLength) + ")");
-  auto run = setUp(o, {o.batch, o.promptLen, false}, make);
-  if (!run)
-    return run.takeError();
-  runtime::Session &s = *run->session;
-  int64_t vocab = run->config.vocabSize, batch = o.batch;
+  return std::move(o);
+}
+
+/// What the runs measured: tok/s of each, and the activations' memory.
+struct Measured {
+  std::vector<double> prefills, decodes;
+  double activationsMb = 0;
+};
+
+/// Warm-up with the measured shapes: one prefill of the whole prompt and
+/// one decode step, then start over.
+Error warmUp(const Flags &o, Run &run, const std::vector<int64_t> &prompt,
+             std::vector<float> &logits) {
+  // The first step of a size touches its activation memory for the first
+  // time (page faults, ~12 µs per 4 KiB page on this VM kind: ~47 ms of a
+  // 97 ms prefill of 128 tokens on a one-layer d_ff 8192 model); a server
+  // pays that once, not per request.
+  runtime::Session &s = *run.session;
+  if (Error err = s.stepLast(prompt.data(), o.promptLen, logits.data()))
+    return err;
+  if (o.promptLen < run.config.contextLength)
+    if (Error err = s.stepLast(prompt.data(), 1, logits.data()))
+      return err;
+  s.reset();
+  return Error::success();
+}
+
+/// The activations' memory, MiB, once the warm-up has run.
+double activationsMb(const Flags &o, const Run &run, double rssBeforeSteps) {
+  // Activations: the most the warm-up steps added to resident memory (the
+  // logits, the compiled code's temporaries), less the KV cache pages they
+  // touched and, with mmapped weights, the weight pages they read in; both
+  // are counted apart. If loading the weights peaked higher, this
+  // undercounts, which only makes the budget stricter. The KV pages are
+  // asked of the kernel (mincore): on huge pages a row touches 2 MiB.
+  double kvRowsMb = run.session->kvCacheResidentBytes() / 1048576.0;
+  double mappedWeightsMb =
+      o.weightsLoad == "mmap" ? run.weights.bytes() / 1048576.0 : 0.0;
+  return std::max(0.0,
+                  peakRssMb() - rssBeforeSteps - kvRowsMb - mappedWeightsMb);
+}
+
+/// The measured runs: tok/s of each prefill and of its decode steps.
+Error timeRuns(const Flags &o, runtime::Session &s,
+               const std::vector<int64_t> &prompt, std::vector<float> &logits,
+               Measured &m) {
+  // --repeat runs of a prefill then the decode steps, from an empty cache
+  // each: the medians are reported, and the spread (fastest, slowest).
+  int64_t batch = o.batch;
+  std::vector<int64_t> next(batch, 1);
+  for (int r = 0; r < o.repeat; ++r) {
+    s.reset();
+    auto start = Clock::now();
+    if (Error err = s.stepLast(prompt.data(), o.promptLen, logits.data()))
+      return err;
+    m.prefills.push_back(batch * o.promptLen / (msSince(start) / 1000.0));
+    start = Clock::now();
+    for (int i = 0; i < o.gen; ++i)
+      if (Error err = s.stepLast(next.data(), 1, logits.data()))
+        return err;
+    m.decodes.push_back(o.gen ? batch * o.gen / (msSince(start) / 1000.0)
+                              : 0.0);
+  }
+  return Error::success();
+}
+
+/// The warm-up, which measures the activations, then the timed runs.
+Expected<Measured> measure(const Flags &o, Run &run) {
+  int64_t vocab = run.config.vocabSize, batch = o.batch;
   std::vector<int64_t> prompt(batch * o.promptLen);
   for (size_t i = 0; i < prompt.size(); ++i)
     prompt[i] = (i * 7919) % vocab;
@@ -64,115 +132,130 @@ Error runBench(const Flags &given, const SessionMaker &make) {
   // Prefill and decode as generation runs them: each step computes the
   // logits of its last position only.
   std::vector<float> logits(batch * vocab);
-
-  // Warm-up with the measured shapes: one prefill of the whole prompt and
-  // one decode step, then start over. The first step of a size touches its
-  // activation memory for the first time (page faults, ~12 µs per 4 KiB
-  // page on this VM kind: ~47 ms of a 97 ms prefill of 128 tokens on a
-  // one-layer d_ff 8192 model); a server pays that once, not per request.
-  if (Error err = s.stepLast(prompt.data(), o.promptLen, logits.data()))
+  Measured m;
+  if (Error err = warmUp(o, run, prompt, logits))
     return err;
-  if (o.promptLen < run->config.contextLength)
-    if (Error err = s.stepLast(prompt.data(), 1, logits.data()))
-      return err;
-  s.reset();
-  // Activations: the most the warm-up steps added to resident memory (the
-  // logits, the compiled code's temporaries), less the KV cache pages they
-  // touched and, with mmapped weights, the weight pages they read in; both
-  // are counted apart. If loading the weights peaked higher, this
-  // undercounts, which only makes the budget stricter. The KV pages are
-  // asked of the kernel (mincore): on huge pages a row touches 2 MiB.
-  double kvRowsMb = s.kvCacheResidentBytes() / 1048576.0;
-  double mappedWeightsMb =
-      o.weightsLoad == "mmap" ? run->weights.bytes() / 1048576.0 : 0.0;
-  double activationsMb =
-      std::max(0.0, peakRssMb() - rssBeforeSteps - kvRowsMb - mappedWeightsMb);
+  m.activationsMb = activationsMb(o, run, rssBeforeSteps);
+  if (Error err = timeRuns(o, *run.session, prompt, logits, m))
+    return err;
+  return std::move(m);
+}
 
-  // --repeat runs of a prefill then the decode steps, from an empty cache
-  // each: the medians are reported, and the spread (fastest, slowest).
-  std::vector<double> prefills, decodes;
-  std::vector<int64_t> next(batch, 1);
-  for (int r = 0; r < o.repeat; ++r) {
-    s.reset();
-    auto start = Clock::now();
-    if (Error err = s.stepLast(prompt.data(), o.promptLen, logits.data()))
-      return err;
-    prefills.push_back(batch * o.promptLen / (msSince(start) / 1000.0));
-    start = Clock::now();
-    for (int i = 0; i < o.gen; ++i)
-      if (Error err = s.stepLast(next.data(), 1, logits.data()))
-        return err;
-    decodes.push_back(o.gen ? batch * o.gen / (msSince(start) / 1000.0) : 0.0);
-  }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  };
-  double prefillTokS = median(prefills), decodeTokS = median(decodes);
-  double prefillMs = batch * o.promptLen / prefillTokS * 1000.0;
-  auto [prefillLo, prefillHi] =
-      std::minmax_element(prefills.begin(), prefills.end());
-  auto [decodeLo, decodeHi] =
-      std::minmax_element(decodes.begin(), decodes.end());
-  int64_t params = model::parameterCount(run->config);
-  // What one decode step reads of the weights: all of them but the
-  // embedding table, of which one row (unless the LM head is the table).
-  const model::Config &mc = run->config;
+/// The median of `v`.
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/// What one decode step reads of the weights, bytes.
+double stepWeightBytes(const model::Config &mc) {
+  // All of them but the embedding table, of which one row (unless the LM
+  // head is the table).
   double rowBytes =
       double(mc.dModel) * io::dtypeSize(model::storageDType(mc.dtype));
   double stepBytes = double(model::weightBytes(mc));
   if (!mc.tieEmbeddings)
     stepBytes -= (mc.vocabSize - 1) * rowBytes;
-  // A step reads the weights once for all `batch` sequences: the rate of
-  // steps is the aggregate tok/s over the batch.
-  double decodeGBs = stepBytes * (decodeTokS / batch) / 1e9;
-  std::string dtype(model::dtypeName(mc.dtype));
-  // An artifact runs on the threads it was compiled for.
-  const runtime::ArtifactManifest *artifact =
-      run->session->program().artifactManifest();
-  int threads = artifact ? artifact->threads : o.threads;
-  // Where the code runs: a cuda artifact's, whatever --target said.
-  const char *target = run->session->program().onDevice() ? "cuda" : "cpu";
-  // The memory budget (docs/memory.md): one copy of the weights with 20%
-  // to spare, the whole KV cache, the activations, and what the process
-  // held before it read its first input (tlm-run's and libLLVM/libMLIR's
-  // code and relocated data).
-  double weightsMb = run->weights.bytes() / 1048576.0;
-  double kvMb = runtime::Session::kvCacheBytes(run->config, batch) / 1048576.0;
+  return stepBytes;
+}
+
+/// The memory budget (docs/memory.md): one copy of the weights with 20%
+/// to spare, the whole KV cache, the activations, and what the process
+/// held before it read its first input (tlm-run's and libLLVM/libMLIR's
+/// code and relocated data).
+MemoryBudget memoryBudget(const Flags &o, const Run &run,
+                          double activationsMb) {
+  double weightsMb = run.weights.bytes() / 1048576.0;
+  double kvMb = runtime::Session::kvCacheBytes(run.config, o.batch) / 1048576.0;
   // The compiler's high-water mark above the start: LLVM's heap and the
   // code pages of libLLVM/libMLIR it touched. Most of the heap is returned
   // before the weights are read, but not all of it, and the code pages stay.
-  double compileMb = std::max(0.0, run->compilePeakMb - o.startRssMb);
-  MemoryBudget budget{weightsMb, kvMb, activationsMb, o.startRssMb, compileMb};
-  double boundMb = budget.bound();
-  double peakMb = peakRssMb();
-  if (std::string warning = budget.warning(peakMb); !warning.empty())
-    std::fprintf(stderr, "%s\n", warning.c_str());
-  const runtime::CompileStats &stats = run->session->program().stats();
+  double compileMb = std::max(0.0, run.compilePeakMb - o.startRssMb);
+  return MemoryBudget{weightsMb, kvMb, activationsMb, o.startRssMb, compileMb};
+}
+
+/// The compile cache's part in the run: off, hit or miss.
+const char *cacheState(const Flags &o, const char *target,
+                       const runtime::CompileStats &stats) {
   // A hit's compile_ms is the load of the stored code (docs/jit.md).
   // An artifact is not compiled here: no cache is involved.
-  const char *cache =
-      o.noCache || std::string_view(target) == "cuda" || !o.artifact.empty()
-          ? "off"
-      : stats.cacheHit ? "hit"
-                       : "miss";
+  return o.noCache || std::string_view(target) == "cuda" || !o.artifact.empty()
+             ? "off"
+         : stats.cacheHit ? "hit"
+                          : "miss";
+}
 
-  // Decode steps launched as CUDA graphs (--cuda-graphs on), and how many
-  // of them had to instantiate theirs rather than update the last one's.
-  const runtime::cuda::StepGraph *graph = run->session->stepGraph();
-
+/// The compile line: the artifact's load, or the compile's parts.
+std::string compiledLine(const Run &run, bool artifact) {
+  const runtime::CompileStats &stats = run.session->program().stats();
   char compiled[160];
   if (artifact)
     std::snprintf(compiled, sizeof(compiled),
                   "%.1f ms (the artifact loaded; compiled ahead of time)",
-                  run->compileMs);
+                  run.compileMs);
   else
     std::snprintf(compiled, sizeof(compiled),
                   "%.1f ms (MLIR passes %.1f ms, LLVM O%u %.1f ms on %u "
                   "threads)",
-                  run->compileMs, stats.pipelineMs, stats.optLevel,
+                  run.compileMs, stats.pipelineMs, stats.optLevel,
                   stats.codegenMs, stats.compileThreads);
+  return compiled;
+}
+
+/// Everything bench prints but the compile's own figures.
+struct BenchReport {
+  double prefillTokS = 0, decodeTokS = 0, prefillMs = 0;
+  /// The spread over the runs: the slowest and fastest of each.
+  double prefillLo = 0, prefillHi = 0, decodeLo = 0, decodeHi = 0;
+  int64_t params = 0;
+  double stepBytes = 0, decodeGBs = 0;
+  std::string dtype, compiled;
+  int threads = 0;
+  const char *target = "", *cache = "";
+  MemoryBudget budget;
+  double boundMb = 0, peakMb = 0;
+};
+
+/// The report of the measured runs on `run`'s session.
+BenchReport benchReport(const Flags &o, const Run &run, const Measured &m) {
+  BenchReport r;
+  int64_t batch = o.batch;
+  r.prefillTokS = median(m.prefills);
+  r.decodeTokS = median(m.decodes);
+  r.prefillMs = batch * o.promptLen / r.prefillTokS * 1000.0;
+  auto [prefillLo, prefillHi] =
+      std::minmax_element(m.prefills.begin(), m.prefills.end());
+  auto [decodeLo, decodeHi] =
+      std::minmax_element(m.decodes.begin(), m.decodes.end());
+  r.prefillLo = *prefillLo;
+  r.prefillHi = *prefillHi;
+  r.decodeLo = *decodeLo;
+  r.decodeHi = *decodeHi;
+  r.params = model::parameterCount(run.config);
+  r.stepBytes = stepWeightBytes(run.config);
+  // A step reads the weights once for all `batch` sequences: the rate of
+  // steps is the aggregate tok/s over the batch.
+  r.decodeGBs = r.stepBytes * (r.decodeTokS / batch) / 1e9;
+  r.dtype = std::string(model::dtypeName(run.config.dtype));
+  // An artifact runs on the threads it was compiled for.
+  const runtime::ArtifactManifest *artifact =
+      run.session->program().artifactManifest();
+  r.threads = artifact ? artifact->threads : o.threads;
+  // Where the code runs: a cuda artifact's, whatever --target said.
+  r.target = run.session->program().onDevice() ? "cuda" : "cpu";
+  r.budget = memoryBudget(o, run, m.activationsMb);
+  r.boundMb = r.budget.bound();
+  r.peakMb = peakRssMb();
+  r.cache = cacheState(o, r.target, run.session->program().stats());
+  r.compiled = compiledLine(run, artifact != nullptr);
+  return r;
+}
+
+/// The report's lines on stdout, with the spread over --repeat runs.
+void printReport(const Flags &o, const BenchReport &r) {
+  int64_t batch = o.batch;
+  const MemoryBudget &b = r.budget;
   std::printf(
       "config        %s\nparams        %lld\ntarget        %s\nthreads       "
       "%d\ncache         %s\ncompile       %s\n"
@@ -184,43 +267,70 @@ Error runBench(const Flags &given, const SessionMaker &make) {
       "process at start %.1f MB, compile %.1f MB)\nRSS bound     %.1f MB "
       "(1.2 x weights + KV cache + activations + process at start + "
       "compile)\n",
-      (o.config.empty() ? o.artifact : o.config).c_str(), (long long)params,
-      target, threads, cache, compiled, prefillMs, (int)batch, o.promptLen,
-      prefillTokS, decodeTokS,
+      (o.config.empty() ? o.artifact : o.config).c_str(), (long long)r.params,
+      r.target, r.threads, r.cache, r.compiled.c_str(), r.prefillMs, (int)batch,
+      o.promptLen, r.prefillTokS, r.decodeTokS,
       batch > 1 ? formatString(" (all %lld sequences; %.2f each)",
-                               (long long)batch, decodeTokS / batch)
+                               (long long)batch, r.decodeTokS / batch)
                       .c_str()
                 : "",
-      o.gen, dtype.c_str(), stepBytes / 1e6, decodeGBs,
-      peakMb, weightsMb, kvMb, activationsMb, o.startRssMb, compileMb,
-      boundMb);
+      o.gen, r.dtype.c_str(), r.stepBytes / 1e6, r.decodeGBs, r.peakMb,
+      b.weights, b.kvCache, b.activations, o.startRssMb, b.compile, r.boundMb);
   if (o.repeat > 1)
     std::printf("spread        prefill %.1f..%.1f tok/s, decode %.2f..%.2f "
                 "tok/s over %d runs (medians above)\n",
-                *prefillLo, *prefillHi, *decodeLo, *decodeHi, o.repeat);
-  if (o.json)
-    std::printf(
-        "{\"compile_ms\": %.3f, \"pipeline_ms\": %.3f, \"codegen_ms\": %.3f, "
-        "\"prefill_ms\": %.3f, \"prefill_tok_s\": %.3f, "
-        "\"decode_tok_s\": %.3f, \"peak_rss_mb\": %.1f, \"weights_mb\": %.1f, "
-        "\"kv_cache_mb\": %.1f, \"activations_mb\": %.1f, "
-        "\"start_rss_mb\": %.1f, \"compile_mb\": %.1f, "
-        "\"rss_bound_mb\": %.1f, \"params\": %lld, "
-        "\"threads\": %d, \"compile_threads\": %u, \"target\": \"%s\", "
-        "\"cache\": \"%s\", \"cuda_graph_steps\": %lld, "
-        "\"cuda_graph_instantiations\": %lld, \"weights_dtype\": \"%s\", "
-        "\"weight_bytes_per_token\": %.0f, \"decode_gb_s\": %.3f, "
-        "\"batch\": %lld, \"runs\": %d, \"prefill_tok_s_min\": %.3f, "
-        "\"prefill_tok_s_max\": %.3f, \"decode_tok_s_min\": %.3f, "
-        "\"decode_tok_s_max\": %.3f}\n",
-        run->compileMs, stats.pipelineMs, stats.codegenMs, prefillMs,
-        prefillTokS, decodeTokS, peakMb, weightsMb, kvMb, activationsMb,
-        o.startRssMb, compileMb, boundMb, (long long)params, threads,
-        stats.compileThreads, target, cache,
-        (long long)(graph ? graph->launches() : 0),
-        (long long)(graph ? graph->instantiations() : 0), dtype.c_str(),
-        stepBytes, decodeGBs, (long long)batch, o.repeat, *prefillLo,
-        *prefillHi, *decodeLo, *decodeHi);
+                r.prefillLo, r.prefillHi, r.decodeLo, r.decodeHi, o.repeat);
+}
+
+/// The report as one JSON line on stdout (--json).
+void printJson(const Flags &o, const Run &run, const BenchReport &r) {
+  const runtime::CompileStats &stats = run.session->program().stats();
+  // Decode steps launched as CUDA graphs (--cuda-graphs on), and how many
+  // of them had to instantiate theirs rather than update the last one's.
+  const runtime::cuda::StepGraph *graph = run.session->stepGraph();
+  const MemoryBudget &b = r.budget;
+  std::printf(
+      "{\"compile_ms\": %.3f, \"pipeline_ms\": %.3f, \"codegen_ms\": %.3f, "
+      "\"prefill_ms\": %.3f, \"prefill_tok_s\": %.3f, "
+      "\"decode_tok_s\": %.3f, \"peak_rss_mb\": %.1f, \"weights_mb\": %.1f, "
+      "\"kv_cache_mb\": %.1f, \"activations_mb\": %.1f, "
+      "\"start_rss_mb\": %.1f, \"compile_mb\": %.1f, "
+      "\"rss_bound_mb\": %.1f, \"params\": %lld, "
+      "\"threads\": %d, \"compile_threads\": %u, \"target\": \"%s\", "
+      "\"cache\": \"%s\", \"cuda_graph_steps\": %lld, "
+      "\"cuda_graph_instantiations\": %lld, \"weights_dtype\": \"%s\", "
+      "\"weight_bytes_per_token\": %.0f, \"decode_gb_s\": %.3f, "
+      "\"batch\": %lld, \"runs\": %d, \"prefill_tok_s_min\": %.3f, "
+      "\"prefill_tok_s_max\": %.3f, \"decode_tok_s_min\": %.3f, "
+      "\"decode_tok_s_max\": %.3f}\n",
+      run.compileMs, stats.pipelineMs, stats.codegenMs, r.prefillMs,
+      r.prefillTokS, r.decodeTokS, r.peakMb, b.weights, b.kvCache,
+      b.activations, o.startRssMb, b.compile, r.boundMb, (long long)r.params,
+      r.threads, stats.compileThreads, r.target, r.cache,
+      (long long)(graph ? graph->launches() : 0),
+      (long long)(graph ? graph->instantiations() : 0), r.dtype.c_str(),
+      r.stepBytes, r.decodeGBs, (long long)o.batch, o.repeat, r.prefillLo,
+      r.prefillHi, r.decodeLo, r.decodeHi);
+}
+
+} // namespace
+
+Error runBench(const Flags &given, const SessionMaker &make) {
+  auto o = benchFlags(given);
+  if (!o)
+    return o.takeError();
+  auto run = setUp(*o, {o->batch, o->promptLen, false}, make);
+  if (!run)
+    return run.takeError();
+  auto measured = measure(*o, *run);
+  if (!measured)
+    return measured.takeError();
+  BenchReport r = benchReport(*o, *run, *measured);
+  if (std::string warning = r.budget.warning(r.peakMb); !warning.empty())
+    std::fprintf(stderr, "%s\n", warning.c_str());
+  printReport(*o, r);
+  if (o->json)
+    printJson(*o, *run, r);
   return Error::success();
 }
 

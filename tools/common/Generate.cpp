@@ -17,9 +17,9 @@
 #include "lib/runtime/Sampler.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -73,12 +73,7 @@ struct Generator {
         printer.finish();
         std::printf("\n");
         std::fflush(stdout);
-        int signal = stopRequested;
-        return Error::withExitCode(
-            128 + signal, std::string("interrupted by ") +
-                              (signal == SIGINT ? "SIGINT" : "SIGTERM") +
-                              " after " + std::to_string(t.printed) +
-                              " new tokens");
+        return interruptedAfter(std::to_string(t.printed) + " new tokens");
       }
       // A reader that went away (a closed pipe): nothing more to say.
       if (std::ferror(stdout)) {
@@ -131,6 +126,239 @@ struct Generator {
   }
 };
 
+/// What the flags give one generation, checked, before there is a session.
+struct GenerateInputs {
+  runtime::SamplingOptions sampling;
+  GenerateModel model;
+  /// The prompt's ids: empty for --interactive without one.
+  std::vector<int64_t> prompt;
+};
+
+/// The prompt flags and generate's own, then the sampling options, the
+/// model and the prompt, the prompt checked against the config.
+Expected<GenerateInputs> generateInputs(const Flags &f) {
+  int prompts =
+      !f.promptTokens.empty() + !f.prompt.empty() + !f.promptFile.empty();
+  if (prompts > 1 || (prompts == 0 && !f.interactive))
+    return userError("give exactly one of --prompt-tokens, --prompt, "
+                     "--prompt-file and --prompts-file");
+  if (Error err = checkGenerateFlags(f))
+    return err;
+  GenerateInputs in;
+  auto sampling = samplingOptions(f);
+  if (!sampling)
+    return sampling.takeError();
+  in.sampling = *sampling;
+  auto text = promptText(f);
+  if (!text)
+    return text.takeError();
+  auto model = loadGenerateModel(f);
+  if (!model)
+    return model.takeError();
+  in.model = std::move(*model);
+  auto ids = promptIds(f, *text, in.model.tokenizer.get());
+  if (!ids)
+    return ids.takeError();
+  in.prompt = std::move(*ids);
+  if (!in.prompt.empty()) {
+    Tokens prompt{in.prompt, 1, static_cast<int64_t>(in.prompt.size())};
+    if (Error err = checkTokens(prompt, in.model.config))
+      return err;
+  }
+  return std::move(in);
+}
+
+/// With --echo, the prompt on stdout ahead of its continuation.
+Error echoPrompt(const Flags &f, const std::vector<int64_t> &ids,
+                 const io::Tokenizer *tokenizer) {
+  if (!f.echo || ids.empty())
+    return Error::success();
+  // The continuation follows on the same line: text from the last prompt
+  // id on, or ids after a space.
+  auto echo = promptEcho(ids, tokenizer);
+  if (!echo)
+    return echo.takeError();
+  std::fwrite(echo->data(), 1, echo->size(), stdout);
+  return Error::success();
+}
+
+/// What the summary counts over every turn.
+struct Totals {
+  /// The new tokens and decode steps of every turn, and the last one's stop.
+  Turn turns;
+  int64_t promptTokens = 0;
+  double prefillMs = 0, decodeMs = 0;
+  /// When the first turn began.
+  Clock::time_point start = Clock::now();
+};
+
+/// Reads stdin a whole line at a time however long (a fixed buffer would
+/// split a line into turns).
+class LineReader {
+public:
+  LineReader() = default;
+  LineReader(const LineReader &) = delete;
+  LineReader &operator=(const LineReader &) = delete;
+  ~LineReader() { std::free(line_); }
+
+  /// The next line without its line ending, or nothing at the end of file.
+  std::optional<std::string> read() {
+    ssize_t length = ::getline(&line_, &capacity_, stdin);
+    if (length < 0)
+      return std::nullopt;
+    std::string text(line_, size_t(length));
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
+      text.pop_back();
+    return text;
+  }
+
+private:
+  char *line_ = nullptr;
+  size_t capacity_ = 0;
+};
+
+/// The ids of the next line of stdin that has any (--interactive), after
+/// the last turn's `unfed` token; empty at the end of the input.
+Expected<std::vector<int64_t>> nextLine(LineReader &lines,
+                                        const io::Tokenizer *tokenizer,
+                                        bool first, int64_t unfed) {
+  while (std::optional<std::string> text = lines.read()) {
+    if (text->empty())
+      continue;
+    std::vector<int64_t> ids;
+    if (tokenizer) {
+      ids = tokenizer->encode(*text, first && tokenizer->bos() >= 0);
+    } else {
+      auto parsed = parseIds("interactive", *text);
+      if (!parsed)
+        return parsed.takeError();
+      ids = std::move(*parsed);
+    }
+    if (ids.empty())
+      continue;
+    // The last turn's final token, printed but not yet in the cache: the
+    // model reads on from everything it printed.
+    if (unfed >= 0)
+      ids.insert(ids.begin(), unfed);
+    return std::move(ids);
+  }
+  return std::vector<int64_t>();
+}
+
+/// One turn: `ids` into the cache, then the continuation printed and its
+/// line ended; counted in `totals`.
+Expected<Turn> promptTurn(Generator &g, const std::vector<int64_t> &ids,
+                          Totals &totals) {
+  const Flags &f = g.f;
+  Tokens turnIds{ids, 1, static_cast<int64_t>(ids.size())};
+  turnIds.seq = g.run.session->position() + int64_t(ids.size());
+  if (Error err = checkTokens(turnIds, g.run.config))
+    return err;
+  auto stepStart = Clock::now();
+  Phase prefill(!f.quiet, f.json, "prefill",
+                formatString("prefill of %zu tokens", ids.size()));
+  auto sampled = g.feed(ids);
+  if (!sampled)
+    return sampled.takeError();
+  double stepMs = msSince(stepStart);
+  totals.prefillMs += stepMs;
+  prefill.done(formatString("prefill: %zu tokens (%.1f tok/s)", ids.size(),
+                            ids.size() / (stepMs / 1000)),
+               formatString("\"tokens\": %zu, \"tok_s\": %.1f", ids.size(),
+                            ids.size() / (stepMs / 1000)));
+  totals.promptTokens += ids.size();
+  auto decodeStart = Clock::now();
+  auto t = g.turn(*sampled, ids.back());
+  if (!t)
+    return t.takeError();
+  totals.decodeMs += msSince(decodeStart);
+  std::printf("\n");
+  std::fflush(stdout);
+  totals.turns.printed += t->printed;
+  totals.turns.steps += t->steps;
+  totals.turns.stop = t->stop;
+  return t;
+}
+
+/// Notes on stderr (unless --quiet) a turn that ended at the
+/// end-of-sequence token or the context's end; true at the context's end,
+/// where no turn can follow.
+bool noteStop(const Flags &f, const Run &run, const Turn &t) {
+  if (!f.quiet && t.stop == Stop::Eos)
+    std::fprintf(stderr,
+                 "note: stopped at the end-of-sequence token after %d new "
+                 "tokens\n",
+                 t.printed);
+  if (t.stop != Stop::Context)
+    return false;
+  if (!f.quiet)
+    std::fprintf(stderr,
+                 "note: stopped at context_length (%lld) after %d new "
+                 "tokens\n",
+                 (long long)run.config.contextLength, t.printed);
+  return true;
+}
+
+/// One turn per prompt: the flags' one, then (interactive) each line of
+/// stdin, until the input, the context or the reader of stdout ends.
+Error runTurns(Generator &g, std::vector<int64_t> next, Totals &totals) {
+  LineReader lines;
+  bool first = true;
+  int64_t unfed = -1;
+  while (true) {
+    if (next.empty()) {
+      if (!g.f.interactive)
+        break;
+      auto line = nextLine(lines, g.tokenizer, first, unfed);
+      if (!line)
+        return line.takeError();
+      if (line->empty())
+        break;
+      next = std::move(*line);
+    }
+    auto t = promptTurn(g, next, totals);
+    if (!t)
+      return t.takeError();
+    unfed = t->unfed;
+    next.clear();
+    first = false;
+    if (t->stop == Stop::Reader || noteStop(g.f, g.run, *t))
+      break;
+  }
+  return Error::success();
+}
+
+/// The summary on stderr, and its JSON line with --json.
+void reportGenerate(const Flags &f, const Run &run, const Totals &totals) {
+  double totalMs = msSince(totals.start);
+  double decodeMs = totals.decodeMs, prefillMs = totals.prefillMs;
+  int64_t promptTokens = totals.promptTokens;
+  // The first token is sampled from the prompt step's logits: it is there
+  // after the prefill (and the weights, and the compile).
+  double decodeTokS =
+      totals.turns.steps > 0 ? totals.turns.steps / (decodeMs / 1000.0) : 0;
+  double prefillTokS =
+      promptTokens > 0 ? promptTokens / (prefillMs / 1000.0) : 0;
+  double firstMs = run.compileMs + run.weightsMs + prefillMs;
+  std::fprintf(stderr,
+               "generated %d tokens in %.1f ms (%.1f tok/s decode); prompt "
+               "%lld tokens in %.1f ms (%.1f tok/s); compile %.1f ms, "
+               "weights %.1f ms, first token after %.1f ms\n",
+               totals.turns.printed, totalMs, decodeTokS,
+               (long long)promptTokens, prefillMs, prefillTokS, run.compileMs,
+               run.weightsMs, firstMs);
+  if (f.json)
+    std::fprintf(stderr,
+                 "{\"tokens\": %d, \"prompt_tokens\": %lld, "
+                 "\"compile_ms\": %.3f, \"weights_ms\": %.3f, "
+                 "\"prefill_ms\": %.3f, \"prefill_tok_s\": %.3f, "
+                 "\"first_token_ms\": %.3f, \"decode_tok_s\": %.3f, "
+                 "\"stopped_at_eos\": %s}\n",
+                 totals.turns.printed, (long long)promptTokens, run.compileMs,
+                 run.weightsMs, prefillMs, prefillTokS, firstMs, decodeTokS,
+                 totals.turns.stop == Stop::Eos ? "true" : "false");
+}
+
 } // namespace
 
 Error checkGenerateFlags(const Flags &f) {
@@ -181,177 +409,38 @@ Expected<std::vector<int64_t>> stopTokenIds(const Flags &f) {
 Error runGenerate(const Flags &f, const SessionMaker &make) {
   if (!f.promptsFile.empty() || f.batch != 1)
     return runGenerateBatch(f, make);
-  int prompts =
-      !f.promptTokens.empty() + !f.prompt.empty() + !f.promptFile.empty();
-  if (prompts > 1 || (prompts == 0 && !f.interactive))
-    return userError("give exactly one of --prompt-tokens, --prompt, "
-                     "--prompt-file and --prompts-file");
-  if (Error err = checkGenerateFlags(f))
-    return err;
-  auto sampling = samplingOptions(f);
-  if (!sampling)
-    return sampling.takeError();
-  auto text = promptText(f);
-  if (!text)
-    return text.takeError();
-  auto stopTokens = stopTokenIds(f);
-  if (!stopTokens)
-    return stopTokens.takeError();
-  auto config = loadConfig(f);
-  if (!config)
-    return config.takeError();
-  auto loaded = generateTokenizer(f, *config);
-  if (!loaded)
-    return loaded.takeError();
-  std::unique_ptr<io::Tokenizer> tokenizer = std::move(*loaded);
-  auto ids = promptIds(f, *text, tokenizer.get());
-  if (!ids)
-    return ids.takeError();
-  if (!ids->empty()) {
-    Tokens prompt{*ids, 1, static_cast<int64_t>(ids->size())};
-    if (Error err = checkTokens(prompt, *config))
-      return err;
-  }
+  auto in = generateInputs(f);
+  if (!in)
+    return in.takeError();
   // Interactive lines are prefilled as they come: any length up to the
   // context.
-  int64_t longestStep = f.interactive ? config->contextLength
-                                      : std::max<int64_t>(1, ids->size());
+  int64_t longestStep = f.interactive ? in->model.config.contextLength
+                                      : std::max<int64_t>(1, in->prompt.size());
   auto run = setUp(f, {1, longestStep, false}, make);
   if (!run)
     return run.takeError();
+  const io::Tokenizer *tokenizer = in->model.tokenizer.get();
   // A vocabulary padded past the tokenizer's: the padding rows are never
   // sampled (docs/tlm-run.md#generate).
   if (tokenizer)
-    sampling->vocabLimit = tokenizer->vocabSize();
-  runtime::Sampler sampler(*sampling);
+    in->sampling.vocabLimit = tokenizer->vocabSize();
+  runtime::Sampler sampler(in->sampling);
   Generator g{f,
               *run,
-              tokenizer.get(),
+              tokenizer,
               sampler,
-              std::set<int64_t>(stopTokens->begin(), stopTokens->end()),
+              std::move(in->model.stopTokens),
               std::vector<float>(run->config.vocabSize)};
   StopOnSignal stopOnSignal;
-  if (f.echo && !ids->empty()) {
-    // The continuation follows on the same line: text from the last prompt
-    // id on, or ids after a space.
-    auto echo = promptEcho(*ids, tokenizer.get());
-    if (!echo)
-      return echo.takeError();
-    std::fwrite(echo->data(), 1, echo->size(), stdout);
-  }
-
-  // One turn per prompt: the flags' one, then (interactive) each line.
-  Turn total;
-  int64_t promptTokens = 0;
-  double prefillMs = 0, decodeMs = 0;
-  auto start = Clock::now();
-  std::vector<int64_t> next = *ids;
-  bool first = true;
-  int64_t unfed = -1;
-  // A whole line however long (a fixed buffer would split it into turns).
-  char *line = nullptr;
-  size_t lineCapacity = 0;
-  std::unique_ptr<char, decltype(&std::free)> lineOwner(nullptr, &std::free);
-  while (true) {
-    if (next.empty()) {
-      if (!f.interactive)
-        break;
-      ssize_t length = ::getline(&line, &lineCapacity, stdin);
-      lineOwner.release();
-      lineOwner.reset(line);
-      if (length < 0)
-        break;
-      std::string text(line, size_t(length));
-      while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
-        text.pop_back();
-      if (text.empty())
-        continue;
-      if (tokenizer) {
-        next = tokenizer->encode(text, first && tokenizer->bos() >= 0);
-      } else {
-        auto parsed = parseIds("interactive", text);
-        if (!parsed)
-          return parsed.takeError();
-        next = std::move(*parsed);
-      }
-      if (next.empty())
-        continue;
-      // The last turn's final token, printed but not yet in the cache: the
-      // model reads on from everything it printed.
-      if (unfed >= 0)
-        next.insert(next.begin(), unfed);
-    }
-    Tokens turnIds{next, 1, static_cast<int64_t>(next.size())};
-    turnIds.seq = run->session->position() + int64_t(next.size());
-    if (Error err = checkTokens(turnIds, run->config))
-      return err;
-    auto stepStart = Clock::now();
-    Phase prefill(!f.quiet, f.json, "prefill",
-                  formatString("prefill of %zu tokens", next.size()));
-    auto sampled = g.feed(next);
-    if (!sampled)
-      return sampled.takeError();
-    double stepMs = msSince(stepStart);
-    prefillMs += stepMs;
-    prefill.done(formatString("prefill: %zu tokens (%.1f tok/s)", next.size(),
-                              next.size() / (stepMs / 1000)),
-                 formatString("\"tokens\": %zu, \"tok_s\": %.1f",
-                              next.size(), next.size() / (stepMs / 1000)));
-    promptTokens += next.size();
-    auto decodeStart = Clock::now();
-    auto t = g.turn(*sampled, next.back());
-    if (!t)
-      return t.takeError();
-    decodeMs += msSince(decodeStart);
-    std::printf("\n");
-    std::fflush(stdout);
-    total.printed += t->printed;
-    total.steps += t->steps;
-    total.stop = t->stop;
-    unfed = t->unfed;
-    next.clear();
-    first = false;
-    if (t->stop == Stop::Reader)
-      return Error::success();
-    if (!f.quiet && t->stop == Stop::Eos)
-      std::fprintf(stderr,
-                   "note: stopped at the end-of-sequence token after %d new "
-                   "tokens\n",
-                   t->printed);
-    if (t->stop == Stop::Context) {
-      if (!f.quiet)
-        std::fprintf(stderr,
-                     "note: stopped at context_length (%lld) after %d new "
-                     "tokens\n",
-                     (long long)run->config.contextLength, t->printed);
-      break;
-    }
-  }
-  if (f.quiet)
+  if (Error err = echoPrompt(f, in->prompt, tokenizer))
+    return err;
+  Totals totals;
+  if (Error err = runTurns(g, in->prompt, totals))
+    return err;
+  // A reader of stdout that went away hears nothing more: no summary.
+  if (f.quiet || totals.turns.stop == Stop::Reader)
     return Error::success();
-  double totalMs = msSince(start);
-  // The first token is sampled from the prompt step's logits: it is there
-  // after the prefill (and the weights, and the compile).
-  double decodeTokS = total.steps > 0 ? total.steps / (decodeMs / 1000.0) : 0;
-  double prefillTokS =
-      promptTokens > 0 ? promptTokens / (prefillMs / 1000.0) : 0;
-  double firstMs = run->compileMs + run->weightsMs + prefillMs;
-  std::fprintf(stderr,
-               "generated %d tokens in %.1f ms (%.1f tok/s decode); prompt "
-               "%lld tokens in %.1f ms (%.1f tok/s); compile %.1f ms, "
-               "weights %.1f ms, first token after %.1f ms\n",
-               total.printed, totalMs, decodeTokS, (long long)promptTokens,
-               prefillMs, prefillTokS, run->compileMs, run->weightsMs, firstMs);
-  if (f.json)
-    std::fprintf(stderr,
-                 "{\"tokens\": %d, \"prompt_tokens\": %lld, "
-                 "\"compile_ms\": %.3f, \"weights_ms\": %.3f, "
-                 "\"prefill_ms\": %.3f, \"prefill_tok_s\": %.3f, "
-                 "\"first_token_ms\": %.3f, \"decode_tok_s\": %.3f, "
-                 "\"stopped_at_eos\": %s}\n",
-                 total.printed, (long long)promptTokens, run->compileMs,
-                 run->weightsMs, prefillMs, prefillTokS, firstMs, decodeTokS,
-                 total.stop == Stop::Eos ? "true" : "false");
+  reportGenerate(f, *run, totals);
   return Error::success();
 }
 

@@ -11,8 +11,9 @@
 // step feeds every sequence's last token at its own position. A sequence
 // that ends (--max-new-tokens, its end-of-sequence token, a stop token or
 // string, the context) keeps a place in the batch but is cut to nothing,
-// so it costs no attention and never reaches the context. Each sequence's text is collected and printed at
-// the end, in the order of the prompts, as `[i] text`.
+// so it costs no attention and never reaches the context. Each sequence's
+// text is collected and printed at the end, in the order of the prompts, as
+// `[i] text`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -94,9 +95,9 @@ struct Sequence {
   bool stoppedByString = false;
 };
 
-} // namespace
-
-Error runGenerateBatch(const Flags &f, const SessionMaker &make) {
+/// --batch and the prompt flags checked against each other, then
+/// generate's own flags.
+Error checkBatchFlags(const Flags &f) {
   if (f.batch < 1)
     return userError("--batch must be >= 1, found " + std::to_string(f.batch));
   if (!f.promptsFile.empty() && f.batch != 1)
@@ -110,106 +111,156 @@ Error runGenerateBatch(const Flags &f, const SessionMaker &make) {
   if (f.interactive)
     return userError("--interactive continues one sequence; it takes neither "
                      "--batch nor --prompts-file");
-  if (Error err = checkGenerateFlags(f))
-    return err;
+  return checkGenerateFlags(f);
+}
+
+/// What the flags give the batch, checked, before there is a session.
+struct BatchInputs {
+  runtime::SamplingOptions sampling;
+  GenerateModel model;
+  std::vector<std::vector<int64_t>> prompts;
+  /// The longest prompt's length: the prefill step's.
+  int64_t longest = 0;
+};
+
+/// The sampling options, the model and the prompts, each prompt checked
+/// against the config.
+Expected<BatchInputs> batchInputs(const Flags &f) {
+  BatchInputs in;
   auto sampling = samplingOptions(f);
   if (!sampling)
     return sampling.takeError();
-  auto stopIds = stopTokenIds(f);
-  if (!stopIds)
-    return stopIds.takeError();
-  std::set<int64_t> stopTokens(stopIds->begin(), stopIds->end());
-  auto config = loadConfig(f);
-  if (!config)
-    return config.takeError();
-  auto tokenizer = generateTokenizer(f, *config);
-  if (!tokenizer)
-    return tokenizer.takeError();
-  const io::Tokenizer *tok = tokenizer->get();
-  auto promptList = batchPrompts(f, tok);
-  if (!promptList)
-    return promptList.takeError();
-  int64_t batch = promptList->size(), longest = 0;
-  for (const std::vector<int64_t> &ids : *promptList) {
-    if (Error err = checkTokens({ids, 1, int64_t(ids.size())}, *config))
+  in.sampling = *sampling;
+  auto model = loadGenerateModel(f);
+  if (!model)
+    return model.takeError();
+  in.model = std::move(*model);
+  auto prompts = batchPrompts(f, in.model.tokenizer.get());
+  if (!prompts)
+    return prompts.takeError();
+  in.prompts = std::move(*prompts);
+  for (const std::vector<int64_t> &ids : in.prompts) {
+    if (Error err = checkTokens({ids, 1, int64_t(ids.size())}, in.model.config))
       return err;
-    longest = std::max<int64_t>(longest, ids.size());
+    in.longest = std::max<int64_t>(in.longest, ids.size());
   }
-  auto run = setUp(f, {batch, longest, /*everyPosition=*/true}, make);
-  if (!run)
-    return run.takeError();
-  runtime::Session &s = *run->session;
-  if (s.program().onDevice())
-    return userError("--prompts-file and --batch run on the CPU only (a GPU "
-                     "session keeps one position for the whole batch)");
-  int64_t vocab = run->config.vocabSize;
-  if (tok)
-    sampling->vocabLimit = tok->vocabSize();
+  return std::move(in);
+}
 
-  // Each sequence samples from a stream of its own: copies of one prompt
-  // from seeds seed, seed + 1, ...; different prompts from the same seed,
-  // so each gives the text it gives alone.
-  std::vector<Sequence> seqs(batch);
-  for (int64_t b = 0; b < batch; ++b) {
-    runtime::SamplingOptions o = *sampling;
-    if (f.promptsFile.empty())
-      o.seed += b;
-    seqs[b].sampler = std::make_unique<runtime::Sampler>(o);
-    const std::vector<int64_t> &ids = (*promptList)[b];
-    for (int64_t id : ids)
-      seqs[b].sampler->observe(id);
-    seqs[b].printer = std::make_unique<Printer>(tok, ids.back(), f.stops,
-                                                &seqs[b].text);
-    if (f.echo) {
-      auto echo = promptEcho(ids, tok);
-      if (!echo)
-        return echo.takeError();
-      seqs[b].text = std::move(*echo);
-    }
-  }
+/// The batch in its session, step by step: the sequences, and what the
+/// summary counts.
+struct BatchDecoder {
+  BatchDecoder(const Flags &f, Run &run, const BatchInputs &in)
+      : f(f), run(run), in(in), tok(in.model.tokenizer.get()),
+        batch(in.prompts.size()), vocab(run.config.vocabSize), seqs(batch) {}
 
-  // The prompts in one step, right-padded (with id 0) to the longest.
-  StopOnSignal stopOnSignal;
+  const Flags &f;
+  Run &run;
+  const BatchInputs &in;
+  const io::Tokenizer *tok;
+  int64_t batch, vocab;
+  std::vector<Sequence> seqs;
+  std::vector<float> logits;
+  /// Each step's input: every sequence's last token.
+  std::vector<int64_t> stepIds;
   int64_t promptTokens = 0;
-  std::vector<int64_t> padded(batch * longest, 0);
-  for (int64_t b = 0; b < batch; ++b) {
-    const std::vector<int64_t> &ids = (*promptList)[b];
-    std::copy(ids.begin(), ids.end(), padded.begin() + b * longest);
-    promptTokens += ids.size();
+  double prefillMs = 0, decodeMs = 0;
+  int steps = 0, generated = 0;
+
+  /// Each sequence's sampler, which has seen its prompt, and its printer;
+  /// with --echo its text begins with the prompt.
+  Error start() {
+    // Each sequence samples from a stream of its own: copies of one prompt
+    // from seeds seed, seed + 1, ...; different prompts from the same seed,
+    // so each gives the text it gives alone.
+    for (int64_t b = 0; b < batch; ++b) {
+      runtime::SamplingOptions o = in.sampling;
+      if (f.promptsFile.empty())
+        o.seed += b;
+      seqs[b].sampler = std::make_unique<runtime::Sampler>(o);
+      const std::vector<int64_t> &ids = in.prompts[b];
+      for (int64_t id : ids)
+        seqs[b].sampler->observe(id);
+      seqs[b].printer =
+          std::make_unique<Printer>(tok, ids.back(), f.stops, &seqs[b].text);
+      if (f.echo) {
+        auto echo = promptEcho(ids, tok);
+        if (!echo)
+          return echo.takeError();
+        seqs[b].text = std::move(*echo);
+      }
+    }
+    return Error::success();
   }
-  auto start = Clock::now();
-  Phase prefill(!f.quiet, f.json, "prefill",
+
+  /// The prompts in one step, right-padded (with id 0) to the longest, and
+  /// each sequence's first token.
+  Error prefill() {
+    int64_t longest = in.longest;
+    std::vector<int64_t> padded(batch * longest, 0);
+    for (int64_t b = 0; b < batch; ++b) {
+      const std::vector<int64_t> &ids = in.prompts[b];
+      std::copy(ids.begin(), ids.end(), padded.begin() + b * longest);
+      promptTokens += ids.size();
+    }
+    auto start = Clock::now();
+    Phase phase(!f.quiet, f.json, "prefill",
                 formatString("prefill of %lld prompts (%lld tokens)",
                              (long long)batch, (long long)promptTokens));
-  std::vector<float> logits(batch * longest * vocab);
-  if (Error err = s.step(padded.data(), longest, logits.data()))
-    return err;
-  for (int64_t b = 0; b < batch; ++b) {
-    int64_t length = (*promptList)[b].size();
-    const float *row = logits.data() + (b * longest + length - 1) * vocab;
-    if (Error err = checkFinite(*run, row, vocab))
+    logits.resize(batch * longest * vocab);
+    if (Error err = run.session->step(padded.data(), longest, logits.data()))
       return err;
-    if (Error err = s.truncate(b, length))
+    if (Error err = sampleFirst())
       return err;
-    seqs[b].next = seqs[b].sampler->sample(row, vocab);
-    seqs[b].sampler->observe(seqs[b].next);
-  }
-  double prefillMs = msSince(start);
-  prefill.done(formatString("prefill: %lld tokens (%.1f tok/s)",
+    prefillMs = msSince(start);
+    phase.done(formatString("prefill: %lld tokens (%.1f tok/s)",
                             (long long)promptTokens,
                             promptTokens / (prefillMs / 1000)),
                formatString("\"tokens\": %lld, \"tok_s\": %.1f",
                             (long long)promptTokens,
                             promptTokens / (prefillMs / 1000)));
+    return Error::success();
+  }
 
-  // One token of every sequence per step, until each has ended.
-  auto decodeStart = Clock::now();
-  int steps = 0, generated = 0;
-  std::vector<int64_t> ids(batch);
-  logits.resize(batch * vocab);
-  while (true) {
-    if (stopRequested)
-      break;
+  /// After the prefill: each sequence cut back to its own length, its first
+  /// token sampled from the row of its last prompt token.
+  Error sampleFirst() {
+    int64_t longest = in.longest;
+    for (int64_t b = 0; b < batch; ++b) {
+      int64_t length = in.prompts[b].size();
+      const float *row = logits.data() + (b * longest + length - 1) * vocab;
+      if (Error err = checkFinite(run, row, vocab))
+        return err;
+      if (Error err = run.session->truncate(b, length))
+        return err;
+      seqs[b].next = seqs[b].sampler->sample(row, vocab);
+      seqs[b].sampler->observe(seqs[b].next);
+    }
+    return Error::success();
+  }
+
+  /// One token of every sequence per step, until each has ended or a
+  /// signal asks to stop.
+  Error decode() {
+    auto decodeStart = Clock::now();
+    stepIds.resize(batch);
+    logits.resize(batch * vocab);
+    while (!stopRequested) {
+      auto going = printNext();
+      if (!going)
+        return going.takeError();
+      if (!*going)
+        break;
+      if (Error err = step())
+        return err;
+    }
+    decodeMs = msSince(decodeStart);
+    return Error::success();
+  }
+
+  /// Ends the sequences that their next token ends, and prints the next
+  /// token of the others: true while any of them goes on.
+  Expected<bool> printNext() {
     bool any = false;
     for (int64_t b = 0; b < batch; ++b) {
       Sequence &q = seqs[b];
@@ -217,7 +268,7 @@ Error runGenerateBatch(const Flags &f, const SessionMaker &make) {
         continue;
       if (q.printed == f.maxNewTokens ||
           (tok && q.next == tok->eos() && !f.ignoreEos) ||
-          stopTokens.count(q.next)) {
+          in.model.stopTokens.count(q.next)) {
         q.done = true;
         continue;
       }
@@ -228,18 +279,23 @@ Error runGenerateBatch(const Flags &f, const SessionMaker &make) {
       ++generated;
       q.stoppedByString = *stopped;
       q.done = *stopped || q.printed == f.maxNewTokens ||
-               s.position(b) >= run->config.contextLength;
+               run.session->position(b) >= run.config.contextLength;
       any = any || !q.done;
     }
-    if (!any)
-      break;
+    return any;
+  }
+
+  /// One decode step of every sequence's last token, and the next token of
+  /// each sequence still going.
+  Error step() {
+    runtime::Session &s = *run.session;
     for (int64_t b = 0; b < batch; ++b) {
-      ids[b] = seqs[b].done ? 0 : seqs[b].next;
+      stepIds[b] = seqs[b].done ? 0 : seqs[b].next;
       if (seqs[b].done)
         if (Error err = s.truncate(b, 0))
           return err;
     }
-    if (Error err = s.stepLast(ids.data(), 1, logits.data()))
+    if (Error err = s.stepLast(stepIds.data(), 1, logits.data()))
       return err;
     ++steps;
     for (int64_t b = 0; b < batch; ++b) {
@@ -252,49 +308,82 @@ Error runGenerateBatch(const Flags &f, const SessionMaker &make) {
         continue;
       }
       const float *row = logits.data() + b * vocab;
-      if (Error err = checkFinite(*run, row, vocab))
+      if (Error err = checkFinite(run, row, vocab))
         return err;
       q.next = q.sampler->sample(row, vocab);
       q.sampler->observe(q.next);
     }
-  }
-  double decodeMs = msSince(decodeStart);
-  for (int64_t b = 0; b < batch; ++b) {
-    if (!seqs[b].stoppedByString)
-      seqs[b].printer->finish();
-    std::printf("[%lld] %s\n", (long long)b, seqs[b].text.c_str());
-  }
-  std::fflush(stdout);
-  if (stopRequested)
-    return Error::withExitCode(
-        128 + stopRequested,
-        std::string("interrupted by ") +
-            (stopRequested == SIGINT ? "SIGINT" : "SIGTERM") + " after " +
-            std::to_string(steps) + " steps");
-  if (f.quiet)
     return Error::success();
-  // Each step after the first tokens decodes every sequence still going:
-  // the rate counts their tokens (the first tokens came from the prefill).
-  int decoded = generated - int(std::count_if(
-                                    seqs.begin(), seqs.end(),
-                                    [](const Sequence &q) { return q.printed; }));
-  double decodeTokS = steps > 0 ? decoded / (decodeMs / 1000.0) : 0;
-  std::fprintf(stderr,
-               "generated %d tokens for %lld sequences in %.1f ms (%.1f tok/s "
-               "decode, all sequences; %d steps); prompts %lld tokens in %.1f "
-               "ms (%.1f tok/s); compile %.1f ms, weights %.1f ms\n",
-               generated, (long long)batch, prefillMs + decodeMs, decodeTokS,
-               steps, (long long)promptTokens, prefillMs,
-               promptTokens / (prefillMs / 1000.0), run->compileMs,
-               run->weightsMs);
-  if (f.json)
-    std::fprintf(stderr,
-                 "{\"tokens\": %d, \"sequences\": %lld, \"steps\": %d, "
-                 "\"prompt_tokens\": %lld, \"prefill_ms\": %.3f, "
-                 "\"decode_tok_s\": %.3f, \"compile_ms\": %.3f, "
-                 "\"weights_ms\": %.3f}\n",
-                 generated, (long long)batch, steps, (long long)promptTokens,
-                 prefillMs, decodeTokS, run->compileMs, run->weightsMs);
+  }
+
+  /// Each sequence's text, in the order of the prompts, as `[i] text`.
+  void printTexts() {
+    for (int64_t b = 0; b < batch; ++b) {
+      if (!seqs[b].stoppedByString)
+        seqs[b].printer->finish();
+      std::printf("[%lld] %s\n", (long long)b, seqs[b].text.c_str());
+    }
+    std::fflush(stdout);
+  }
+
+  /// The summary on stderr, and its JSON line with --json.
+  void report() const {
+    // Each step after the first tokens decodes every sequence still going:
+    // the rate counts their tokens (the first tokens came from the prefill).
+    int decoded =
+        generated -
+        int(std::count_if(seqs.begin(), seqs.end(),
+                          [](const Sequence &q) { return q.printed; }));
+    double decodeTokS = steps > 0 ? decoded / (decodeMs / 1000.0) : 0;
+    std::fprintf(
+        stderr,
+        "generated %d tokens for %lld sequences in %.1f ms (%.1f tok/s "
+        "decode, all sequences; %d steps); prompts %lld tokens in %.1f "
+        "ms (%.1f tok/s); compile %.1f ms, weights %.1f ms\n",
+        generated, (long long)batch, prefillMs + decodeMs, decodeTokS, steps,
+        (long long)promptTokens, prefillMs, promptTokens / (prefillMs / 1000.0),
+        run.compileMs, run.weightsMs);
+    if (f.json)
+      std::fprintf(stderr,
+                   "{\"tokens\": %d, \"sequences\": %lld, \"steps\": %d, "
+                   "\"prompt_tokens\": %lld, \"prefill_ms\": %.3f, "
+                   "\"decode_tok_s\": %.3f, \"compile_ms\": %.3f, "
+                   "\"weights_ms\": %.3f}\n",
+                   generated, (long long)batch, steps, (long long)promptTokens,
+                   prefillMs, decodeTokS, run.compileMs, run.weightsMs);
+  }
+};
+
+} // namespace
+
+Error runGenerateBatch(const Flags &f, const SessionMaker &make) {
+  if (Error err = checkBatchFlags(f))
+    return err;
+  auto in = batchInputs(f);
+  if (!in)
+    return in.takeError();
+  int64_t batch = in->prompts.size();
+  auto run = setUp(f, {batch, in->longest, /*everyPosition=*/true}, make);
+  if (!run)
+    return run.takeError();
+  if (run->session->program().onDevice())
+    return userError("--prompts-file and --batch run on the CPU only (a GPU "
+                     "session keeps one position for the whole batch)");
+  if (const io::Tokenizer *tok = in->model.tokenizer.get())
+    in->sampling.vocabLimit = tok->vocabSize();
+  BatchDecoder d(f, *run, *in);
+  if (Error err = d.start())
+    return err;
+  StopOnSignal stopOnSignal;
+  if (Error err = d.prefill())
+    return err;
+  if (Error err = d.decode())
+    return err;
+  d.printTexts();
+  if (stopRequested)
+    return interruptedAfter(std::to_string(d.steps) + " steps");
+  if (!f.quiet)
+    d.report();
   return Error::success();
 }
 

@@ -41,7 +41,30 @@ Expected<runtime::SamplingOptions> samplingOptions(const Flags &f) {
   return o;
 }
 
+Expected<GenerateModel> loadGenerateModel(const Flags &f) {
+  GenerateModel m;
+  auto stopIds = stopTokenIds(f);
+  if (!stopIds)
+    return stopIds.takeError();
+  m.stopTokens.insert(stopIds->begin(), stopIds->end());
+  auto config = loadConfig(f);
+  if (!config)
+    return config.takeError();
+  m.config = std::move(*config);
+  auto tokenizer = generateTokenizer(f, m.config);
+  if (!tokenizer)
+    return tokenizer.takeError();
+  m.tokenizer = std::move(*tokenizer);
+  return std::move(m);
+}
 
+Error interruptedAfter(const std::string &progress) {
+  int signal = stopRequested;
+  return Error::withExitCode(128 + signal,
+                             std::string("interrupted by ") +
+                                 (signal == SIGINT ? "SIGINT" : "SIGTERM") +
+                                 " after " + progress);
+}
 
 /// --prompt, or the text of --prompt-file.
 Expected<std::string> promptText(const Flags &f) {

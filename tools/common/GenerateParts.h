@@ -17,6 +17,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,21 @@ generateTokenizer(const Flags &f, const model::Config &config);
 
 /// --stop-tokens as ids.
 Expected<std::vector<int64_t>> stopTokenIds(const Flags &f);
+
+/// What generate loads once its flags are checked: the stop tokens, the
+/// config, and the tokenizer (null without --tokenizer).
+struct GenerateModel {
+  std::set<int64_t> stopTokens;
+  model::Config config;
+  std::unique_ptr<io::Tokenizer> tokenizer;
+};
+
+/// --stop-tokens, the config, then the tokenizer checked against it.
+Expected<GenerateModel> loadGenerateModel(const Flags &f);
+
+/// The error generation ends with on SIGINT or SIGTERM: exit code 128 + the
+/// signal, the message ending in how far it got (`progress`).
+Error interruptedAfter(const std::string &progress);
 
 /// generate with several sequences decoding together (--prompts-file, or
 /// --batch copies of one prompt): GenerateBatch.cpp.
