@@ -2,6 +2,8 @@
 
 #include "tools/common/Flags.h"
 
+#include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -70,115 +72,202 @@ Error readNumber(const char *flag, const std::string &given, T &out) {
 
 } // namespace
 
-Error Flags::resolveNumbers() {
-  if (Error err = readNumber("seed", seedText, seed))
-    return err;
-  if (Error err = readNumber("max-new-tokens", maxNewTokensText, maxNewTokens))
-    return err;
-  promptLenGiven = !promptLenText.empty();
-  genGiven = !genText.empty();
-  if (promptLenGiven)
-    if (Error err = readNumber("prompt-len", promptLenText, promptLen))
-      return err;
-  if (genGiven)
-    if (Error err = readNumber("gen", genText, gen))
-      return err;
-  if (Error err = readNumber("batch", batchText, batch))
-    return err;
-  if (Error err = readNumber("repeat", repeatText, repeat))
-    return err;
-  if (Error err = readNumber("context", contextText, evalContext))
-    return err;
-  if (Error err = readNumber("stride", strideText, evalStride))
-    return err;
-  if (Error err = readNumber("max-tokens", maxTokensText, maxTokens))
-    return err;
-  if (Error err = readNumber("temperature", temperatureText, temperature))
-    return err;
-  if (Error err = readNumber("top-k", topKText, topK))
-    return err;
-  if (Error err = readNumber("min-p", minPText, minP))
-    return err;
-  if (Error err =
-          readNumber("repeat-penalty", repeatPenaltyText, repeatPenalty))
-    return err;
-  if (Error err = readNumber("repeat-last-n", repeatLastNText, repeatLastN))
-    return err;
-  if (Error err = readNumber("frequency-penalty", frequencyPenaltyText,
-                             frequencyPenalty))
-    return err;
-  if (Error err =
-          readNumber("presence-penalty", presencePenaltyText, presencePenalty))
-    return err;
-  samplingSeed = seed;
-  if (!samplingSeedText.empty())
-    if (Error err = readNumber("sampling-seed", samplingSeedText, samplingSeed))
-      return err;
-  return readNumber("top-p", topPText, topP);
+namespace {
+
+/// A mistake on the command line: exit code 1.
+Error flagError(std::string message) {
+  return Error::withExitCode(1, std::move(message));
 }
 
-Error Flags::readDouble(const char *flag, const std::string &text,
-                        double &out) {
+/// `text` into a flag's value; numbers through readNumber.
+Error assign(const char *flag, const std::string &text, std::string &out) {
+  out = text;
+  return Error::success();
+}
+Error assign(const char *flag, const std::string &text,
+             std::vector<std::string> &out) {
+  out.push_back(text);
+  return Error::success();
+}
+Error assign(const char *flag, const std::string &text, bool &out) {
+  out = true;
+  return Error::success();
+}
+template <typename T>
+Error assign(const char *flag, const std::string &text, T &out) {
   return readNumber(flag, text, out);
 }
 
-const std::set<std::string> &runFlags(const std::string &command) {
-  // What loading, running and timing a model take, whichever tool runs it.
-  static const std::map<std::string, std::set<std::string>> table = {
-      {"forward",
-       {"config", "weights", "tokens", "tokens-file", "output", "target",
-        "threads", "seed", "init", "weights-load", "huge-pages", "artifact",
-        "weights-dtype", "quiet", "json", "cuda-graphs", "incremental"}},
-      {"generate",
-       {"config",
-        "weights",
-        "prompt-tokens",
-        "prompt",
-        "prompt-file",
-        "prompts-file",
-        "batch",
-        "stop",
-        "stop-tokens",
-        "interactive",
-        "quiet",
-        "json",
-        "tokenizer",
-        "max-new-tokens",
-        "temperature",
-        "top-p",
-        "top-k",
-        "min-p",
-        "repeat-penalty",
-        "repeat-last-n",
-        "frequency-penalty",
-        "presence-penalty",
-        "sampling-seed",
-        "ignore-eos",
-        "special",
-        "echo",
-        "seed",
-        "target",
-        "threads",
-        "init",
-        "weights-load",
-        "huge-pages",
-        "artifact",
-        "weights-dtype",
-        "cuda-graphs"}},
-      {"bench",
-       {"config", "weights", "prompt-len", "gen", "batch", "repeat", "threads",
-        "target", "json", "quiet", "seed", "init", "weights-load", "huge-pages",
-        "artifact", "weights-dtype", "cuda-graphs"}},
-      {"eval",
-       {"config", "weights", "tokens-file", "tokens-dtype", "context", "stride",
-        "max-tokens", "json", "quiet", "threads", "target", "seed", "init",
-        "weights-load", "huge-pages", "artifact", "weights-dtype",
-        "cuda-graphs"}},
-  };
-  static const std::set<std::string> none;
-  auto it = table.find(command);
-  return it == table.end() ? none : it->second;
+/// Levenshtein distance, for "did you mean".
+size_t editDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
+                         diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
 }
+
+bool takes(const FlagInfo &info, uint32_t command, bool compiler) {
+  return (info.commands & command) && (compiler || !(info.commands & CompilerOnly));
+}
+
+/// The TLM_FLAG_FOR row of `name` in `command`, if any.
+struct FlagFor {
+  uint32_t command;
+  const char *name, *valueName, *help;
+};
+const std::vector<FlagFor> &flagsFor() {
+  static const std::vector<FlagFor> table = {
+#define TLM_FLAG(field, name, type, def, value, commands, help)
+#define TLM_FLAG_FOR(command, name, value, help) {command, name, value, help},
+#include "tools/common/Flags.def"
+  };
+  return table;
+}
+
+/// One flag's --help entry: `--name VALUE` padded to a column, then the
+/// help and the default (on the next line when the name is long).
+std::string helpLine(const FlagInfo &info, uint32_t command) {
+  const char *value = info.valueName, *help = info.help;
+  for (const FlagFor &f : flagsFor())
+    if ((f.command & command) && std::string_view(f.name) == info.name)
+      value = f.valueName, help = f.help;
+  std::string left = std::string("  --") + info.name;
+  if (std::string_view(info.name) == "output")
+    left += ", -o";
+  if (*value)
+    left += std::string(" ") + value;
+  std::string right = help;
+  if (*info.defaultValue)
+    right += std::string(" (default: ") + info.defaultValue + ")";
+  constexpr size_t column = 34;
+  if (left.size() + 2 > column)
+    return left + "\n" + std::string(column, ' ') + right + "\n";
+  return left + std::string(column - left.size(), ' ') + right + "\n";
+}
+
+} // namespace
+
+const std::vector<FlagInfo> &flagTable() {
+  static const std::vector<FlagInfo> table = {
+#define TLM_FLAG(field, name, kind, def, value, commands, help)                \
+  {name, FlagType::kind, def, value, commands, help},
+#include "tools/common/Flags.def"
+  };
+  return table;
+}
+
+const FlagInfo *findFlag(std::string_view name) {
+  for (const FlagInfo &info : flagTable())
+    if (name == info.name)
+      return &info;
+  return nullptr;
+}
+
+Flags::Flags() {
+  for (const FlagInfo &info : flagTable())
+    if (*info.defaultValue && info.type != FlagType::Bool) {
+      [[maybe_unused]] Error err = set(info, info.defaultValue);
+      assert(!err && "a default in Flags.def does not parse");
+    }
+}
+
+Error Flags::set(const FlagInfo &info, const std::string &value) {
+  std::string_view name = info.name;
+#define TLM_FLAG(field, flag, type, def, valueName, commands, help)            \
+  if (name == flag)                                                            \
+    return assign(flag, value, field);
+#include "tools/common/Flags.def"
+  assert(false && "a FlagInfo not in Flags.def");
+  return Error::success();
+}
+
+std::string closest(std::string_view word,
+                    const std::vector<std::string> &candidates) {
+  std::string best;
+  size_t bestDistance = std::max<size_t>(2, word.size() / 3) + 1;
+  for (const std::string &c : candidates)
+    if (size_t d = editDistance(word, c); d < bestDistance)
+      best = c, bestDistance = d;
+  return best;
+}
+
+Error parseFlags(const std::vector<std::string> &args, const std::string &name,
+                 uint32_t command, bool compiler, Flags &flags,
+                 std::vector<std::string> *mlirFlags) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string arg = args[i];
+    if (arg == "-o")
+      arg = "--output";
+    else if (arg.size() > 2 && arg[0] == '-' && arg[1] != '-')
+      arg = "-" + arg; // -flag as --flag, as llvm::cl took both
+    if (arg.size() < 3 || arg.compare(0, 2, "--") != 0) {
+      flags.positional.push_back(args[i]);
+      continue;
+    }
+    if (mlirFlags && arg.compare(0, 7, "--mlir-") == 0) {
+      mlirFlags->push_back(arg);
+      continue;
+    }
+    std::string flag = arg.substr(2), value;
+    bool hasValue = false;
+    if (size_t eq = flag.find('='); eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+      hasValue = true;
+    }
+    const FlagInfo *info = findFlag(flag);
+    if (info && !takes(*info, command, compiler))
+      return flagError("--" + flag + " is not an option of '" + name + "'");
+    if (!info) {
+      std::vector<std::string> known;
+      for (const FlagInfo &f : flagTable())
+        if (takes(f, command, compiler))
+          known.push_back(f.name);
+      std::string guess = closest(flag, known);
+      return flagError("unknown flag '--" + flag + "'" +
+                       (guess.empty() ? "" : " (did you mean --" + guess + "?)"));
+    }
+    if (info->type == FlagType::Bool) {
+      if (hasValue)
+        return flagError("--" + flag + " takes no value");
+    } else if (!hasValue) {
+      if (i + 1 >= args.size())
+        return flagError("--" + flag + " needs a value");
+      value = args[++i];
+    }
+    if (Error err = flags.set(*info, value))
+      return err;
+    flags.given.insert(flag);
+  }
+  flags.threadsGiven = flags.isGiven("threads");
+  if (!flags.threadsGiven)
+    flags.threads = flags.cores;
+  flags.promptLenGiven = flags.isGiven("prompt-len");
+  flags.genGiven = flags.isGiven("gen");
+  if (!flags.isGiven("sampling-seed"))
+    flags.samplingSeed = flags.seed;
+  return Error::success();
+}
+
+std::string flagHelp(uint32_t command, bool compiler) {
+  std::string text;
+  for (const FlagInfo &info : flagTable())
+    if (takes(info, command, compiler))
+      text += helpLine(info, command);
+  return text;
+}
+
+const char *version() { return TLM_VERSION; }
 
 int availableCores() {
   cpu_set_t set;

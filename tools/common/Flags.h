@@ -1,10 +1,10 @@
-//===- Flags.h - the flags of the model-running commands --------*- C++ -*-===//
+//===- Flags.h - the flags of tlm-run and tlm-exec --------------*- C++ -*-===//
 //
 // forward, generate, eval and bench run in two tools: tlm-run (which
 // compiles) and tlm-exec (which loads an artifact and has no compiler).
-// Both fill these plain values from their command lines, so the commands
-// (Commands.h) are one implementation with one set of flags, defaults and
-// messages.
+// Every flag of both is one row of Flags.def, which gives its type, default,
+// help and commands; this header derives from it the values (Flags), the
+// parser and the help of both tools, so a flag is declared once.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TLM_TOOLS_COMMON_FLAGS_H
@@ -15,79 +15,110 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tlm::cli {
 
-struct Flags {
-  std::string config, weights, tokens, tokensFile, output, target = "cpu",
-                                                           init = "module";
-  std::string promptTokens, prompt, tokenizer;
-  std::string weightsLoad = "read", hugePages = "on";
-  /// --cuda-graphs: on or off (decode steps as CUDA graphs).
-  std::string cudaGraphs = "off";
-  std::string artifact, cacheDir;
-  /// --weights-dtype: how the weight matrices are stored (f32, bf16, f16);
-  /// empty: the weights file's, else the config's.
-  std::string weightsDtype;
-  bool json = false, noCache = false;
-  /// Nothing on stderr but errors: no progress (Progress.h), and no
-  /// summary from generate.
-  bool quiet = false;
-  /// Numbers as given; resolveNumbers() reads them into the fields below,
-  /// so a malformed one gets one `error:` line naming its flag.
-  std::string seedText = "0", maxNewTokensText = "32", temperatureText = "0.0",
-              topPText = "1.0", promptLenText, genText, batchText = "1";
-  /// generate's sampling controls (runtime::SamplingOptions), as given;
-  /// an empty sampling seed means --seed's.
-  std::string topKText = "0", minPText = "0", repeatPenaltyText = "1",
-              repeatLastNText = "64", frequencyPenaltyText = "0",
-              presencePenaltyText = "0", samplingSeedText;
-  std::string promptFile;
-  /// generate: one prompt per line, decoded together as one batch.
-  std::string promptsFile;
-  /// generate: stop strings (several), stop token ids ("2 13"), and lines
-  /// of stdin as further prompts.
-  std::vector<std::string> stops;
-  std::string stopTokensText;
-  bool ignoreEos = false, interactive = false;
-  /// generate: the tokenizer's added tokens in the prompt are single ids;
-  /// the prompt is printed before the continuation.
-  bool special = false, echo = false;
-  /// forward: each position's logits from a one-token step over the KV
-  /// cache (decode's code) rather than from one prefill of all.
-  bool incremental = false;
-  /// Whether --prompt-len and --gen were given (bench fits its defaults
-  /// to the model's context otherwise).
-  bool promptLenGiven = false, genGiven = false;
-  uint64_t seed = 0, samplingSeed = 0;
-  int maxNewTokens = 32, promptLen = 128, gen = 32, batch = 1, repeat = 1;
-  std::string repeatText = "1";
-  /// eval's windows over a flat stream (0: not given) and a raw file's id
-  /// type.
-  std::string contextText = "0", strideText = "0", maxTokensText = "0",
-              tokensDtype;
-  int64_t evalContext = 0, evalStride = 0, maxTokens = 0;
-  double temperature = 0.0, topP = 1.0;
-  int64_t topK = 0, repeatLastN = 64;
-  double minP = 0, repeatPenalty = 1, frequencyPenalty = 0, presencePenalty = 0;
-  Error resolveNumbers();
-  /// `text` as a number for --`flag` (an error names it).
-  static Error readDouble(const char *flag, const std::string &text,
-                          double &out);
+/// The commands, as the bits of a flag's command set (Flags.def).
+enum CommandBit : uint32_t {
+  Forward = 1u << 0,
+  Generate = 1u << 1,
+  Eval = 1u << 2,
+  Bench = 1u << 3,
+  Emit = 1u << 4,
+  Init = 1u << 5,
+  Quantize = 1u << 6,
+  Tokenize = 1u << 7,
+  Detokenize = 1u << 8,
+  Compile = 1u << 9,
+  Switches = 1u << 10,
+  Compare = 1u << 11,
+  ImportLlama2c = 1u << 12,
+  ImportHf = 1u << 13,
+  /// The model commands, which both tools run.
+  Model = Forward | Generate | Eval | Bench,
+  /// A flag of the compiler: tlm-run takes it, tlm-exec does not.
+  CompilerOnly = 1u << 31,
+};
 
-  /// --threads; default: every core this process may run on.
-  int threads = 1;
-  bool threadsGiven = false;
-  /// The cores this process may run on (its CPU affinity).
+enum class FlagType { Text, Bool, List, Int, Int64, UInt64, Double };
+
+/// The C++ type a flag's value is held in.
+template <FlagType> struct FlagValue;
+template <> struct FlagValue<FlagType::Text> { using type = std::string; };
+template <> struct FlagValue<FlagType::Bool> { using type = bool; };
+template <> struct FlagValue<FlagType::List> {
+  using type = std::vector<std::string>;
+};
+template <> struct FlagValue<FlagType::Int> { using type = int; };
+template <> struct FlagValue<FlagType::Int64> { using type = int64_t; };
+template <> struct FlagValue<FlagType::UInt64> { using type = uint64_t; };
+template <> struct FlagValue<FlagType::Double> { using type = double; };
+
+/// One row of Flags.def.
+struct FlagInfo {
+  const char *name;
+  FlagType type;
+  /// As a user would type it; empty: none, or one the help describes.
+  const char *defaultValue;
+  const char *valueName;
+  uint32_t commands;
+  const char *help;
+};
+
+/// Every flag, in Flags.def's order.
+const std::vector<FlagInfo> &flagTable();
+/// The flag called `name`, or null.
+const FlagInfo *findFlag(std::string_view name);
+
+/// The values of every flag, at their defaults until parsed.
+struct Flags {
+#define TLM_FLAG(field, name, kind, def, value, commands, help)                \
+  FlagValue<FlagType::kind>::type field{};
+#include "tools/common/Flags.def"
+
+  /// Every flag at its Flags.def default.
+  Flags();
+  /// Sets flag `info` from the text `value` (a List appends); a malformed
+  /// or out-of-range number is an error naming the flag.
+  Error set(const FlagInfo &info, const std::string &value);
+
+  /// The flags given on the command line, by name.
+  std::set<std::string> given;
+  bool isGiven(const std::string &name) const { return given.count(name); }
+  /// The words that are not flags (compare's files, tlm-exec's artifact).
+  std::vector<std::string> positional;
+
+  /// Derived by parseFlags: whether --threads, --prompt-len and --gen were
+  /// given (bench fits the last two to the model's context otherwise).
+  bool threadsGiven = false, promptLenGiven = false, genGiven = false;
+  /// The cores this process may run on (its CPU affinity): --threads'
+  /// default.
   int cores = 1;
   /// Resident memory when the tool started: its own code and data.
   double startRssMb = 0;
 };
 
-/// The flags `command` (forward, generate, eval, bench) takes in both tools;
-/// tlm-run adds its compile flags. Empty for other commands.
-const std::set<std::string> &runFlags(const std::string &command);
+/// Reads `args` (the words after the command) into `flags`: the flags of
+/// `command` (a CommandBit; `name` for messages) as `--name value`,
+/// `--name=value` or `-name value`, `-o` for --output, and other words into
+/// flags.positional. A flag of another command, or an unknown one (with the
+/// likeliest meant one), is an error. Words starting with `--mlir-` go to
+/// `mlirFlags` when it is given (tlm-run hands them to MLIR). `compiler`:
+/// the tool takes CompilerOnly flags.
+Error parseFlags(const std::vector<std::string> &args, const std::string &name,
+                 uint32_t command, bool compiler, Flags &flags,
+                 std::vector<std::string> *mlirFlags = nullptr);
+
+/// `command`'s flags for --help: each with its value, help and default.
+/// TLM_FLAG_FOR rows replace a flag's value name and help for a command.
+std::string flagHelp(uint32_t command, bool compiler);
+
+/// The candidate nearest `word` by edit distance, if near enough to be a
+/// likely typo; empty otherwise.
+std::string closest(std::string_view word,
+                    const std::vector<std::string> &candidates);
 
 /// The cores this process may run on (its affinity mask, so a `taskset`
 /// or a container's CPU set is honoured).
@@ -95,6 +126,9 @@ int availableCores();
 
 /// Resident memory of this process now, MiB.
 double currentRssMb();
+
+/// The tools' version (CMake's project version).
+const char *version();
 
 } // namespace tlm::cli
 

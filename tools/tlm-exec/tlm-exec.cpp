@@ -48,122 +48,40 @@ int usage(FILE *out) {
   return out == stdout ? 0 : 1;
 }
 
-/// The string-valued flags, by name.
-const std::map<std::string, std::string Flags::*> &textFlags() {
-  static const std::map<std::string, std::string Flags::*> table = {
-      {"config", &Flags::config},
-      {"weights", &Flags::weights},
-      {"tokens", &Flags::tokens},
-      {"tokens-file", &Flags::tokensFile},
-      {"output", &Flags::output},
-      {"target", &Flags::target},
-      {"init", &Flags::init},
-      {"prompt-tokens", &Flags::promptTokens},
-      {"prompt", &Flags::prompt},
-      {"tokenizer", &Flags::tokenizer},
-      {"weights-load", &Flags::weightsLoad},
-      {"weights-dtype", &Flags::weightsDtype},
-      {"huge-pages", &Flags::hugePages},
-      {"cuda-graphs", &Flags::cudaGraphs},
-      {"artifact", &Flags::artifact},
-      {"seed", &Flags::seedText},
-      {"max-new-tokens", &Flags::maxNewTokensText},
-      {"temperature", &Flags::temperatureText},
-      {"top-p", &Flags::topPText},
-      {"top-k", &Flags::topKText},
-      {"min-p", &Flags::minPText},
-      {"repeat-penalty", &Flags::repeatPenaltyText},
-      {"repeat-last-n", &Flags::repeatLastNText},
-      {"frequency-penalty", &Flags::frequencyPenaltyText},
-      {"presence-penalty", &Flags::presencePenaltyText},
-      {"sampling-seed", &Flags::samplingSeedText},
-      {"prompt-file", &Flags::promptFile},
-      {"prompts-file", &Flags::promptsFile},
-      {"stop-tokens", &Flags::stopTokensText},
-      {"stop", nullptr}, // several, below
-      {"prompt-len", &Flags::promptLenText},
-      {"gen", &Flags::genText},
-      {"batch", &Flags::batchText},
-      {"repeat", &Flags::repeatText},
-      {"context", &Flags::contextText},
-      {"stride", &Flags::strideText},
-      {"max-tokens", &Flags::maxTokensText},
-      {"tokens-dtype", &Flags::tokensDtype},
-      {"threads", nullptr}, // an integer of its own, below
-  };
-  return table;
+/// The bit of a model command in Flags.def's command sets.
+uint32_t commandBit(const std::string &name) {
+  return name == "forward"    ? Forward
+         : name == "generate" ? Generate
+         : name == "eval"     ? Eval
+                              : Bench;
 }
 
 void help(const std::string &command) {
-  std::printf("tlm-exec %s: %s\nusage: tlm-exec %s MODEL.so [flags]\nflags "
-              "(as tlm-run's):\n",
-              command.c_str(), commands().at(command).second, command.c_str());
-  for (const std::string &flag : runFlags(command))
-    std::printf("  --%s\n", flag.c_str());
+  std::printf("tlm-exec %s: %s\n\nusage: tlm-exec %s MODEL.so [flags]\n\n"
+              "flags (as tlm-run's, less the compiler's):\n%s",
+              command.c_str(), commands().at(command).second, command.c_str(),
+              flagHelp(commandBit(command), /*compiler=*/false).c_str());
 }
 
-/// Reads `argv` (after the command) into `f`: flags of the command only,
-/// `--name value` or `--name=value`, and the artifact as the one word.
+/// Reads `argv` (after the command) into `f`: the command's flags, and the
+/// artifact as the one word.
 Error parseFlags(int argc, char **argv, const std::string &command, Flags &f) {
-  const std::set<std::string> &allowed = runFlags(command);
-  for (int i = 2; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg.rfind("--", 0) != 0 && arg.rfind("-", 0) == 0 && arg.size() > 1)
-      arg = "-" + arg; // -flag as --flag, as llvm::cl takes both
-    if (arg.rfind("--", 0) != 0) {
-      if (!f.artifact.empty())
-        return userError("unexpected argument '" + arg +
-                         "' (quote lists of ids: --tokens \"1 2 3\")");
-      f.artifact = arg;
-      continue;
-    }
-    std::string name = arg.substr(2), value;
-    bool hasValue = false;
-    if (size_t eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      hasValue = true;
-    }
-    if (!allowed.count(name))
-      return userError("--" + name + " is not an option of '" + command + "'");
-    if (name == "json" || name == "ignore-eos" || name == "quiet" ||
-        name == "interactive" || name == "special" || name == "echo" ||
-        name == "incremental") {
-      if (hasValue)
-        return userError("--" + name + " takes no value");
-      (name == "json"          ? f.json
-       : name == "quiet"       ? f.quiet
-       : name == "interactive" ? f.interactive
-       : name == "special"     ? f.special
-       : name == "echo"        ? f.echo
-       : name == "incremental" ? f.incremental
-                               : f.ignoreEos) = true;
-      continue;
-    }
-    if (!hasValue) {
-      if (i + 1 >= argc)
-        return userError("--" + name + " needs a value");
-      value = argv[++i];
-    }
-    if (name == "threads") {
-      char *end = nullptr;
-      long v = std::strtol(value.c_str(), &end, 10);
-      if (value.empty() || *end || v < INT32_MIN || v > INT32_MAX)
-        return userError("--threads expects an integer, found '" + value + "'");
-      f.threads = static_cast<int>(v);
-      f.threadsGiven = true;
-      continue;
-    }
-    if (name == "stop") {
-      f.stops.push_back(value);
-      continue;
-    }
-    f.*textFlags().at(name) = value;
-  }
+  std::vector<std::string> args(argv + 2, argv + argc);
+  if (Error err = parseFlags(args, command, commandBit(command),
+                             /*compiler=*/false, f))
+    return err;
+  if (f.positional.size() > 1)
+    return userError("unexpected argument '" + f.positional[1] +
+                     "' (quote lists of ids: --tokens \"1 2 3\")");
+  if (!f.positional.empty() && f.isGiven("artifact"))
+    return userError("two artifacts: give it once, as MODEL.so or with "
+                     "--artifact");
+  if (!f.positional.empty())
+    f.artifact = f.positional[0];
   if (f.artifact.empty())
     return userError("no model: give the artifact (tlm-run compile) as "
                      "MODEL.so");
-  return f.resolveNumbers();
+  return Error::success();
 }
 
 } // namespace
@@ -189,13 +107,23 @@ int main(int argc, char **argv) {
   std::string name = argv[1];
   if (name == "--help" || name == "-h" || name == "help")
     return usage(stdout);
+  if (name == "--version") {
+    std::printf("tlm-exec %s\n", version());
+    return 0;
+  }
   auto it = commands().find(name);
   if (it == commands().end()) {
-    report(userError("unknown command '" + name + "'"));
+    std::vector<std::string> names;
+    for (const auto &entry : commands())
+      names.push_back(entry.first);
+    std::string guess = closest(name, names);
+    report(userError("unknown command '" + name + "'" +
+                     (guess.empty() ? "" : " (did you mean '" + guess + "'?)")));
     return usage(stderr);
   }
   for (int i = 2; i < argc; ++i)
-    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-help")) {
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-help") ||
+        !std::strcmp(argv[i], "-h")) {
       help(name);
       return 0;
     }

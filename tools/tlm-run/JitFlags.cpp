@@ -127,7 +127,7 @@ Expected<runtime::JitOptions> jitOptions(const Options &o,
       o.tensorCores != "bf16")
     return flagError("--tensor-cores must be off, tf32 or bf16, found '" +
                      o.tensorCores + "'");
-  j.tensorCores = o.tensorCores == "off" ? "none" : o.tensorCores.getValue();
+  j.tensorCores = o.tensorCores == "off" ? "none" : o.tensorCores;
   if (j.tensorCores != "none" && j.target != runtime::Target::Cuda)
     return flagError("--tensor-cores " + o.tensorCores +
                      " needs --target cuda");
@@ -135,9 +135,9 @@ Expected<runtime::JitOptions> jitOptions(const Options &o,
   // for cuda; the error for an unknown name lists them.
   if (Error err =
           j.target == runtime::Target::Cuda
-              ? applyDisable(o.disable.getValue(), mlir::tlm::gpuSwitches(),
+              ? applyDisable(o.disable, mlir::tlm::gpuSwitches(),
                              j.gpuSwitches, " for --target cuda")
-              : applyDisable(o.disable.getValue(), mlir::tlm::cpuSwitches(),
+              : applyDisable(o.disable, mlir::tlm::cpuSwitches(),
                              j.switches, ""))
     return std::move(err);
   // MLIR's own flags (--mlir-timing, IR printing) observe the pipeline,
@@ -149,7 +149,7 @@ Expected<runtime::JitOptions> jitOptions(const Options &o,
       });
   if (!o.noCache && !observed)
     j.cacheDir =
-        o.cacheDir.empty() ? runtime::defaultCacheDir() : o.cacheDir.getValue();
+        o.cacheDir.empty() ? runtime::defaultCacheDir() : o.cacheDir;
   j.configurePassManager = [](mlir::PassManager &pm) {
     if (failed(mlir::applyPassManagerCLOptions(pm)))
       return mlir::failure();

@@ -146,7 +146,7 @@ Error runTokenize(const Options &o) {
   auto tokenizer = loadTokenizer(o);
   if (!tokenizer)
     return tokenizer.takeError();
-  if (o.text.getNumOccurrences() == !o.textFile.empty())
+  if (o.isGiven("text") == !o.textFile.empty())
     return flagError("give exactly one of --text and --text-file");
   std::string text = o.text;
   if (!o.textFile.empty()) {
@@ -171,7 +171,7 @@ Error runTokenize(const Options &o) {
   // A token file eval reads: safetensors `tokens` (I32, rank 1), or with
   // --tokens-dtype raw little-endian ids.
   std::string dtype =
-      o.tokensDtype.empty() ? "int32" : o.tokensDtype.getValue();
+      o.tokensDtype.empty() ? "int32" : o.tokensDtype;
   size_t width = dtype == "uint16"  ? 2
                  : dtype == "int32" ? 4
                  : dtype == "int64" ? 8
