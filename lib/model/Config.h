@@ -17,7 +17,7 @@ namespace tlm::model {
 /// activations compute in f32 whatever it is; a narrower matrix is widened
 /// where it is read. Q8_0 and Q4_0 are block-quantized: each run of
 /// kQuantBlock weights along d_in shares one f32 scale
-/// (docs/spec/file-formats.md#quantized-weights).
+/// (docs/spec/config.md#quantized-weights).
 enum class WeightDtype { F32, BF16, F16, Q8_0, Q4_0 };
 
 /// The weights that share one scale in Q8_0 and Q4_0, along d_in.

@@ -9,7 +9,7 @@
 // q4_0 stores two codes a byte: byte j of a block holds weight j in its low
 // nibble and weight j + 16 in its high nibble, so that one 16-byte load
 // gives the block's first half (low nibbles) and second half (high).
-// docs/spec/file-formats.md#quantized-weights is the user-facing spec.
+// docs/spec/config.md#quantized-weights is the user-facing spec.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TLM_MODEL_QUANTIZE_H

@@ -1,6 +1,6 @@
 """Reads and edits tlm's quantized safetensors files with numpy, apart from
 tlm's own code: an independent reading of the format that
-docs/spec/file-formats.md#quantized-weights documents, and the broken files
+docs/spec/config.md#quantized-weights documents, and the broken files
 of the error tests.
 
     quantized-file.py dequantize IN OUT     every quantized matrix as F32
