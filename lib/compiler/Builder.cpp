@@ -278,7 +278,7 @@ static Value emitModel(OpBuilder &b, Location loc, const Config &c, Value ids,
     // buffers, and bufferization would otherwise copy the strided slice
     // with MLIR's generic runtime copy, whose call (descriptors stored on
     // the stack) made LLVM select the whole unoptimized @decode wrapper
-    // with SelectionDAG (~0.1 s of JIT time) instead of FastISel.
+    // with the slower SelectionDAG instead of FastISel.
     x = linalg::CopyOp::create(
             b, loc, x,
             tensor::EmptyOp::create(b, loc, rowType, ValueRange{batch})

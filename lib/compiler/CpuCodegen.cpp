@@ -115,14 +115,14 @@ struct Part {
 
 /// Splits `m` into at most `n` parts, then one per `optnone` function (the
 /// entry wrappers: O3 codegen still ran the greedy register allocator over
-/// their thousands of descriptor loads, ~0.2 s; alone each takes ~80 ms at
-/// O0, on whichever thread is free first). The other functions are dealt
+/// their thousands of descriptor loads; alone each compiles faster at O0,
+/// on whichever thread is free first). The other functions are dealt
 /// largest first to the part with the fewest instructions so far. Local
 /// functions and variables become external (a part may call an
 /// OpenMP-outlined function another part defines; names are unique within a
 /// module); small local constants are copied into every part, which may then
-/// fold them, and large ones (a GPU module's kernels: 2.5 of a cuda
-/// artifact's 2.7 MB were three copies) live in part 0 alone.
+/// fold them, and large ones (a GPU module's kernels, whose copies made up
+/// most of a cuda artifact) live in part 0 alone.
 std::vector<Part> split(llvm::Module &m, unsigned n) {
   constexpr uint64_t kCopiedConstantBytes = 4096;
   const llvm::DataLayout &layout = m.getDataLayout();
@@ -184,11 +184,9 @@ std::vector<Part> split(llvm::Module &m, unsigned n) {
 /// and index math, loops in while form) and nothing else: SROA, early CSE,
 /// CFG simplification, InstCombine, loop rotation, LICM, GVN, InstCombine
 /// again, dead stores, CFG. LLVM's O3 pipeline spent most of its time
-/// rerunning these (InstCombine eight times, a third of it) and on loop
-/// passes with nothing left to do; on small.json its IR passes took about
-/// as long as instruction selection and register allocation. This one cut
-/// the LLVM side's time by ~25% (1 thread) to ~30% (2 threads), with
-/// prefill and decode as fast (alternated runs; see the README).
+/// rerunning these (InstCombine eight times) and on loop passes with
+/// nothing left to do. This one cuts the LLVM side's time markedly, with
+/// prefill and decode as fast (docs/jit.md#the-ir-pipeline).
 llvm::ModulePassManager cleanupPipeline() {
   llvm::FunctionPassManager fpm;
   fpm.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
@@ -211,8 +209,8 @@ llvm::ModulePassManager cleanupPipeline() {
 /// `loopTransforms` (its loop unroller and loop and SLP vectorizers; only
 /// on request, `--llvm-loops on`), otherwise the cleanup above. (LLVM's default
 /// without those transforms was the pipeline before: its unroller, run again on
-/// loops our passes had unrolled, made small.json's codegen ~40% slower for no
-/// measurable speed.)
+/// loops our passes had unrolled, made small.json's codegen markedly slower for
+/// no measurable speed.)
 void optimize(llvm::Module &m, llvm::TargetMachine &tm, unsigned optLevel,
               bool loopTransforms) {
   llvm::PipelineTuningOptions tuning;
@@ -237,12 +235,10 @@ void optimize(llvm::Module &m, llvm::TargetMachine &tm, unsigned optLevel,
 }
 
 /// Switches off LLVM's loop strength reduction in the codegen pipeline, for
-/// the whole process: LLVM exposes it only as a command-line option. On
-/// small.json with 2 threads it took ~200 ms of the ~620 ms codegen of the
-/// part holding the attention nest (codegen ~870 -> ~690 ms, medians of
-/// alternated runs), and sped nothing up measurably (prefill, decode and
-/// the projections alone within run-to-run noise): tlm's loops come
-/// unrolled, with their addresses computed once per block.
+/// the whole process: LLVM exposes it only as a command-line option. It
+/// took a large share of the codegen of the part holding the attention nest
+/// and sped nothing up measurably: tlm's loops come unrolled, with their
+/// addresses computed once per block (docs/jit.md#the-ir-pipeline).
 void disableLoopStrengthReduction() {
   static std::once_flag once;
   std::call_once(once, [] {

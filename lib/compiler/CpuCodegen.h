@@ -2,7 +2,7 @@
 //-*-===//
 //
 // mlir::ExecutionEngine optimizes and compiles a module on one thread. On
-// small.json that was two thirds of the JIT time, spent in functions that
+// small.json that was most of the JIT time, spent in functions that
 // do not depend on each other (the block's loop nests are separate
 // OpenMP-outlined functions). Here the module is split into one part per
 // thread, balanced by instruction count, each part optimized and compiled

@@ -53,8 +53,8 @@ double msSince(std::chrono::steady_clock::time_point start) {
 /// without optimization. They unpack memref descriptors, gather the
 /// prompt's embedding rows (inline with one thread, an OpenMP-outlined and
 /// optimized function with more) and call the block and head functions,
-/// yet instruction selection of their thousand-odd descriptor fields took
-/// ~0.1 s each at O3; FastISel takes a fraction.
+/// yet instruction selection of their thousand-odd descriptor fields was
+/// slow at O3; FastISel takes a fraction of that time.
 void compileWrappersQuickly(llvm::Module &m) {
   llvm::PassBuilder pb;
   AnalysisManagers am(pb);

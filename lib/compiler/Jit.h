@@ -88,8 +88,8 @@ struct JitOptions {
   mlir::tlm::GpuSwitches gpuSwitches;
   /// Verify the IR after every pass of the pipeline, as tlm-opt does, rather
   /// than once after the last. On in builds with assertions and in the unit
-  /// tests; release builds skip it (on small.json it was a quarter of the
-  /// pipeline's time, 150-200 ms).
+  /// tests; release builds skip it (on small.json it was a large share of
+  /// the pipeline's time).
 #ifdef NDEBUG
   bool verifyEachPass = false;
 #else

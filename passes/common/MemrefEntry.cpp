@@ -71,8 +71,8 @@ LogicalResult rewriteEntry(func::FuncOp func, bool emitCInterface) {
                   UnitAttr::get(func.getContext()));
   // Both wrappers (C interface, the JIT's packed one) call the entry with
   // every descriptor field as an argument: over 1000 for small.json, most
-  // on the stack, and instruction selection of that one call took 2 s of
-  // the 4.7 s compile. Inlined into its wrapper, the call is gone.
+  // on the stack, and instruction selection of that one call took a large
+  // share of the compile. Inlined into its wrapper, the call is gone.
   func->setAttr(
       "passthrough",
       ArrayAttr::get(func.getContext(),

@@ -23,9 +23,9 @@ def TlmMemrefEntry : Pass<"tlm-memref-entry", "::mlir::ModuleOp"> {
     Entries are also marked `alwaysinline` with `linkonce_odr` linkage: their
     wrappers (the C interface, the JIT's packed one) would otherwise call
     them with every descriptor field as an argument, over 1000 for a
-    12-layer model, and instruction selection of that one call cost LLVM
-    about 2 s per entry. Inlined into its wrapper, the entry's own copy is
-    unused and dropped.
+    12-layer model, and instruction selection of that one call took a
+    large share of LLVM's compile time. Inlined into its wrapper, the
+    entry's own copy is unused and dropped.
 
     Before:
     ```mlir
@@ -62,7 +62,7 @@ def TlmResolveDims : Pass<"tlm-resolve-dims", "::mlir::func::FuncOp"> {
     anything. A size read off an intermediate tensor (`tensor.dim` of a
     loop's result, of a `collapse_shape` of another loop's result, ...)
     reaches back through every loop before it, each adding a nested
-    comparison: on small.json those queries were nine tenths of the
+    comparison: on small.json those queries dominated the
     bufferization's time. This pass rewrites each `tensor.dim` (and only
     them: no whole-function folding) with upstream's patterns: a result's
     dim from the op's operands (`ReifyRankedShapedTypeOpInterface`: linalg

@@ -153,7 +153,8 @@ SmallVector<linalg::LinalgOp> tlm::splitProjection(RewriterBase &rewriter,
   SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
   // Each part computes in its slice of the output, extracted from the
   // insertions so far (so bufferization writes it in place: fresh part
-  // outputs were copied in, 11% of a GPT-2-vocabulary head's decode).
+  // outputs were copied in, a visible part of a GPT-2-vocabulary head's
+  // decode).
   // From zero, each slice gets its own zero fill (so the part may still
   // overwrite instead of accumulating) and the whole starts uninitialized.
   auto fill = startsAtZero(op) ? init.getDefiningOp<linalg::FillOp>()

@@ -6,8 +6,8 @@
 // before it compares anything. A size read off an intermediate tensor
 // (tensor.dim of a loop's result, of a collapse_shape of another loop's
 // result, ...) reaches back through every loop of the block function, each
-// loop adding a nested comparison of its own: small.json's 24 such pairs,
-// asked 172 times, were nine tenths of the bufferization (see Passes.td).
+// loop adding a nested comparison of its own: on small.json these
+// questions dominated the bufferization (see Passes.td).
 // Rewritten as dims of the function's arguments, the same questions stop
 // after a few values.
 //

@@ -274,12 +274,11 @@ def TlmSerializeSmallParallel
                 "scf.for nests";
   let description = [{
     Each outermost `scf.parallel` becomes an OpenMP parallel region later,
-    whose fork and join cost a few microseconds (~3 µs measured with
-    Debian's libomp on 2 cores): more than a loop over one token's 768
-    activations, or a 64 x 64 projection, takes on one core. This pass
-    estimates each loop's work in element operations (every op counts its
-    widest vector, or 1, times the trip counts of the loops around it) and
-    compares it with `min-work`:
+    whose fork and join cost a few microseconds with Debian's libomp: more
+    than a loop over one token's 768 activations, or a 64 x 64 projection,
+    takes on one core. This pass estimates each loop's work in element
+    operations (every op counts its widest vector, or 1, times the trip
+    counts of the loops around it) and compares it with `min-work`:
 
     - at least `min-work`, unknown trip counts taken as 1: left parallel;
     - below it, all trip counts static: a nest of `scf.for`;
@@ -296,8 +295,9 @@ def TlmSerializeSmallParallel
     whose bounds depend on the loop's induction variables count as 1; a
     call or a `memref.copy` counts as more than any threshold. Loops with
     reductions are left alone. Run after `tlm-serialize-nested-parallel`,
-    so only outermost loops remain parallel. Default `min-work` measured on
-    2 cores: 32768 slowed cs336-ts's decode ~20%, 524288 its prefill.
+    so only outermost loops remain parallel. The default `min-work` was
+    chosen on 2 cores: a smaller one (32768) slowed cs336-ts's decode, a
+    larger one (524288) its prefill (docs/cpu-codegen.md#threads).
 
     Before (`min-work=1024`):
     ```mlir
@@ -362,11 +362,11 @@ def TlmSerializeNestedParallel
     Debian's libomp formats a debug trace string in every
     `__kmpc_for_static_init` (a vsnprintf, a malloc and a free). Nested in
     the fused attention's (batch, head) loop, such loops ran once per key
-    block: cs336-ts decoded ~10x slower on 2 threads than on 1. This pass
-    rewrites each `scf.parallel` that has an `scf.parallel` ancestor into a
-    nest of `scf.for` (upstream's `parallelForToNestedFors`), leaving the
-    outermost ones to become the parallel regions. One with reductions is
-    left alone.
+    block: cs336-ts decoded many times slower on 2 threads than on 1. This
+    pass rewrites each `scf.parallel` that has an `scf.parallel` ancestor
+    into a nest of `scf.for` (upstream's `parallelForToNestedFors`),
+    leaving the outermost ones to become the parallel regions. One with
+    reductions is left alone.
 
     Before:
     ```mlir

@@ -32,8 +32,8 @@ std::optional<int64_t> quantizedSteps(linalg::LinalgOp op, int64_t lanes);
 /// rows that many bytes of codes ahead of its own (memref.prefetch on the
 /// codes' buffer): on a one-column GEMV streaming W from memory, the
 /// hardware prefetcher alone kept too few lines in flight (q8_0 decoded
-/// 1.17x faster with 8 KiB, q4_0 1.04x; f32 and bf16 rows, one stream
-/// each, decoded slower with it: docs/cpu-codegen.md#prefetching-codes).
+/// faster with it, q4_0 a little; f32 and bf16 rows, one stream each,
+/// decoded slower with it: docs/cpu-codegen.md#prefetching-codes).
 linalg::GenericOp quantizedPart(OpBuilder &b, linalg::LinalgOp op,
                                 const ProjectionDims &p, int64_t lanes,
                                 int64_t chains, Value part,

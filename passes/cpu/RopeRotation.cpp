@@ -4,8 +4,8 @@
 // (..., i, c), c in {0, 1}, reading x[..., i, 0] and x[..., i, 1] through
 // constant map results and picking the pair's half with an index compare.
 // linalg's vectorizer takes neither the constant results nor the 2-wide
-// innermost loop well, so this ran as scalar code (~3% of a 2-thread
-// prefill of small.json). Here one tile (every loop but i and c of size 1)
+// innermost loop well, so this ran as scalar code (a visible part of
+// small.json's prefill). Here one tile (every loop but i and c of size 1)
 // becomes contiguous vectors of `lanes` elements:
 //
 //   out = x · [c0, c0, c1, c1, ...] + swap(x) · [−s0, s0, −s1, s1, ...]

@@ -1,11 +1,11 @@
 //===- SerializeSmallParallel.cpp - no threads for loops too small --------===//
 //
-// A parallel region costs a fork and a join (~3 µs with Debian's libomp on
-// 2 cores); a loop whose whole work is less than that, split in two, only
-// gets slower. This pass estimates each outermost scf.parallel's work in
-// element operations and runs the small ones as scf.for nests: statically
-// when its trip counts are known, behind an scf.if on the estimate computed
-// at run time when they are not (see Passes.td).
+// A parallel region costs a fork and a join (a few microseconds with
+// Debian's libomp); a loop whose whole work is less than that, split in
+// two, only gets slower. This pass estimates each outermost scf.parallel's
+// work in element operations and runs the small ones as scf.for nests:
+// statically when its trip counts are known, behind an scf.if on the
+// estimate computed at run time when they are not (see Passes.td).
 //
 //===----------------------------------------------------------------------===//
 

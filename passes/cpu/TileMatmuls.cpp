@@ -5,8 +5,8 @@
 // main part runs full static row tiles that vectorize without masks, the
 // remainder (fewer rows than a tile; every decode step lives here) runs one
 // row at a time as a GEMV vectorized along K, which streams each weight row
-// once. See docs/cpu-codegen.md for the measurements behind the
-// shapes (masked vectorization was ~300x slower than peeling).
+// once. See docs/cpu-codegen.md for the reasons behind the shapes
+// (masked vectorization was far slower than peeling).
 //
 //===----------------------------------------------------------------------===//
 
@@ -291,7 +291,8 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
       // One or the other: lookup blocks replace the split-k form whole.
       // They take one column each whatever `cols`: even with the weights
       // in cache, where 8 columns share each load of x in the split-k
-      // form, a d_model-256 q4_0 model decoded 1.16x faster so.
+      // form, a d_model-256 q4_0 model decoded faster so
+      // (docs/cpu-codegen.md#looking-nibbles-up-q4_0-avx-512).
       if (lookupNibbles && lanes == 16 && k % tlm::kLookupChunk == 0) {
         rowsLanes = tlm::lanePermutedX(rewriter, op.getLoc(), x);
         cols = 1;
@@ -624,7 +625,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     for (auto &[op, p] : whole) {
       // Every form below tiles the columns statically: a ragged column
       // tile left its whole op scalar (GPT-2's 50257-column head decoded
-      // ~2.5x slower than its weights' read time).
+      // far slower than reading its weights takes).
       SmallVector<Value> parts =
           vectorize ? tlm::raggedRowSlices(
                           rewriter, op, p,

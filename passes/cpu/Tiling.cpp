@@ -38,7 +38,7 @@ FailureOr<scf::SCFTilingResult> tile(RewriterBase &rewriter, Operation *op,
 /// iter_args at indices defined outside the loop: an accumulator block that
 /// hoisting can keep in registers across the loop. The other loops are left
 /// alone: hoisting would first prove every pair of their subsets disjoint
-/// (Presburger bounds, ~0.2 M instructions a pair) and then find that the
+/// (Presburger bounds, costly for each pair) and then find that the
 /// indices move with the loop.
 bool writesInvariantIterArgVector(scf::ForOp loop) {
   for (BlockArgument arg : loop.getRegionIterArgs())

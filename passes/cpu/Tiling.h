@@ -52,8 +52,8 @@ Value sliceRowsLike(RewriterBase &rewriter, Value v, Value slice, Value x);
 /// How many consecutive k steps a split-k block with `accumulators` vector
 /// accumulators should keep apart, so that at least `minChains` independent
 /// FMA chains run (a power of two dividing `steps`, the block's k steps).
-/// One chain waits an FMA's latency (4 cycles) per step: a one-column GEMV
-/// on bf16 read 32 bytes per 4 cycles, 32 GB/s at 4 GHz, below the memory.
+/// One chain waits an FMA's latency per step, which held a one-column GEMV
+/// on bf16 below the memory's speed (docs/cpu-codegen.md#fma-chains).
 int64_t accumulatorChains(int64_t accumulators, int64_t steps,
                           int64_t minChains);
 

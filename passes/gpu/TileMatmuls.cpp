@@ -260,7 +260,8 @@ struct TlmGpuTileMatmuls
       // grid, which the runtime does not launch (mgpuLaunchKernel). Under
       // an scf.if instead, gpu-async-region would make the host wait after
       // each; one kernel with both branches would give the GEMV the tiles'
-      // registers (80-114 against 31-38: a quarter of the occupancy).
+      // registers, and with them a fraction of the occupancy
+      // (docs/gpu.md#tlm-gpu-tile-matmuls).
       few = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, m,
                                   index(b, loc, gemvRows));
       buildGemv(b, loc, projs, few);

@@ -25,9 +25,9 @@ using namespace mlir;
 /// confirmed the fixpoint) and no region simplification (block merging and
 /// dead-argument removal on the CFG, which LLVM's SimplifyCFG redoes). Each
 /// sweep visits every loop and, to ask whether it is dead, walks its body:
-/// on small.json both together saved 6% of the whole pipeline's
-/// instructions (callgrind, 2.70 -> 2.53 G), with the same LLVM IR out up
-/// to the order of constants.
+/// on small.json both together saved a visible share of the whole
+/// pipeline's instructions (counted with callgrind), with the same LLVM IR
+/// out up to the order of constants.
 std::unique_ptr<Pass> tlm::createQuickCanonicalizer() {
   GreedyRewriteConfig config;
   config.setMaxIterations(1);
@@ -64,8 +64,8 @@ void tlm::buildBufferizationPipeline(OpPassManager &pm,
     bufferization::buildBufferDeallocationPipeline(pm, deallocOpts);
   } else {
     // Upstream's buffer-deallocation-pipeline, step for step, with the
-    // one-sweep canonicalizer: its own three canonicalizers took 41 ms of
-    // small.json's ~550 ms of passes.
+    // one-sweep canonicalizer: its own three canonicalizers were a visible
+    // part of small.json's pass time.
     memref::ExpandReallocPassOptions realloc;
     realloc.emitDeallocs = false; // the ownership-based pass adds them
     pm.addNestedPass<func::FuncOp>(memref::createExpandReallocPass(realloc));

@@ -159,8 +159,8 @@ static void addToLLVMStage(OpPassManager &pm) {
       vector::VectorMultiReductionLowering::InnerReduction));
   // From here to the LLVM conversion, the passes that need not see the
   // module run per function, on the context's threads (the block, the head
-  // and the entries at once): ~40 ms less of small.json's ~420 ms of passes
-  // on 2 cores, the same IR out.
+  // and the entries at once): less pass time on several cores, the same IR
+  // out (docs/cpu-codegen.md#keeping-the-mlir-side-fast).
   // Vector transfers become loads/stores of 1-D vectors (fully unrolled:
   // the blocks are small and static).
   pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(
@@ -186,11 +186,10 @@ static void addToLLVMStage(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createConvertVectorToLLVMPass(vectorToLlvm));
   // With threads, this also converts the OpenMP ops (through the dialect's
   // ConvertToLLVM interface): convert-openmp-to-llvm as a pass of its own
-  // was one more conversion walk over the whole module (78 ms of
-  // small.json's 2-thread passes in one --mlir-timing run; the same LLVM
-  // dialect out).
+  // was one more conversion walk over the whole module, for the same LLVM
+  // dialect out.
   pm.addPass(createConvertToLLVMPass());
-  // Per LLVM function as well (same IR out; in 8 alternated runs no gain
+  // Per LLVM function as well (the same IR out; no gain in compile time
   // beyond the noise).
   pm.addNestedPass<LLVM::LLVMFuncOp>(createReconcileUnrealizedCastsPass());
   pm.addNestedPass<LLVM::LLVMFuncOp>(createQuickCanonicalizer());

@@ -7,8 +7,9 @@
 // (key j's heads side by side) is read start to end, one sequential stream
 // the hardware prefetchers keep up with. Head by head instead, each key's
 // row of one head (256 bytes in small.json) sat 3 KB after the previous
-// one, a stride the prefetchers did not follow: a C model of the two loops
-// over small.json's cache read 9 GB/s head by head, 20 key by key.
+// one, a stride the prefetchers did not follow: in a C model of the two
+// loops over small.json's cache, key by key read it much faster
+// (docs/cpu-codegen.md#rows-one-at-a-time).
 //
 // Three passes per row, over a chunk's heads:
 //   1. scores: S[h, j] = q_h · k_j for every key j, past then new (S is
