@@ -52,15 +52,23 @@ private:
   int32_t eosId = -1;
 
   void applyMerges(std::string_view piece, std::vector<int64_t> &out) const;
+  /// vocab.json's tokens, ids and byte tokens, from its `text`.
+  Error readVocab(const std::string &path, const std::string &text,
+                  const ByteAlphabet &alphabet);
+  /// merges.txt's merges, in rank order, from its `text`.
+  Error readMerges(const std::string &path, std::string_view text,
+                   const ByteAlphabet &alphabet);
 };
+
+/// "tokenizer: FILE: what", the form of the loader's errors.
+Error fileError(std::string_view file, const std::string &what) {
+  return makeError("tokenizer: " + std::string(file) + ": " + what);
+}
 
 Expected<std::unique_ptr<Tokenizer>>
 Gpt2Tokenizer::load(const std::string &dir) {
   std::string vocabPath = dir + "/vocab.json";
   std::string mergesPath = dir + "/merges.txt";
-  auto fail = [](std::string_view file, const std::string &what) {
-    return makeError("tokenizer: " + std::string(file) + ": " + what);
-  };
   // GPT-2's files are 1 and 0.5 MB; 256 MiB bounds the read of anything
   // else.
   auto readPart = [&](std::string_view path) -> Expected<std::string> {
@@ -77,56 +85,68 @@ Gpt2Tokenizer::load(const std::string &dir) {
   Expected<std::string> mergesText = readPart(mergesPath);
   if (!mergesText)
     return mergesText.takeError();
-
   ByteAlphabet alphabet;
+  auto tok = std::make_unique<Gpt2Tokenizer>();
+  if (Error err = tok->readVocab(vocabPath, *vocabText, alphabet))
+    return err;
+  if (Error err = tok->readMerges(mergesPath, *mergesText, alphabet))
+    return err;
+  return std::unique_ptr<Tokenizer>(std::move(tok));
+}
 
-  // vocab.json: {"token": id, ...} with ids 0..n-1, each once.
-  Expected<json::Value> parsed = json::Value::parse(*vocabText);
+Error Gpt2Tokenizer::readVocab(const std::string &path,
+                               const std::string &text,
+                               const ByteAlphabet &alphabet) {
+  // {"token": id, ...} with ids 0..n-1, each once.
+  Expected<json::Value> parsed = json::Value::parse(text);
   if (!parsed)
-    return fail(vocabPath,
-                "is not valid JSON: " + parsed.takeError().message());
+    return fileError(path,
+                     "is not valid JSON: " + parsed.takeError().message());
   const json::Value &vocab = *parsed;
   if (!vocab.isObject() || vocab.size() == 0)
-    return fail(vocabPath, "must be a non-empty JSON object of token -> id");
-  auto tok = std::make_unique<Gpt2Tokenizer>();
+    return fileError(path, "must be a non-empty JSON object of token -> id");
   size_t n = vocab.size();
-  tok->tokens.resize(n);
+  tokens.resize(n);
   std::vector<bool> seen(n, false);
   std::string bytes;
   for (size_t item = 0; item < n; ++item) {
     const std::string &spelled = vocab.keys()[item];
     const json::Value &value = vocab.elements()[item];
     if (!value.isUnsigned() || value.asUint() >= n)
-      return fail(vocabPath, "token \"" + spelled + "\" has id " +
+      return fileError(path, "token \"" + spelled + "\" has id " +
                                  value.dump() + "; ids must be integers 0.." +
                                  std::to_string(n - 1));
     auto id = static_cast<int32_t>(value.asUint());
     if (seen[id])
-      return fail(vocabPath, "id " + std::to_string(id) + " is given twice");
+      return fileError(path, "id " + std::to_string(id) + " is given twice");
     seen[id] = true;
     if (!alphabet.unspell(spelled, bytes))
-      return fail(vocabPath, "token \"" + spelled +
+      return fileError(path, "token \"" + spelled +
                                  "\" has a character outside GPT-2's byte "
                                  "alphabet");
-    tok->tokens[id] = bytes;
+    tokens[id] = bytes;
     // Several spellings cannot give the same bytes (the alphabet is a
     // bijection), so this map is one-to-one.
-    tok->ids.try_emplace(bytes, id);
+    ids.try_emplace(bytes, id);
   }
-  tok->byteIds.fill(-1);
+  byteIds.fill(-1);
   for (int b = 0; b < 256; ++b) {
-    auto it = tok->ids.find(std::string(1, char(b)));
-    if (it == tok->ids.end())
-      return fail(vocabPath, "has no token for byte " + std::to_string(b) +
+    auto it = ids.find(std::string(1, char(b)));
+    if (it == ids.end())
+      return fileError(path, "has no token for byte " + std::to_string(b) +
                                  ", so some text could not be encoded");
-    tok->byteIds[b] = it->second;
+    byteIds[b] = it->second;
   }
-  if (auto it = tok->ids.find("<|endoftext|>"); it != tok->ids.end())
-    tok->eosId = it->second;
+  if (auto it = ids.find("<|endoftext|>"); it != ids.end())
+    eosId = it->second;
+  return Error::success();
+}
 
-  // merges.txt: an optional "#version" line, then "left right" per line in
-  // priority order; both halves and their concatenation must be tokens.
-  std::string_view rest = *mergesText;
+Error Gpt2Tokenizer::readMerges(const std::string &path, std::string_view text,
+                                const ByteAlphabet &alphabet) {
+  // An optional "#version" line, then "left right" per line in priority
+  // order; both halves and their concatenation must be tokens.
+  std::string_view rest = text;
   std::string left, right;
   for (int lineNo = 1; !rest.empty(); ++lineNo) {
     std::string_view line;
@@ -136,7 +156,7 @@ Gpt2Tokenizer::load(const std::string &dir) {
     if (line.empty() || (lineNo == 1 && startsWith(line, "#version")))
       continue;
     auto bad = [&](const std::string &what) {
-      return fail(mergesPath, "line " + std::to_string(lineNo) + ": " + what);
+      return fileError(path, "line " + std::to_string(lineNo) + ": " + what);
     };
     auto [a, b] = split(line, ' ');
     if (a.empty() || b.empty() || b.find(' ') != std::string_view::npos)
@@ -145,19 +165,19 @@ Gpt2Tokenizer::load(const std::string &dir) {
     if (!alphabet.unspell(a, left) || !alphabet.unspell(b, right))
       return bad("\"" + std::string(line) +
                  "\" has a character outside GPT-2's byte alphabet");
-    auto ia = tok->ids.find(left), ib = tok->ids.find(right);
-    auto im = tok->ids.find(left + right);
-    if (ia == tok->ids.end() || ib == tok->ids.end())
-      return bad("\"" + std::string(ia == tok->ids.end() ? a : b) +
+    auto ia = ids.find(left), ib = ids.find(right);
+    auto im = ids.find(left + right);
+    if (ia == ids.end() || ib == ids.end())
+      return bad("\"" + std::string(ia == ids.end() ? a : b) +
                  "\" is not a token in vocab.json");
-    if (im == tok->ids.end())
+    if (im == ids.end())
       return bad("the merge of \"" + std::string(a) + "\" and \"" +
                  std::string(b) + "\" is not a token in vocab.json");
     // A repeated merge keeps its first (best) rank.
-    tok->merges.try_emplace(pairKey(ia->second, ib->second),
-                            Merge{lineNo, im->second});
+    merges.try_emplace(pairKey(ia->second, ib->second),
+                       Merge{lineNo, im->second});
   }
-  return std::unique_ptr<Tokenizer>(std::move(tok));
+  return Error::success();
 }
 
 std::vector<int64_t> Gpt2Tokenizer::encode(std::string_view text,

@@ -8,6 +8,7 @@
 #include "lib/support/Json.h"
 
 #include <map>
+#include <tuple>
 
 #include <algorithm>
 #include <cassert>
@@ -111,178 +112,248 @@ size_t SafeTensors::dataBytes() const {
   return n;
 }
 
+namespace {
+/// "safetensors: PATH: what", the form of every error of open().
+Error fileError(const std::string &path, const std::string &what) {
+  return makeError("safetensors: " + path + ": " + what);
+}
+
+/// A tensor of the header, with its bytes' [begin, end) in the data section.
+struct Entry {
+  std::string name;
+  Tensor tensor;
+  uint64_t begin = 0, end = 0;
+};
+
+/// The header's JSON object, once its length (returned in `headerLen`) is
+/// checked against the file's `fileSize` bytes.
+Expected<json::Value> readHeader(int fd, const std::string &path,
+                                 uint64_t fileSize, uint64_t &headerLen) {
+  if (fileSize < 8)
+    return fileError(path, "file is " + std::to_string(fileSize) +
+                               " bytes, too short for the 8-byte header "
+                               "length");
+  unsigned char lenBytes[8];
+  if (!readAt(fd, lenBytes, 8, 0))
+    return fileError(path, "cannot read the header length");
+  headerLen = 0;
+  for (int i = 7; i >= 0; --i)
+    headerLen = (headerLen << 8) | lenBytes[i];
+  if (headerLen > kMaxHeaderBytes)
+    return fileError(path, "header length " + std::to_string(headerLen) +
+                               " exceeds the cap of " +
+                               std::to_string(kMaxHeaderBytes));
+  if (headerLen > fileSize - 8)
+    return fileError(path, "header length " + std::to_string(headerLen) +
+                               " runs past the end of the file (" +
+                               std::to_string(fileSize) + " bytes)");
+  std::string header(headerLen, '\0');
+  if (!readAt(fd, header.data(), headerLen, 8))
+    return fileError(path, "cannot read the header");
+  std::string duplicate;
+  Expected<json::Value> parsed = json::Value::parse(header, &duplicate);
+  if (!duplicate.empty())
+    return fileError(path, "tensor '" + duplicate +
+                               "' is given twice in the header");
+  if (!parsed)
+    return fileError(path, "header is not a JSON object (" +
+                               parsed.takeError().message() + ")");
+  if (!parsed->isObject())
+    return fileError(path, "header is not a JSON object");
+  return parsed;
+}
+
+/// The shape of `t` from the header's `shape`: dims must fit int64, and the
+/// element count of a non-empty tensor the file's `dataSize` bytes, which
+/// also keeps numel * element size from overflowing. Returns the count.
+Expected<uint64_t> readShape(const json::Value &shape, uint64_t dataSize,
+                             Tensor &t) {
+  bool empty = false;
+  for (const json::Value &d : shape.elements()) {
+    if (!d.isUnsigned() || d.asUint() > (uint64_t(1) << 62))
+      return makeError("shape entries must be integers in [0, 2^62]");
+    t.shape.push_back(static_cast<int64_t>(d.asUint()));
+    empty |= t.shape.back() == 0;
+  }
+  if (empty)
+    return uint64_t(0);
+  uint64_t numel = 1;
+  for (int64_t v : t.shape) {
+    if (numel > dataSize / uint64_t(v))
+      return makeError("shape " + shapeString(t.shape) +
+                       " has more elements than the file has data bytes (" +
+                       std::to_string(dataSize) + ")");
+    numel *= uint64_t(v);
+  }
+  return numel;
+}
+
+/// The tensor `name` of the header, checked against the `dataSize` bytes
+/// of data; an error says what is wrong with it.
+Expected<Entry> readEntry(const std::string &name, const json::Value &entry,
+                          uint64_t dataSize) {
+  if (!entry.isObject())
+    return makeError("entry is not an object");
+  const json::Value *dt = entry.find("dtype");
+  const json::Value *sh = entry.find("shape");
+  const json::Value *off = entry.find("data_offsets");
+  if (!dt || !dt->isString())
+    return makeError("missing string 'dtype'");
+  if (!sh || !sh->isArray())
+    return makeError("missing array 'shape'");
+  if (!off || !off->isArray() || off->size() != 2 ||
+      !off->elements()[0].isUnsigned() || !off->elements()[1].isUnsigned())
+    return makeError("'data_offsets' must be two non-negative integers");
+  const DTypeName *known = nullptr;
+  const std::string &dtypeStr = dt->asString();
+  for (const DTypeName &d : kDTypes)
+    if (dtypeStr == d.name)
+      known = &d;
+  if (!known)
+    return makeError("unsupported dtype '" + dtypeStr + "'");
+  Entry e;
+  e.name = name;
+  e.tensor.dtype = known->dtype;
+  Expected<uint64_t> numel = readShape(*sh, dataSize, e.tensor);
+  if (!numel)
+    return numel.takeError();
+  e.begin = off->elements()[0].asUint();
+  e.end = off->elements()[1].asUint();
+  if (e.begin > e.end || e.end > dataSize)
+    return makeError("data_offsets [" + std::to_string(e.begin) + ", " +
+                     std::to_string(e.end) + ") lie outside the " +
+                     std::to_string(dataSize) + " data bytes of the file");
+  // numel <= dataSize, so this product cannot overflow.
+  uint64_t expected = *numel * known->size;
+  if (e.end - e.begin != expected)
+    return makeError("holds " + std::to_string(e.end - e.begin) +
+                     " bytes but " + dtypeStr + " " +
+                     shapeString(e.tensor.shape) + " needs " +
+                     std::to_string(expected));
+  e.tensor.bytes = expected;
+  return e;
+}
+
+/// No two tensors may share bytes: after sorting by start, each non-empty
+/// range must begin at or after the furthest end seen so far.
+Error checkDisjoint(const std::string &path, std::vector<Entry> &entries) {
+  std::sort(entries.begin(), entries.end(), [](const Entry &a, const Entry &b) {
+    return std::pair(a.begin, a.end) < std::pair(b.begin, b.end);
+  });
+  uint64_t furthest = 0;
+  const std::string *owner = nullptr;
+  for (const Entry &e : entries) {
+    if (e.begin == e.end)
+      continue;
+    if (owner && e.begin < furthest)
+      return fileError(path, "tensors '" + *owner + "' and '" + e.name +
+                                 "' overlap");
+    if (e.end > furthest) {
+      furthest = e.end;
+      owner = &e.name;
+    }
+  }
+  return Error::success();
+}
+} // namespace
+
+std::vector<std::pair<const std::string *, Tensor *>>
+SafeTensors::inFileOrder() {
+  std::vector<std::pair<const std::string *, Tensor *>> order;
+  for (auto &[name, t] : tensors_)
+    order.push_back({&name, &t});
+  std::sort(order.begin(), order.end(), [](auto a, auto b) {
+    return std::tie(a.second->fileOffset, a.second->bytes, *a.first) <
+           std::tie(b.second->fileOffset, b.second->bytes, *b.first);
+  });
+  return order;
+}
+
+Error SafeTensors::mapData(int fd, const std::string &path,
+                           uint64_t fileSize) {
+  void *base = ::mmap(nullptr, fileSize, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (base == MAP_FAILED)
+    return fileError(path, std::string("cannot map: ") + std::strerror(errno));
+  // A SIGBUS from the file shrinking under the mapping is reported, not
+  // a crash (MapGuard.h).
+  guardMapping(base, fileSize, path);
+  mapping_ = std::shared_ptr<void>(base, [fileSize](void *p) {
+    unguardMapping(p);
+    ::munmap(p, fileSize);
+  });
+  for (auto [name, t] : inFileOrder()) {
+    auto *data = static_cast<char *>(base) + t->fileOffset;
+    if (reinterpret_cast<uintptr_t>(data) % dtypeSize(t->dtype) != 0)
+      return fileError(path, "tensor '" + *name +
+                                 "' is not aligned to its element "
+                                 "size, so it cannot be used in place");
+    t->data = data;
+  }
+  return Error::success();
+}
+
+Error SafeTensors::readData(int fd, const std::string &path, bool hugePages) {
+  // Validated: now read the tensors into one block, each at a 64-byte
+  // boundary (in file order: the reads go forward through the file).
+  auto padded = [](uint64_t bytes) { return (bytes + 63) / 64 * 64; };
+  auto order = inFileOrder();
+  size_t total = 0;
+  for (auto [name, t] : order)
+    total += padded(t->bytes);
+  data_ = LargeBuffer::allocate(total, hugePages);
+  if (!data_.data())
+    return fileError(path, "out of memory reading its " +
+                               std::to_string(total) + " bytes of tensors");
+  char *next = static_cast<char *>(data_.data());
+  for (auto [name, t] : order) {
+    if (t->bytes && !readAt(fd, next, t->bytes, t->fileOffset))
+      return fileError(path, "cannot read the data of tensor '" + *name + "'");
+    t->data = next;
+    next += padded(t->bytes);
+  }
+  return Error::success();
+}
+
 Expected<SafeTensors> SafeTensors::open(const std::string &path, Load load,
                                         bool hugePages) {
-  auto fail = [&](const std::string &what) {
-    return makeError("safetensors: " + path + ": " + what);
-  };
   Expected<int> opened = openRegularFile(path);
   if (!opened)
     return makeError("safetensors: " + opened.takeError().message());
   Fd file{*opened};
   struct stat st;
   if (::fstat(file.fd, &st) != 0)
-    return fail(std::string("cannot stat: ") + std::strerror(errno));
-  uint64_t fileSize = static_cast<uint64_t>(st.st_size);
-  if (fileSize < 8)
-    return fail("file is " + std::to_string(fileSize) +
-                " bytes, too short for the 8-byte header length");
-  unsigned char lenBytes[8];
-  if (!readAt(file.fd, lenBytes, 8, 0))
-    return fail("cannot read the header length");
-  uint64_t headerLen = 0;
-  for (int i = 7; i >= 0; --i)
-    headerLen = (headerLen << 8) | lenBytes[i];
-  if (headerLen > kMaxHeaderBytes)
-    return fail("header length " + std::to_string(headerLen) +
-                " exceeds the cap of " + std::to_string(kMaxHeaderBytes));
-  if (headerLen > fileSize - 8)
-    return fail("header length " + std::to_string(headerLen) +
-                " runs past the end of the file (" + std::to_string(fileSize) +
-                " bytes)");
-  std::string header(headerLen, '\0');
-  if (!readAt(file.fd, header.data(), headerLen, 8))
-    return fail("cannot read the header");
-  std::string duplicate;
-  Expected<json::Value> parsed = json::Value::parse(header, &duplicate);
-  if (!duplicate.empty())
-    return fail("tensor '" + duplicate + "' is given twice in the header");
-  if (!parsed)
-    return fail("header is not a JSON object (" + parsed.takeError().message() +
-                ")");
-  const json::Value &json = *parsed;
-  if (!json.isObject())
-    return fail("header is not a JSON object");
-
+    return fileError(path,
+                     std::string("cannot stat: ") + std::strerror(errno));
+  uint64_t fileSize = static_cast<uint64_t>(st.st_size), headerLen = 0;
+  Expected<json::Value> header = readHeader(file.fd, path, fileSize, headerLen);
+  if (!header)
+    return header.takeError();
   uint64_t dataStart = 8 + headerLen, dataSize = fileSize - dataStart;
-  SafeTensors result;
-  std::vector<std::pair<uint64_t, uint64_t>> ranges;
-  std::vector<std::pair<std::string, std::pair<uint64_t, uint64_t>>> where;
-  for (size_t item = 0; item < json.size(); ++item) {
-    const std::string &name = json.keys()[item];
-    const json::Value &entry = json.elements()[item];
+  std::vector<Entry> entries;
+  for (size_t item = 0; item < header->size(); ++item) {
+    const std::string &name = header->keys()[item];
     if (name == "__metadata__")
       continue;
-    auto bad = [&](const std::string &what) {
-      return fail("tensor '" + name + "': " + what);
-    };
-    if (!entry.isObject())
-      return bad("entry is not an object");
-    const json::Value *dt = entry.find("dtype");
-    const json::Value *sh = entry.find("shape");
-    const json::Value *off = entry.find("data_offsets");
-    if (!dt || !dt->isString())
-      return bad("missing string 'dtype'");
-    if (!sh || !sh->isArray())
-      return bad("missing array 'shape'");
-    if (!off || !off->isArray() || off->size() != 2 ||
-        !off->elements()[0].isUnsigned() || !off->elements()[1].isUnsigned())
-      return bad("'data_offsets' must be two non-negative integers");
-    Tensor t;
-    const DTypeName *known = nullptr;
-    const std::string &dtypeStr = dt->asString();
-    for (const DTypeName &d : kDTypes)
-      if (dtypeStr == d.name)
-        known = &d;
-    if (!known)
-      return bad("unsupported dtype '" + dtypeStr + "'");
-    t.dtype = known->dtype;
-    // Dims must fit int64; the element count of a non-empty tensor must fit
-    // the file, which also keeps numel * element size from overflowing.
-    bool empty = false;
-    for (const json::Value &d : sh->elements()) {
-      if (!d.isUnsigned() || d.asUint() > (uint64_t(1) << 62))
-        return bad("shape entries must be integers in [0, 2^62]");
-      t.shape.push_back(static_cast<int64_t>(d.asUint()));
-      empty |= t.shape.back() == 0;
-    }
-    uint64_t numel = empty ? 0 : 1;
-    for (int64_t v : t.shape) {
-      if (empty)
-        break;
-      if (numel > dataSize / uint64_t(v))
-        return bad("shape " + shapeString(t.shape) +
-                   " has more elements than the file has data bytes (" +
-                   std::to_string(dataSize) + ")");
-      numel *= uint64_t(v);
-    }
-    uint64_t begin = off->elements()[0].asUint(),
-             end = off->elements()[1].asUint();
-    if (begin > end || end > dataSize)
-      return bad("data_offsets [" + std::to_string(begin) + ", " +
-                 std::to_string(end) + ") lie outside the " +
-                 std::to_string(dataSize) + " data bytes of the file");
-    // numel <= dataSize, so this product cannot overflow.
-    uint64_t expected = numel * known->size;
-    if (end - begin != expected)
-      return bad("holds " + std::to_string(end - begin) + " bytes but " +
-                 dtypeStr + " " + shapeString(t.shape) + " needs " +
-                 std::to_string(expected));
-    t.bytes = expected;
-    where.push_back({name, {begin, end}});
-    result.tensors_.emplace(name, std::move(t));
+    Expected<Entry> entry =
+        readEntry(name, header->elements()[item], dataSize);
+    if (!entry)
+      return fileError(path, "tensor '" + name +
+                                 "': " + entry.takeError().message());
+    entries.push_back(std::move(*entry));
   }
-  // No two tensors may share bytes: after sorting by start, each non-empty
-  // range must begin at or after the furthest end seen so far.
-  std::sort(where.begin(), where.end(),
-            [](const auto &a, const auto &b) { return a.second < b.second; });
-  uint64_t furthest = 0;
-  const std::string *owner = nullptr;
-  for (const auto &[name, range] : where) {
-    if (range.first == range.second)
-      continue;
-    if (owner && range.first < furthest)
-      return fail("tensors '" + *owner + "' and '" + name + "' overlap");
-    if (range.second > furthest) {
-      furthest = range.second;
-      owner = &name;
-    }
+  if (Error err = checkDisjoint(path, entries))
+    return err;
+  SafeTensors result;
+  for (Entry &e : entries) {
+    e.tensor.fileOffset = dataStart + e.begin;
+    result.tensors_.emplace(e.name, std::move(e.tensor));
   }
-
-  for (auto &[name, range] : where)
-    result.tensors_.find(name)->second.fileOffset = dataStart + range.first;
-  if (load == Load::Header)
-    return result;
-  if (load == Load::Map) {
-    void *base = ::mmap(nullptr, fileSize, PROT_READ, MAP_PRIVATE, file.fd, 0);
-    if (base == MAP_FAILED)
-      return fail(std::string("cannot map: ") + std::strerror(errno));
-    // A SIGBUS from the file shrinking under the mapping is reported, not
-    // a crash (MapGuard.h).
-    guardMapping(base, fileSize, path);
-    result.mapping_ = std::shared_ptr<void>(base, [fileSize](void *p) {
-      unguardMapping(p);
-      ::munmap(p, fileSize);
-    });
-    for (auto &[name, range] : where) {
-      Tensor &t = result.tensors_.find(name)->second;
-      auto *data = static_cast<char *>(base) + dataStart + range.first;
-      if (reinterpret_cast<uintptr_t>(data) % dtypeSize(t.dtype) != 0)
-        return fail("tensor '" + name +
-                    "' is not aligned to its element "
-                    "size, so it cannot be used in place");
-      t.data = data;
-    }
-    return result;
-  }
-  // Validated: now read the tensors into one block, each at a 64-byte
-  // boundary (in file order: the reads go forward through the file).
-  auto padded = [](uint64_t bytes) { return (bytes + 63) / 64 * 64; };
-  size_t total = 0;
-  for (const auto &[name, range] : where)
-    total += padded(range.second - range.first);
-  result.data_ = LargeBuffer::allocate(total, hugePages);
-  if (!result.data_.data())
-    return fail("out of memory reading its " + std::to_string(total) +
-                " bytes of tensors");
-  char *next = static_cast<char *>(result.data_.data());
-  for (auto &[name, range] : where) {
-    Tensor &t = result.tensors_.find(name)->second;
-    if (t.bytes && !readAt(file.fd, next, t.bytes, dataStart + range.first))
-      return fail("cannot read the data of tensor '" + name + "'");
-    t.data = next;
-    next += padded(t.bytes);
-  }
+  if (load == Load::Map)
+    if (Error err = result.mapData(file.fd, path, fileSize))
+      return err;
+  if (load == Load::Read)
+    if (Error err = result.readData(file.fd, path, hugePages))
+      return err;
   return result;
 }
 

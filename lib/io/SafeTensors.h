@@ -70,6 +70,13 @@ public:
   size_t dataBytes() const;
 
 private:
+  /// The tensors with their names, in file order (by fileOffset).
+  std::vector<std::pair<const std::string *, Tensor *>> inFileOrder();
+  /// Load::Map: each tensor's data in place in a mapping of the file.
+  Error mapData(int fd, const std::string &path, uint64_t fileSize);
+  /// Load::Read: each tensor's data read into one block, 64-byte aligned.
+  Error readData(int fd, const std::string &path, bool hugePages);
+
   std::map<std::string, Tensor, std::less<>> tensors_;
   /// Every tensor's data in Load::Read mode.
   LargeBuffer data_;

@@ -31,65 +31,77 @@ std::string show(const json::Value &v) { return v.dump(); }
 /// int64 overflow and allocation sizes stay meaningful.
 constexpr int64_t kMaxSize = int64_t(1) << 24;
 
-} // namespace
+/// Sets a field from a config value; returns why the value is wrong, or "".
+using Setter = std::function<std::string(const json::Value &)>;
 
-Expected<Config> parseConfig(std::string_view text) {
-  std::string duplicate;
-  Expected<json::Value> parsed = json::Value::parse(text, &duplicate);
-  if (!duplicate.empty())
-    return configError("key '" + duplicate + "' appears more than once");
-  if (!parsed)
-    return configError("invalid JSON at " + parsed.takeError().message());
-  const json::Value &j = *parsed;
-  if (!j.isObject())
-    return configError("expected a JSON object, found " +
-                       std::string(j.typeName()));
+Setter positive(int64_t &field) {
+  return [&field](const json::Value &v) -> std::string {
+    if (!v.isInteger())
+      return "must be an integer";
+    if (v.isUnsigned() && v.asUint() > uint64_t(kMaxSize))
+      return "exceeds the supported maximum " + std::to_string(kMaxSize);
+    if (!v.isUnsigned() || v.asUint() < 1)
+      return "must be >= 1";
+    field = static_cast<int64_t>(v.asUint());
+    return "";
+  };
+}
 
-  Config c;
-  bool haveKvHeads = false;
-  // key -> (required, setter returning an error message or "").
-  using Setter = std::function<std::string(const json::Value &)>;
-  auto positive = [](int64_t &field) -> Setter {
-    return [&field](const json::Value &v) -> std::string {
-      if (!v.isInteger())
-        return "must be an integer";
-      if (v.isUnsigned() && v.asUint() > uint64_t(kMaxSize))
-        return "exceeds the supported maximum " + std::to_string(kMaxSize);
-      if (!v.isUnsigned() || v.asUint() < 1)
-        return "must be >= 1";
-      field = static_cast<int64_t>(v.asUint());
-      return "";
-    };
+Setter positiveReal(double &field) {
+  return [&field](const json::Value &v) -> std::string {
+    if (!v.isNumber())
+      return "must be a number";
+    if (!(v.asDouble() > 0))
+      return "must be > 0";
+    // The compiled code computes in f32: a value that rounds to 0 or
+    // overflows there would silently change the model.
+    float f = static_cast<float>(v.asDouble());
+    if (!(f > 0) || !std::isfinite(f) || !std::isnormal(f))
+      return "is not a normal f32 number (the model computes in f32)";
+    field = v.asDouble();
+    return "";
   };
-  auto positiveReal = [](double &field) -> Setter {
-    return [&field](const json::Value &v) -> std::string {
-      if (!v.isNumber())
-        return "must be a number";
-      if (!(v.asDouble() > 0))
-        return "must be > 0";
-      // The compiled code computes in f32: a value that rounds to 0 or
-      // overflows there would silently change the model.
-      float f = static_cast<float>(v.asDouble());
-      if (!(f > 0) || !std::isfinite(f) || !std::isnormal(f))
-        return "is not a normal f32 number (the model computes in f32)";
-      field = v.asDouble();
-      return "";
-    };
+}
+
+Setter boolean(bool &field) {
+  return [&field](const json::Value &v) -> std::string {
+    if (!v.isBool())
+      return "must be true or false";
+    field = v.asBool();
+    return "";
   };
-  auto boolean = [](bool &field) -> Setter {
-    return [&field](const json::Value &v) -> std::string {
-      if (!v.isBool())
-        return "must be true or false";
-      field = v.asBool();
-      return "";
-    };
+}
+
+Setter normPosition(bool &postNorm) {
+  return [&postNorm](const json::Value &v) -> std::string {
+    if (!v.isString() || (v.asString() != "pre" && v.asString() != "post"))
+      return "must be \"pre\" or \"post\"";
+    postNorm = v.asString() == "post";
+    return "";
   };
-  struct Key {
-    const char *name;
-    bool required;
-    Setter set;
+}
+
+Setter weightDtype(WeightDtype &dtype) {
+  return [&dtype](const json::Value &v) -> std::string {
+    std::optional<WeightDtype> d =
+        v.isString() ? parseWeightDtype(v.asString()) : std::nullopt;
+    if (!d)
+      return "must be one of " + std::string(dtypeNames());
+    dtype = *d;
+    return "";
   };
-  std::vector<Key> keys = {
+}
+
+struct Key {
+  const char *name;
+  bool required;
+  Setter set;
+};
+
+/// Every key of a config (docs/spec/config.md), setting `c`'s fields;
+/// `haveKvHeads` records whether num_kv_heads was given.
+std::vector<Key> configKeys(Config &c, bool &haveKvHeads) {
+  return {
       {"vocab_size", true, positive(c.vocabSize)},
       {"context_length", true, positive(c.contextLength)},
       {"d_model", true, positive(c.dModel)},
@@ -98,32 +110,23 @@ Expected<Config> parseConfig(std::string_view text) {
       {"d_ff", true, positive(c.dFF)},
       {"rope_theta", true, positiveReal(c.ropeTheta)},
       {"num_kv_heads", false,
-       [&](const json::Value &v) {
+       [&c, &haveKvHeads](const json::Value &v) {
          haveKvHeads = true;
          return positive(c.numKvHeads)(v);
        }},
       {"rms_norm_eps", false, positiveReal(c.rmsNormEps)},
       {"use_rmsnorm", false, boolean(c.useRMSNorm)},
-      {"norm_position", false,
-       [&](const json::Value &v) -> std::string {
-         if (!v.isString() || (v.asString() != "pre" && v.asString() != "post"))
-           return "must be \"pre\" or \"post\"";
-         c.postNorm = v.asString() == "post";
-         return "";
-       }},
+      {"norm_position", false, normPosition(c.postNorm)},
       {"use_rope", false, boolean(c.useRope)},
       {"use_swiglu", false, boolean(c.useSwiGLU)},
       {"tie_embeddings", false, boolean(c.tieEmbeddings)},
-      {"dtype", false,
-       [&](const json::Value &v) -> std::string {
-         std::optional<WeightDtype> d =
-             v.isString() ? parseWeightDtype(v.asString()) : std::nullopt;
-         if (!d)
-           return "must be one of " + std::string(dtypeNames());
-         c.dtype = *d;
-         return "";
-       }},
+      {"dtype", false, weightDtype(c.dtype)},
   };
+}
+
+/// Applies `keys` to the object `j`: a required key missing, a bad value
+/// or a key none of them names (other than a comment) is an error.
+Error applyKeys(const json::Value &j, const std::vector<Key> &keys) {
   std::set<std::string> known;
   for (const Key &k : keys) {
     known.insert(k.name);
@@ -144,6 +147,25 @@ Expected<Config> parseConfig(std::string_view text) {
       return configError("unknown key '" + key +
                          "' (keys starting with '_' or '//' are comments)");
   }
+  return Error::success();
+}
+
+} // namespace
+
+Expected<Config> parseConfig(std::string_view text) {
+  std::string duplicate;
+  Expected<json::Value> parsed = json::Value::parse(text, &duplicate);
+  if (!duplicate.empty())
+    return configError("key '" + duplicate + "' appears more than once");
+  if (!parsed)
+    return configError("invalid JSON at " + parsed.takeError().message());
+  if (!parsed->isObject())
+    return configError("expected a JSON object, found " +
+                       std::string(parsed->typeName()));
+  Config c;
+  bool haveKvHeads = false;
+  if (Error err = applyKeys(*parsed, configKeys(c, haveKvHeads)))
+    return err;
   if (!haveKvHeads)
     c.numKvHeads = c.numHeads;
   if (Error err = validateConfig(c))

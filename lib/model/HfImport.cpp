@@ -174,31 +174,40 @@ Expected<Config> readHfConfig(const std::string &dir) {
   return c;
 }
 
-Expected<Config> importHf(const std::string &dir, const std::string &outDir) {
-  auto config = readHfConfig(dir);
-  if (!config)
-    return config.takeError();
-  Config c = *config;
-  auto files = shardFiles(dir);
-  if (!files)
-    return files.takeError();
-  std::vector<io::SafeTensors> shards;
-  std::map<std::string, const io::Tensor *> byName;
-  for (const std::string &file : *files) {
+namespace {
+
+/// Every tensor of the shards by its Hugging Face name; a name in two
+/// shards is an error. The shards stay open (mapped) in `shards`.
+Expected<std::map<std::string, const io::Tensor *>>
+openShards(const std::vector<std::string> &files,
+           std::vector<io::SafeTensors> &shards) {
+  for (const std::string &file : files) {
     auto st = io::SafeTensors::open(file, io::SafeTensors::Load::Map);
     if (!st)
       return fail(st.takeError().message());
     shards.push_back(std::move(*st));
   }
+  std::map<std::string, const io::Tensor *> byName;
   for (const io::SafeTensors &st : shards)
     for (const auto &[name, tensor] : st.tensors())
       if (!byName.try_emplace(name, &tensor).second)
         return fail("tensor '" + name + "' is in two shards");
+  return byName;
+}
 
-  std::map<std::string, std::string> names = ourNames(c);
-  std::map<std::string, const io::Tensor *> ours; // by our name
-  std::map<std::string, std::string> hfOf;        // our name -> HF's
+/// The shards' tensors under tlm's names, with each one's HF name.
+struct Matched {
+  std::map<std::string, const io::Tensor *> ours;
+  std::map<std::string, std::string> hfOf;
   std::set<io::DType> matrixTypes;
+};
+
+/// Matches every HF tensor to tlm's name for it (`names`: HF -> ours);
+/// one with no counterpart, or of a dtype tlm does not read, is an error.
+Expected<Matched> matchTensors(
+    const std::map<std::string, const io::Tensor *> &byName,
+    const std::map<std::string, std::string> &names) {
+  Matched m;
   for (const auto &[name, tensor] : byName) {
     if (endsWith(name, ".rotary_emb.inv_freq"))
       continue; // a buffer derived from rope_theta
@@ -216,11 +225,57 @@ Expected<Config> importHf(const std::string &dir, const std::string &outDir) {
                   std::string(io::dtypeName(tensor->dtype)) +
                   ", expected F32, BF16 or F16");
     if (tensor->shape.size() == 2)
-      matrixTypes.insert(tensor->dtype);
-    ours[it->second] = tensor;
-    hfOf[it->second] = name;
+      m.matrixTypes.insert(tensor->dtype);
+    m.ours[it->second] = tensor;
+    m.hfOf[it->second] = name;
   }
+  return m;
+}
+
+/// `t` as `spec` asks: rows permuted from HF's RoPE layout when `rope`,
+/// elements widened to f32 when the dtypes differ; written into `out`.
+void convertTensor(const io::Tensor &t, const WeightSpec &spec, bool rope,
+                   int64_t headDim, char *out) {
+  size_t elem = io::dtypeSize(spec.dtype);
+  int64_t rows = spec.shape.size() == 2 ? spec.shape[0] : 1;
+  int64_t cols = spec.shape.back();
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t from = rope ? hfRow(r, headDim) : r;
+    if (t.dtype == spec.dtype) {
+      std::memcpy(out + r * cols * elem,
+                  static_cast<const char *>(t.data) + from * cols * elem,
+                  size_t(cols) * elem);
+      continue;
+    }
+    // Only widening to f32 reaches here (the dtype is the matrices' own
+    // or f32; gains are f32).
+    for (int64_t k = 0; k < cols; ++k) {
+      float v = io::elementAsF32(t.data, t.dtype, size_t(from * cols + k));
+      std::memcpy(out + (r * cols + k) * elem, &v, sizeof(float));
+    }
+  }
+}
+
+} // namespace
+
+Expected<Config> importHf(const std::string &dir, const std::string &outDir) {
+  auto config = readHfConfig(dir);
+  if (!config)
+    return config.takeError();
+  Config c = *config;
+  auto files = shardFiles(dir);
+  if (!files)
+    return files.takeError();
+  std::vector<io::SafeTensors> shards;
+  auto byName = openShards(*files, shards);
+  if (!byName)
+    return byName.takeError();
+  std::map<std::string, std::string> names = ourNames(c);
+  auto matched = matchTensors(*byName, names);
+  if (!matched)
+    return matched.takeError();
   // One dtype for the matrices: theirs when they agree, else f32 (exact).
+  const std::set<io::DType> &matrixTypes = matched->matrixTypes;
   c.dtype = WeightDtype::F32;
   if (matrixTypes.size() == 1 && *matrixTypes.begin() == io::DType::BF16)
     c.dtype = WeightDtype::BF16;
@@ -236,13 +291,13 @@ Expected<Config> importHf(const std::string &dir, const std::string &outDir) {
   std::vector<io::TensorView> views;
   std::vector<std::vector<char>> owned;
   for (const WeightSpec &spec : weightSpecs(c)) {
-    auto it = ours.find(spec.name);
-    if (it == ours.end())
+    auto it = matched->ours.find(spec.name);
+    if (it == matched->ours.end())
       return fail("missing tensor '" + hfName[spec.name] +
                   "' (expected shape " + io::shapeString(spec.shape) + ")");
     const io::Tensor &t = *it->second;
     if (t.shape != spec.shape)
-      return fail("tensor '" + hfOf[spec.name] + "' has shape " +
+      return fail("tensor '" + matched->hfOf[spec.name] + "' has shape " +
                   io::shapeString(t.shape) + ", expected " +
                   io::shapeString(spec.shape));
     bool rope =
@@ -252,27 +307,11 @@ Expected<Config> importHf(const std::string &dir, const std::string &outDir) {
       views.push_back({spec.name, spec.dtype, spec.shape, t.data});
       continue;
     }
-    size_t elem = io::dtypeSize(spec.dtype);
     int64_t rows = spec.shape.size() == 2 ? spec.shape[0] : 1;
-    int64_t cols = spec.shape.back();
-    owned.emplace_back(size_t(rows * cols) * elem);
-    char *out = owned.back().data();
-    for (int64_t r = 0; r < rows; ++r) {
-      int64_t from = rope ? hfRow(r, c.headDim()) : r;
-      if (t.dtype == spec.dtype) {
-        std::memcpy(out + r * cols * elem,
-                    static_cast<const char *>(t.data) + from * cols * elem,
-                    size_t(cols) * elem);
-        continue;
-      }
-      // Only widening to f32 reaches here (the dtype is the matrices' own
-      // or f32; gains are f32).
-      for (int64_t k = 0; k < cols; ++k) {
-        float v = io::elementAsF32(t.data, t.dtype, size_t(from * cols + k));
-        std::memcpy(out + (r * cols + k) * elem, &v, sizeof(float));
-      }
-    }
-    views.push_back({spec.name, spec.dtype, spec.shape, out});
+    owned.emplace_back(size_t(rows * spec.shape.back()) *
+                       io::dtypeSize(spec.dtype));
+    convertTensor(t, spec, rope, c.headDim(), owned.back().data());
+    views.push_back({spec.name, spec.dtype, spec.shape, owned.back().data()});
   }
 
   std::vector<std::string> inputs = *files;
