@@ -84,9 +84,51 @@ private:
     return static_cast<uint64_t>(a) << 32 | static_cast<uint32_t>(b);
   }
 
+  // Loading (HfTokenizerLoad.cpp): `where` starts each error message.
+  /// Everything but the added tokens and the post-processor.
+  Error readPipeline(const json::Value &root, const std::string &file);
+  /// The normalizer: none, or SentencePiece's Prepend and Replace.
+  Error readNormalizer(const json::Value &root, const std::string &where);
+  /// One normalizer, if it is one of those (else false).
+  bool readNormalizerStep(const json::Value &p);
+  /// The pre-tokenizer's steps, and so whether the model is byte-level.
+  Error readPreTokenization(const json::Value &root, const std::string &where);
+  /// The decoder, which must undo what the encoder did and nothing else.
+  Error readDecoder(const json::Value &root, const std::string &where);
+  /// One decoder step, if it is supported with this model (else false).
+  bool readDecoderStep(const json::Value &p);
+  /// The BPE model; every id lies below `idLimit`.
   Error readModel(const json::Value &model, const std::string &file,
                   size_t idLimit);
-  Error readPipeline(const json::Value &root, const std::string &file);
+  /// The vocab into ids, texts and kinds.
+  Error readVocab(const json::Value &model, const std::string &where,
+                  size_t idLimit);
+  /// Grows texts and kinds to hold `id`, new ids Special until claimed.
+  void makeRoomFor(int32_t id);
+  /// byteIds: the byte-level alphabet's tokens, or byte_fallback's.
+  Error findByteTokens(const std::string &where, bool byteFallback);
+  /// unkId, needed unless every byte has a token.
+  Error readUnkToken(const json::Value &model, const std::string &where,
+                     bool byteFallback);
+  /// The merges, ranked in file order.
+  Error readMerges(const json::Value &model, const std::string &where);
+  /// added_tokens, whose text overrides the model's.
+  Error readAddedTokens(const json::Value &root, const std::string &where);
+  /// One added token; `count` is the number of them.
+  Error readAddedToken(const json::Value &t, size_t count,
+                       const std::string &where);
+  /// Every id has a token, and only added ones lie outside the alphabet.
+  Error checkIds(const std::string &where) const;
+  /// Sorts `added` longest first and fills addedByFirstByte.
+  void indexAddedTokens();
+  /// The added token spelled `content`'s id, or -1.
+  int32_t addedId(std::string_view content) const;
+  /// The post-processor, which gives bosId.
+  Error readPostProcessor(const json::Value &root, const std::string &where);
+  /// One TemplateProcessing: a leading special token (BOS) at most.
+  Error readTemplate(const json::Value &p, const std::string &where);
+  /// eosId, by the names the families' base models give it.
+  void pickEos();
 
   void encodeSegment(std::string_view text, bool first,
                      std::vector<int64_t> &out) const;
