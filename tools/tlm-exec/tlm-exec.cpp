@@ -56,10 +56,25 @@ uint32_t commandBit(const std::string &name) {
                               : Bench;
 }
 
+/// Each command's --help ends with this.
+const char *example(const std::string &command) {
+  return command == "forward"
+             ? "  tlm-exec forward model.so --tokens \"1 2 3\" -o "
+               "logits.safetensors\n"
+         : command == "generate"
+             ? "  tlm-exec generate model.so --weights W.safetensors "
+               "--prompt-tokens \"1 2 3\" --max-new-tokens 32\n"
+         : command == "eval"
+             ? "  tlm-exec eval model.so --weights W.safetensors --tokens-file "
+               "T.safetensors\n"
+             : "  tlm-exec bench model.so --repeat 5 --json\n";
+}
+
 void help(const std::string &command) {
   std::printf("tlm-exec %s: %s\n\nusage: tlm-exec %s MODEL.so [flags]\n\n"
-              "flags (as tlm-run's, less the compiler's):\n%s",
+              "EXAMPLES:\n%s\nflags (as tlm-run's, less the compiler's):\n%s",
               command.c_str(), commands().at(command).second, command.c_str(),
+              example(command),
               flagHelp(commandBit(command), /*compiler=*/false).c_str());
 }
 
