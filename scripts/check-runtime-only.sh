@@ -2,9 +2,10 @@
 # Builds the runtime alone (-DTLM_RUNTIME_ONLY=ON) as a machine without LLVM
 # would, and runs its tests (tests/runtime) against artifacts and answers
 # made by the full build BUILD_DIR's tlm-run. The runtime-only build is a
-# clean folder configured with LLVM, MLIR and nlohmann_json ruled out (the
-# configuration must not look for them) and GCC rather than clang, so a
-# dependency on the compiler's toolchain cannot slip in.
+# clean folder configured with LLVM, MLIR and nlohmann_json's CMake package
+# ruled out (nlohmann's headers are then found as a plain folder, as on a
+# machine they were copied to) and GCC rather than clang, so a dependency on
+# the compiler's toolchain cannot slip in.
 #
 #   scripts/check-runtime-only.sh BUILD_DIR [SANITIZERS]
 set -euo pipefail

@@ -10,7 +10,8 @@
 # turn (NAME/SWITCH), and the CPU's answers for each: the
 # logits of a fixed prompt, and stories260K's first 200 greedy tokens. The
 # GPU machine then needs no LLVM or MLIR: it builds the runtime alone and
-# compares.
+# compares. nlohmann_json's headers travel too (OUT_DIR/third_party/, where
+# the runtime-only build looks when the machine has none).
 #
 #   scripts/gpu-prepare.sh [BUILD_DIR] [OUT_DIR]
 #     BUILD_DIR  default build (its bin/tlm-run)
@@ -28,6 +29,10 @@ run="$build/bin/tlm-run"
 ablations=$("$run" switches --target cuda | cut -f1 | sed 's|^|tiny/|')
 models=${TLM_GPU_CHECK_MODELS:-"tiny cs336-ts small stories260K tiny:bf16 small:bf16 tiny+tf32 small+tf32 small:bf16+tf32 tiny+bf16 small:bf16+bf16 $(echo $ablations)"}
 rm -rf "$out" && mkdir -p "$out"
+# The runtime reads JSON with nlohmann_json, header-only (json.hpp includes
+# the rest of the folder).
+mkdir -p "$out/third_party"
+cp -r /usr/include/nlohmann "$out/third_party/"
 
 # The prompt every model's logits are compared on (cs336-ts has 16
 # positions), and stories260K's greedy run.

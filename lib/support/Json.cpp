@@ -1,13 +1,13 @@
 //===- Json.cpp - JSON values and their printing (parsing: JsonParse.cpp) ===//
+//
+// The text comes from nlohmann_json's serializer: a Value is copied into an
+// ordered_json (keys in order) and dumped, with ill-formed UTF-8 in a string
+// replaced by U+FFFD so that no path can throw or abort.
+//
+//===----------------------------------------------------------------------===//
 
 #include "lib/support/Json.h"
-#include "lib/support/JsonLocale.h"
-
-#include <clocale>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <locale.h>
+#include "lib/support/NlohmannJson.h"
 
 namespace tlm::json {
 
@@ -65,133 +65,57 @@ void Value::set(std::string key, Value v) {
 // Printing
 //===----------------------------------------------------------------------===//
 
-std::string formatDouble(double d) {
-  if (!std::isfinite(d))
-    return "null"; // JSON has no NaN or infinity.
-  CLocale c;
-  // The fewest significant digits that read back as `d`...
-  char buf[40];
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof(buf), "%.*e", precision - 1, d);
-    if (std::strtod(buf, nullptr) == d)
-      break;
-  }
-  // ... ("[-]D[.DDD]e±XX"), written out in fixed notation where the
-  // decimal point is near (as common JSON writers do: 10000.0, 0.0001,
-  // 1e-05, 1e+300).
-  std::string_view text = buf;
-  bool negative = text[0] == '-';
-  if (negative)
-    text.remove_prefix(1);
-  size_t e = text.find('e');
-  int exponent = std::atoi(std::string(text.substr(e + 1)).c_str());
-  std::string digits;
-  for (char c : text.substr(0, e))
-    if (c != '.')
-      digits += c;
-  std::string out = negative ? "-" : "";
-  if (exponent >= -4 && exponent < 15) {
-    size_t point = exponent + 1; // digits before the decimal point
-    if (exponent < 0)
-      out += "0." + std::string(-exponent - 1, '0') + digits;
-    else if (digits.size() <= point)
-      out += digits + std::string(point - digits.size(), '0') + ".0";
-    else
-      out += digits.substr(0, point) + "." + digits.substr(point);
+namespace {
+
+using Ordered = nlohmann::ordered_json;
+
+Ordered toNlohmann(const Value &v) {
+  switch (v.kind()) {
+  case Value::Kind::Null:
+    return nullptr;
+  case Value::Kind::Bool:
+    return v.asBool();
+  case Value::Kind::Number:
+    if (v.isUnsigned())
+      return v.asUint();
+    if (v.isInteger())
+      return v.asInt();
+    return v.asDouble();
+  case Value::Kind::String:
+    return v.asString();
+  case Value::Kind::Array: {
+    Ordered out = Ordered::array();
+    auto &elements = *out.get_ptr<Ordered::array_t *>();
+    elements.reserve(v.size());
+    for (const Value &e : v.elements())
+      elements.push_back(toNlohmann(e));
     return out;
   }
-  out += digits.substr(0, 1);
-  if (digits.size() > 1)
-    out += "." + digits.substr(1);
-  char exp[8];
-  std::snprintf(exp, sizeof(exp), "e%c%02d", exponent < 0 ? '-' : '+',
-                std::abs(exponent));
-  return out + exp;
-}
-
-std::string quote(std::string_view s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-    case '"':
-      out += "\\\"";
-      break;
-    case '\\':
-      out += "\\\\";
-      break;
-    case '\n':
-      out += "\\n";
-      break;
-    case '\r':
-      out += "\\r";
-      break;
-    case '\t':
-      out += "\\t";
-      break;
-    case '\b':
-      out += "\\b";
-      break;
-    case '\f':
-      out += "\\f";
-      break;
-    default:
-      if (c < 0x20) {
-        char buf[8];
-        std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-        out += buf;
-      } else {
-        out += ch;
-      }
-    }
+  case Value::Kind::Object: {
+    Ordered out = Ordered::object();
+    // ordered_map is a vector of pairs: append to it, since the keys are
+    // distinct already and its own insert would compare each with all.
+    auto &members = *out.get_ptr<Ordered::object_t *>();
+    members.reserve(v.size());
+    for (size_t i = 0; i < v.size(); ++i)
+      members.emplace_back(v.keys()[i], toNlohmann(v.elements()[i]));
+    return out;
   }
-  return out + "\"";
-}
-
-void Value::dumpTo(std::string &out) const {
-  switch (kind_) {
-  case Kind::Null:
-    out += "null";
-    return;
-  case Kind::Bool:
-    out += bool_ ? "true" : "false";
-    return;
-  case Kind::Number:
-    if (integer_)
-      out += negative_ ? std::to_string(int_) : std::to_string(uint_);
-    else
-      out += formatDouble(double_);
-    return;
-  case Kind::String:
-    out += quote(string_);
-    return;
-  case Kind::Array:
-    out += '[';
-    for (size_t i = 0; i < values_.size(); ++i) {
-      if (i)
-        out += ',';
-      values_[i].dumpTo(out);
-    }
-    out += ']';
-    return;
-  case Kind::Object:
-    out += '{';
-    for (size_t i = 0; i < values_.size(); ++i) {
-      if (i)
-        out += ',';
-      out += quote(keys_[i]);
-      out += ':';
-      values_[i].dumpTo(out);
-    }
-    out += '}';
-    return;
   }
+  return nullptr;
 }
 
-std::string Value::dump() const {
-  std::string out;
-  dumpTo(out);
-  return out;
+/// Compact text, never throwing: ill-formed UTF-8 becomes U+FFFD.
+std::string print(const Ordered &j) {
+  return j.dump(-1, ' ', false, Ordered::error_handler_t::replace);
 }
+
+} // namespace
+
+std::string formatDouble(double d) { return print(Ordered(d)); }
+
+std::string quote(std::string_view s) { return print(Ordered(std::string(s))); }
+
+std::string Value::dump() const { return print(toNlohmann(*this)); }
 
 } // namespace tlm::json

@@ -1,16 +1,18 @@
-//===- Json.h - JSON values, parsed and printed, without a library -*- C++
-//-*-===//
+//===- Json.h - JSON values, parsed and printed -----------------*- C++ -*-===//
 //
 // The runtime reads and writes four JSON formats (configs, safetensors
-// headers, artifact manifests, GPT-2's vocab.json) and must build with the
-// C++ standard library alone, so it has its own small JSON: RFC 8259, with
-// what tlm's formats need on top:
+// headers, artifact manifests, GPT-2's vocab.json) through this one type.
+// nlohmann_json (header-only) reads and prints the text, and only
+// Json.cpp and JsonParse.cpp include it; on top of RFC 8259, tlm's formats
+// get:
 // - a key given twice in one object is a parse error (a config typo, or a
 //   safetensors header naming a tensor twice, must not pass silently);
 // - integers keep all 64 bits (signed or unsigned), apart from doubles;
 // - nesting is bounded (kMaxDepth), so hostile input cannot exhaust the
 //   stack;
-// - strings are checked to be UTF-8.
+// - strings are checked to be UTF-8;
+// - numbers read and print the same in any process locale;
+// - nothing throws: every error is one Error.
 // Objects keep their keys in file order.
 //
 //===----------------------------------------------------------------------===//
@@ -96,13 +98,12 @@ public:
   /// Sets `key` of an object (replacing its value if present).
   void set(std::string key, Value v);
 
-  /// Compact JSON text (no spaces); doubles in the shortest digits that
-  /// read back as the same double, with ".0" on integral ones.
+  /// Compact JSON text (no spaces); doubles as formatDouble prints them;
+  /// ill-formed UTF-8 in a string printed as U+FFFD.
   std::string dump() const;
 
 private:
   explicit Value(Kind kind) : kind_(kind) {}
-  void dumpTo(std::string &out) const;
 
   Kind kind_ = Kind::Null;
   bool bool_ = false;
@@ -119,12 +120,14 @@ private:
   friend class Parser;
 };
 
-/// `d` in the fewest significant digits that strtod reads back as `d`, in
-/// fixed notation for decimal exponents -4..14 (".0" on integral values)
-/// and scientific otherwise, as common JSON writers print doubles.
+/// `d` in digits that strtod reads back as `d` (nlohmann's Grisu2: the
+/// fewest, or rarely one more), in fixed notation for decimal exponents
+/// -4..14 (".0" on integral values) and scientific otherwise; "null" for
+/// NaN and infinities, which JSON lacks.
 std::string formatDouble(double d);
 
-/// `s` as a JSON string literal, quotes included.
+/// `s` as a JSON string literal, quotes included (ill-formed UTF-8 as
+/// U+FFFD).
 std::string quote(std::string_view s);
 
 } // namespace tlm::json

@@ -1,47 +1,183 @@
-//===- JsonParse.cpp - JSON text into values ------------------------------===//
+//===- JsonParse.cpp - JSON text into values, over nlohmann's parser ------===//
+//
+// nlohmann_json's SAX parser reads the text (RFC 8259, UTF-8 checked, 64-bit
+// integers exact, iterative so depth costs no stack); Parser, its SAX
+// handler, builds the Value tree and adds tlm's rules: a key given twice is
+// an error, and so is nesting deeper than Value::kMaxDepth. Every error,
+// nlohmann's or ours, becomes one "line L, column C: what".
+//
+//===----------------------------------------------------------------------===//
 
 #include "lib/support/Json.h"
-#include "lib/support/JsonLocale.h"
+#include "lib/support/NlohmannJson.h"
 
+#include <clocale>
 #include <cstdio>
-#include <cstdlib>
+#include <iterator>
+#include <locale.h>
 #include <unordered_set>
 
 namespace tlm::json {
 
-//===----------------------------------------------------------------------===//
-// Parsing
-//===----------------------------------------------------------------------===//
+namespace {
 
-class Parser {
+/// Numbers read in the C locale whatever the process's: an application
+/// embedding the C API may have set LC_NUMERIC, which nlohmann's strtod
+/// follows. On this thread only, for the duration of the scope.
+class CLocale {
 public:
-  Parser(std::string_view text, std::string *duplicateKey)
-      : text_(text), duplicateKey_(duplicateKey) {}
-
-  Expected<Value> parseDocument() {
-    skipSpace();
-    Value v;
-    if (!parseValue(v, 0))
-      return failure();
-    skipSpace();
-    if (pos_ != text_.size()) {
-      fail("unexpected '" + describe() + "' after the value");
-      return failure();
-    }
-    return v;
+  CLocale() : previous_(locale_ ? ::uselocale(locale_) : nullptr) {}
+  ~CLocale() {
+    if (previous_)
+      ::uselocale(previous_);
   }
 
 private:
+  static inline locale_t locale_ = ::newlocale(LC_ALL_MASK, "C", nullptr);
+  locale_t previous_;
+};
+
+/// How far nlohmann's lexer has read: its SAX events carry no position.
+struct Progress {
+  const char *at;       // one past the last character read
+  bool pastEnd = false; // it asked for a character after the last
+};
+
+/// The iterator nlohmann's input adapter reads the text through: each step
+/// moves `Progress::at`. The adapter asks `current != end` before each
+/// read, so a false answer is a read past the end.
+class Cursor {
+public:
+  using iterator_category = std::forward_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char *;
+  using reference = const char &;
+
+  Cursor(const char *p, Progress *progress) : p_(p), progress_(progress) {}
+  reference operator*() const { return *p_; }
+  Cursor &operator++() {
+    progress_->at = ++p_;
+    return *this;
+  }
+  Cursor operator++(int) {
+    Cursor old = *this;
+    ++*this;
+    return old;
+  }
+  bool operator==(const Cursor &other) const { return p_ == other.p_; }
+  bool operator!=(const Cursor &other) const {
+    if (p_ != other.p_)
+      return true;
+    progress_->pastEnd = true;
+    return false;
+  }
+
+private:
+  const char *p_;
+  Progress *progress_;
+};
+
+bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+} // namespace
+
+class Parser {
+public:
+  using Json = nlohmann::json;
+
+  Parser(std::string_view text, std::string *duplicateKey)
+      : text_(text), duplicateKey_(duplicateKey), progress_{text.data()} {}
+
+  Expected<Value> parseDocument() {
+    // A byte order mark is refused (RFC 8259 §8.1: JSON text has none),
+    // where nlohmann would skip it.
+    if (!text_.empty() && static_cast<unsigned char>(text_[0]) == 0xEF) {
+      failUnexpected();
+      return failure();
+    }
+    bool ok;
+    {
+      CLocale c;
+      const char *begin = text_.data(), *end = begin + text_.size();
+      ok = Json::sax_parse(Cursor(begin, &progress_), Cursor(end, &progress_),
+                           this, Json::input_format_t::json, /*strict=*/true,
+                           /*ignore_comments=*/false);
+    }
+    // nlohmann takes a NUL byte for the end of the text; JSON does not.
+    if (ok && skipSpace(end_) != text_.size())
+      failUnexpected();
+    if (!ok && error_.empty())
+      fail(end_, "invalid JSON");
+    if (!error_.empty())
+      return failure();
+    return std::move(root_);
+  }
+
+  // The SAX interface (nlohmann::json_sax); returning false stops the parse.
+  bool null() { return scalar(Value()); }
+  bool boolean(bool b) { return scalar(Value(b)); }
+  bool number_integer(Json::number_integer_t v) {
+    return number(Value(int64_t(v)));
+  }
+  bool number_unsigned(Json::number_unsigned_t v) {
+    return number(Value(uint64_t(v)));
+  }
+  bool number_float(Json::number_float_t v, const Json::string_t &) {
+    return number(Value(double(v)));
+  }
+  bool string(Json::string_t &s) { return scalar(Value(std::move(s))); }
+  bool binary(Json::binary_t &) { return false; } // not in JSON text
+  bool start_object(std::size_t) { return open(Value::object()); }
+  bool start_array(std::size_t) { return open(Value::array()); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  bool key(Json::string_t &key);
+  bool parse_error(std::size_t position, const std::string &,
+                   const Json::exception &e);
+
+private:
+  /// Where an array or object under construction is.
+  enum class Expect { First, AfterKey, AfterValue };
+  struct Frame {
+    Value value;
+    Expect expect = Expect::First;
+    std::string key; // objects: the key whose value is being read
+    // Objects past a few keys: those seen so far, hashed (GPT-2's
+    // vocab.json has 50257 of them).
+    std::unordered_set<std::string> seen;
+  };
+  static constexpr size_t kLinearKeys = 8;
+
+  /// What may stand at the next token.
+  enum class Want { Value, Key, Colon, CommaOrEnd, Nothing };
+  struct Next {
+    size_t at;
+    Want want;
+  };
+
   std::string_view text_;
   std::string *duplicateKey_;
-  size_t pos_ = 0;
+  Progress progress_;
+  std::vector<Frame> stack_;
+  Value root_;
+  bool rootDone_ = false;
+  // The end of the last token an event reported.
+  size_t end_ = 0;
   std::string error_;
   size_t errorPos_ = 0;
 
-  bool fail(std::string what) {
+  size_t offset() const { return size_t(progress_.at - text_.data()); }
+  size_t skipSpace(size_t i) const {
+    while (i < text_.size() && isSpace(text_[i]))
+      ++i;
+    return i;
+  }
+
+  bool fail(size_t pos, std::string what) {
     if (error_.empty()) {
       error_ = std::move(what);
-      errorPos_ = pos_;
+      errorPos_ = pos;
     }
     return false;
   }
@@ -58,11 +194,11 @@ private:
                      std::to_string(column) + ": " + error_);
   }
 
-  /// The character at the cursor, printable, for messages.
-  std::string describe() const {
-    if (pos_ >= text_.size())
+  /// The character at `pos`, printable, for messages.
+  std::string describe(size_t pos) const {
+    if (pos >= text_.size())
       return "end of input";
-    auto c = static_cast<unsigned char>(text_[pos_]);
+    auto c = static_cast<unsigned char>(text_[pos]);
     if (c >= 0x20 && c < 0x7f)
       return std::string(1, char(c));
     char buf[8];
@@ -70,323 +206,165 @@ private:
     return buf;
   }
 
-  bool atEnd() const { return pos_ >= text_.size(); }
-  char peek() const { return atEnd() ? '\0' : text_[pos_]; }
-
-  void skipSpace() {
-    while (!atEnd() && (peek() == ' ' || peek() == '\t' || peek() == '\n' ||
-                        peek() == '\r'))
-      ++pos_;
+  /// The token after the last one an event reported (past the ',' or ':'
+  /// the parser took since), and what may stand there.
+  Next nextToken() const {
+    size_t i = skipSpace(end_);
+    if (stack_.empty())
+      return {i, rootDone_ ? Want::Nothing : Want::Value};
+    const Frame &f = stack_.back();
+    Want item = f.value.isArray() ? Want::Value : Want::Key;
+    switch (f.expect) {
+    case Expect::First:
+      return {i, item};
+    case Expect::AfterKey:
+      if (i < text_.size() && text_[i] == ':')
+        return {skipSpace(i + 1), Want::Value};
+      return {i, Want::Colon};
+    case Expect::AfterValue:
+      if (i < text_.size() && text_[i] == ',')
+        return {skipSpace(i + 1), item};
+      return {i, Want::CommaOrEnd};
+    }
+    return {i, Want::Value};
   }
 
-  bool unexpected(const char *expected) {
-    if (atEnd())
-      return fail(std::string("unexpected end of input; expected ") + expected);
-    return fail("unexpected '" + describe() + "'; expected " + expected);
+  /// The next token is not what may stand there.
+  bool failUnexpected() {
+    Next next = nextToken();
+    std::string what;
+    switch (next.want) {
+    case Want::Value:
+      what = "a value";
+      break;
+    case Want::Key:
+      what = "a string key";
+      break;
+    case Want::Colon:
+      what = "':'";
+      break;
+    case Want::CommaOrEnd:
+      what = stack_.back().value.isArray() ? "',' or ']'" : "',' or '}'";
+      break;
+    case Want::Nothing:
+      return fail(next.at,
+                  "unexpected '" + describe(next.at) + "' after the value");
+    }
+    if (next.at >= text_.size())
+      return fail(next.at, "unexpected end of input; expected " + what);
+    return fail(next.at,
+                "unexpected '" + describe(next.at) + "'; expected " + what);
   }
 
-  bool literal(std::string_view word, Value v, Value &out) {
-    if (text_.substr(pos_, word.size()) != word)
-      return unexpected("a value");
-    pos_ += word.size();
-    out = std::move(v);
+  /// A value may start at the next token: not nested deeper than
+  /// kMaxDepth.
+  bool checkDepth() {
+    if (stack_.size() < size_t(Value::kMaxDepth))
+      return true;
+    return fail(nextToken().at, "nesting deeper than " +
+                                    std::to_string(Value::kMaxDepth) +
+                                    " levels");
+  }
+
+  /// `v` ended at end_: the document, or the next element or member.
+  void add(Value v) {
+    if (stack_.empty()) {
+      root_ = std::move(v);
+      rootDone_ = true;
+      return;
+    }
+    Frame &f = stack_.back();
+    if (f.value.isObject())
+      f.value.keys_.push_back(std::move(f.key));
+    f.value.values_.push_back(std::move(v));
+    f.expect = Expect::AfterValue;
+  }
+
+  bool scalar(Value v) {
+    if (!checkDepth())
+      return false;
+    end_ = offset();
+    add(std::move(v));
     return true;
   }
 
-  bool parseValue(Value &out, int depth) {
-    if (depth >= Value::kMaxDepth)
-      return fail("nesting deeper than " + std::to_string(Value::kMaxDepth) +
-                  " levels");
-    switch (peek()) {
-    case '{':
-      return parseObject(out, depth);
-    case '[':
-      return parseArray(out, depth);
-    case '"':
-      out = Value(Value::Kind::String);
-      return parseString(out.string_);
-    case 't':
-      return literal("true", Value(true), out);
-    case 'f':
-      return literal("false", Value(false), out);
-    case 'n':
-      return literal("null", Value(), out);
-    default:
-      if (peek() == '-' || (peek() >= '0' && peek() <= '9'))
-        return parseNumber(out);
-      return unexpected("a value");
-    }
-  }
-
-  /// The elements of an array or the members of an object, after its
-  /// opening bracket: `element()` for each, separated by commas, up to
-  /// `close`.
-  template <typename Element>
-  bool parseList(char close, const char *expected, Element element) {
-    ++pos_; // the opening bracket
-    skipSpace();
-    if (peek() == close) {
-      ++pos_;
-      return true;
-    }
-    for (;;) {
-      if (!element())
-        return false;
-      skipSpace();
-      if (peek() == ',') {
-        ++pos_;
-        skipSpace();
-        continue;
-      }
-      if (peek() == close) {
-        ++pos_;
-        return true;
-      }
-      return unexpected(expected);
-    }
-  }
-
-  bool parseObject(Value &out, int depth) {
-    out = Value::object();
-    // Keys seen, hashed: GPT-2's vocab.json has 50257 of them.
-    std::unordered_set<std::string> seen;
-    return parseList('}', "',' or '}'", [&] {
-      if (peek() != '"')
-        return unexpected("a string key");
-      size_t keyPos = pos_;
-      std::string key;
-      if (!parseString(key))
-        return false;
-      if (!seen.insert(key).second) {
-        if (depth == 0 && duplicateKey_)
-          *duplicateKey_ = key;
-        pos_ = keyPos;
-        return fail("key '" + key + "' appears more than once");
-      }
-      skipSpace();
-      if (peek() != ':')
-        return unexpected("':'");
-      ++pos_;
-      skipSpace();
-      Value v;
-      if (!parseValue(v, depth + 1))
-        return false;
-      out.keys_.push_back(std::move(key));
-      out.values_.push_back(std::move(v));
-      return true;
-    });
-  }
-
-  bool parseArray(Value &out, int depth) {
-    out = Value::array();
-    return parseList(']', "',' or ']'", [&] {
-      Value v;
-      if (!parseValue(v, depth + 1))
-        return false;
-      out.values_.push_back(std::move(v));
-      return true;
-    });
-  }
-
-  static void appendUtf8(std::string &out, uint32_t cp) {
-    if (cp < 0x80) {
-      out += char(cp);
-    } else if (cp < 0x800) {
-      out += char(0xC0 | cp >> 6);
-      out += char(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += char(0xE0 | cp >> 12);
-      out += char(0x80 | (cp >> 6 & 0x3F));
-      out += char(0x80 | (cp & 0x3F));
-    } else {
-      out += char(0xF0 | cp >> 18);
-      out += char(0x80 | (cp >> 12 & 0x3F));
-      out += char(0x80 | (cp >> 6 & 0x3F));
-      out += char(0x80 | (cp & 0x3F));
-    }
-  }
-
-  bool hex4(uint32_t &v) {
-    v = 0;
-    for (int i = 0; i < 4; ++i, ++pos_) {
-      char c = peek();
-      int d = c >= '0' && c <= '9'   ? c - '0'
-              : c >= 'a' && c <= 'f' ? c - 'a' + 10
-              : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                     : -1;
-      if (d < 0)
-        return unexpected("a hex digit of a \\u escape");
-      v = v << 4 | d;
-    }
+  /// The lexer reads one character past a number, unless the text ended.
+  bool number(Value v) {
+    if (!checkDepth())
+      return false;
+    end_ = offset() - (progress_.pastEnd ? 0 : 1);
+    add(std::move(v));
     return true;
   }
 
-  /// One UTF-8 sequence starting at the cursor, appended; false (with an
-  /// error) when ill-formed (RFC 3629: no overlongs, no surrogates).
-  bool utf8(std::string &out) {
-    auto at = [&](size_t i) {
-      return i < text_.size() ? static_cast<unsigned char>(text_[i]) : 0;
-    };
-    unsigned char c = at(pos_);
-    int n = c >= 0xF0 && c <= 0xF4   ? 4
-            : c >= 0xE0              ? 3
-            : c >= 0xC2 && c <= 0xDF ? 2
-                                     : 0;
-    if (c >= 0xF5)
-      n = 0;
-    if (n == 0)
-      return fail("ill-formed UTF-8 byte '" + describe() + "' in a string");
-    uint32_t cp = c & (0x7F >> n);
-    for (int i = 1; i < n; ++i) {
-      unsigned char d = at(pos_ + i);
-      if ((d & 0xC0) != 0x80)
-        return fail("ill-formed UTF-8 sequence in a string");
-      cp = cp << 6 | (d & 0x3F);
-    }
-    if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp < 0xE000))) ||
-        (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-      return fail("ill-formed UTF-8 sequence in a string");
-    out.append(text_.substr(pos_, n));
-    pos_ += n;
+  bool open(Value container) {
+    if (!checkDepth())
+      return false;
+    end_ = offset();
+    stack_.emplace_back();
+    stack_.back().value = std::move(container);
     return true;
   }
 
-  bool parseString(std::string &out) {
-    ++pos_; // '"'
-    for (;;) {
-      if (atEnd())
-        return fail("unexpected end of input in a string");
-      auto c = static_cast<unsigned char>(peek());
-      if (c == '"') {
-        ++pos_;
-        return true;
-      }
-      if (c < 0x20)
-        return fail("unescaped control character '" + describe() +
-                    "' in a string");
-      if (c >= 0x80) {
-        if (!utf8(out))
-          return false;
-        continue;
-      }
-      ++pos_;
-      if (c != '\\') {
-        out += char(c);
-        continue;
-      }
-      char e = peek();
-      ++pos_;
-      switch (e) {
-      case '"':
-      case '\\':
-      case '/':
-        out += e;
-        break;
-      case 'b':
-        out += '\b';
-        break;
-      case 'f':
-        out += '\f';
-        break;
-      case 'n':
-        out += '\n';
-        break;
-      case 'r':
-        out += '\r';
-        break;
-      case 't':
-        out += '\t';
-        break;
-      case 'u': {
-        uint32_t cp;
-        if (!hex4(cp))
-          return false;
-        if (cp >= 0xD800 && cp < 0xDC00) {
-          // A high surrogate must be followed by an escaped low one.
-          uint32_t low;
-          if (text_.substr(pos_, 2) != "\\u")
-            return fail("a \\u high surrogate without its low half");
-          pos_ += 2;
-          if (!hex4(low))
-            return false;
-          if (low < 0xDC00 || low >= 0xE000)
-            return fail("a \\u high surrogate without its low half");
-          cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-        } else if (cp >= 0xDC00 && cp < 0xE000) {
-          return fail("a \\u low surrogate without its high half");
-        }
-        appendUtf8(out, cp);
-        break;
-      }
-      default:
-        --pos_;
-        return fail("invalid escape '\\" + describe() + "' in a string");
-      }
-    }
-  }
-
-  bool digits() {
-    size_t start = pos_;
-    while (peek() >= '0' && peek() <= '9')
-      ++pos_;
-    return pos_ > start;
-  }
-
-  bool parseNumber(Value &out) {
-    size_t start = pos_;
-    bool negative = peek() == '-';
-    if (negative)
-      ++pos_;
-    if (peek() == '0') {
-      ++pos_;
-    } else if (!digits()) {
-      return unexpected("a digit");
-    }
-    bool integer = true;
-    if (peek() == '.') {
-      ++pos_;
-      integer = false;
-      if (!digits())
-        return unexpected("a digit after '.'");
-    }
-    if (peek() == 'e' || peek() == 'E') {
-      ++pos_;
-      integer = false;
-      if (peek() == '+' || peek() == '-')
-        ++pos_;
-      if (!digits())
-        return unexpected("a digit in the exponent");
-    }
-    std::string literal(text_.substr(start, pos_ - start));
-    out = Value(Value::Kind::Number);
-    {
-      CLocale c;
-      out.double_ = std::strtod(literal.c_str(), nullptr);
-    }
-    if (!integer)
-      return true;
-    // Exactly, when it fits 64 bits; otherwise it stays a double.
-    uint64_t magnitude = 0;
-    for (size_t i = negative ? 1 : 0; i < literal.size(); ++i) {
-      uint64_t d = literal[i] - '0';
-      if (magnitude > (UINT64_MAX - d) / 10)
-        return true;
-      magnitude = magnitude * 10 + d;
-    }
-    if (negative && magnitude > uint64_t(INT64_MAX) + 1)
-      return true;
-    out.integer_ = true;
-    out.negative_ = negative && magnitude != 0;
-    if (out.negative_) {
-      out.int_ = magnitude == uint64_t(INT64_MAX) + 1
-                     ? INT64_MIN
-                     : -static_cast<int64_t>(magnitude);
-    } else {
-      out.uint_ = magnitude;
-    }
+  bool close() {
+    end_ = offset();
+    Value v = std::move(stack_.back().value);
+    stack_.pop_back();
+    add(std::move(v));
     return true;
   }
 };
+
+bool Parser::key(Json::string_t &key) {
+  Frame &f = stack_.back();
+  const std::vector<std::string> &keys = f.value.keys_;
+  bool duplicate = false;
+  if (keys.size() < kLinearKeys) {
+    for (const std::string &k : keys)
+      duplicate = duplicate || k == key;
+  } else {
+    if (f.seen.empty())
+      f.seen.insert(keys.begin(), keys.end());
+    duplicate = !f.seen.insert(key).second;
+  }
+  if (duplicate) {
+    if (stack_.size() == 1 && duplicateKey_)
+      *duplicateKey_ = key;
+    return fail(nextToken().at, "key '" + key + "' appears more than once");
+  }
+  end_ = offset();
+  f.key = std::move(key);
+  f.expect = Expect::AfterKey;
+  return true;
+}
+
+bool Parser::parse_error(std::size_t position, const std::string &,
+                         const Json::exception &e) {
+  // The token the parser stopped at, and whether it may stand there: if
+  // not, that is the error, whatever the lexer made of the token.
+  Next next = nextToken();
+  char c = next.at < text_.size() ? text_[next.at] : '\0';
+  bool numeric = c == '-' || (c >= '0' && c <= '9');
+  if (!(c == '"' && (next.want == Want::Value || next.want == Want::Key)) &&
+      !(numeric && next.want == Want::Value))
+    return failUnexpected();
+  // A number beyond double's range (out_of_range.406), up to `position`.
+  if (e.id == 406)
+    return fail(next.at,
+                "number " +
+                    std::string(text_.substr(next.at, position - next.at)) +
+                    " is out of range");
+  // The lexer's message ("invalid string: ...", "invalid number; ...") for
+  // the character it stopped at, from its exception's "syntax error while
+  // parsing value - MESSAGE; last read: '...'".
+  std::string_view what = e.what();
+  size_t dash = what.find(" - ");
+  size_t lastRead = what.find("; last read: '", dash);
+  if (dash == std::string_view::npos || lastRead == std::string_view::npos)
+    return fail(next.at, c == '"' ? "invalid string" : "invalid number");
+  size_t stop = position > 0 ? position - 1 : 0;
+  return fail(stop, std::string(what.substr(dash + 3, lastRead - dash - 3)));
+}
 
 Expected<Value> Value::parse(std::string_view text, std::string *duplicateKey) {
   return Parser(text, duplicateKey).parseDocument();
