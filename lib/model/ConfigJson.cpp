@@ -15,7 +15,6 @@
 #include <fstream>
 #include <functional>
 #include <set>
-#include <sstream>
 
 namespace tlm::model {
 
@@ -194,30 +193,26 @@ Error validateConfig(const Config &c) {
 }
 
 std::string configToJson(const Config &c) {
-  std::ostringstream os;
-  os << "{\n"
-     << "  \"vocab_size\": " << c.vocabSize << ",\n"
-     << "  \"context_length\": " << c.contextLength << ",\n"
-     << "  \"d_model\": " << c.dModel << ",\n"
-     << "  \"num_layers\": " << c.numLayers << ",\n"
-     << "  \"num_heads\": " << c.numHeads << ",\n"
-     << "  \"num_kv_heads\": " << c.kvHeads() << ",\n"
-     << "  \"d_ff\": " << c.dFF
-     << ",\n"
-     // Shortest digits that read back as the same double.
-     << "  \"rope_theta\": " << json::formatDouble(c.ropeTheta) << ",\n"
-     << "  \"rms_norm_eps\": " << json::formatDouble(c.rmsNormEps) << ",\n"
-     << "  \"use_rmsnorm\": " << (c.useRMSNorm ? "true" : "false") << ",\n"
-     << "  \"norm_position\": \"" << (c.postNorm ? "post" : "pre") << "\",\n"
-     << "  \"use_rope\": " << (c.useRope ? "true" : "false") << ",\n"
-     << "  \"use_swiglu\": " << (c.useSwiGLU ? "true" : "false") << ",\n"
-     << "  \"tie_embeddings\": " << (c.tieEmbeddings ? "true" : "false");
+  json::Value j = json::Value::object();
+  j.set("vocab_size", c.vocabSize);
+  j.set("context_length", c.contextLength);
+  j.set("d_model", c.dModel);
+  j.set("num_layers", c.numLayers);
+  j.set("num_heads", c.numHeads);
+  j.set("num_kv_heads", c.kvHeads());
+  j.set("d_ff", c.dFF);
+  j.set("rope_theta", c.ropeTheta);
+  j.set("rms_norm_eps", c.rmsNormEps);
+  j.set("use_rmsnorm", c.useRMSNorm);
+  j.set("norm_position", c.postNorm ? "post" : "pre");
+  j.set("use_rope", c.useRope);
+  j.set("use_swiglu", c.useSwiGLU);
+  j.set("tie_embeddings", c.tieEmbeddings);
   // Only when it is not the default: an f32 model's text (an artifact's
   // manifest, the compile cache's key) is what it was before dtypes.
   if (c.dtype != WeightDtype::F32)
-    os << ",\n  \"dtype\": \"" << dtypeName(c.dtype) << "\"";
-  os << "\n}\n";
-  return os.str();
+    j.set("dtype", std::string(dtypeName(c.dtype)));
+  return j.dump(json::Value::Layout::Indented) + "\n";
 }
 
 Expected<Config> loadConfig(const std::string &path) {

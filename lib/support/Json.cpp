@@ -105,9 +105,32 @@ Ordered toNlohmann(const Value &v) {
   return nullptr;
 }
 
-/// Compact text, never throwing: ill-formed UTF-8 becomes U+FFFD.
-std::string print(const Ordered &j) {
-  return j.dump(-1, ' ', false, Ordered::error_handler_t::replace);
+/// The text of `j`, never throwing: ill-formed UTF-8 becomes U+FFFD.
+std::string print(const Ordered &j, int indent = -1) {
+  return j.dump(indent, ' ', false, Ordered::error_handler_t::replace);
+}
+
+/// Compact JSON `text` with a space after each ',' and ':' outside strings.
+std::string spaced(const std::string &text) {
+  std::string out;
+  out.reserve(text.size() + text.size() / 4);
+  bool inString = false, escaped = false;
+  for (char c : text) {
+    out += c;
+    if (inString) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == ',' || c == ':') {
+      out += ' ';
+    }
+  }
+  return out;
 }
 
 } // namespace
@@ -116,6 +139,17 @@ std::string formatDouble(double d) { return print(Ordered(d)); }
 
 std::string quote(std::string_view s) { return print(Ordered(std::string(s))); }
 
-std::string Value::dump() const { return print(toNlohmann(*this)); }
+std::string Value::dump(Layout layout) const {
+  Ordered j = toNlohmann(*this);
+  switch (layout) {
+  case Layout::Compact:
+    return print(j);
+  case Layout::Line:
+    return spaced(print(j));
+  case Layout::Indented:
+    return print(j, 2);
+  }
+  return print(j);
+}
 
 } // namespace tlm::json

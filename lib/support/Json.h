@@ -98,9 +98,13 @@ public:
   /// Sets `key` of an object (replacing its value if present).
   void set(std::string key, Value v);
 
-  /// Compact JSON text (no spaces); doubles as formatDouble prints them;
-  /// ill-formed UTF-8 in a string printed as U+FFFD.
-  std::string dump() const;
+  /// How dump() lays out the text: Compact (no spaces), Line (one line with
+  /// ", " and ": " between items, as tlm's --json lines are) or Indented
+  /// (two spaces a level, as the config files tlm writes).
+  enum class Layout { Compact, Line, Indented };
+  /// The JSON text; doubles as formatDouble prints them; ill-formed UTF-8 in
+  /// a string printed as U+FFFD.
+  std::string dump(Layout layout = Layout::Compact) const;
 
 private:
   explicit Value(Kind kind) : kind_(kind) {}

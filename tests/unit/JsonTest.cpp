@@ -315,3 +315,22 @@ TEST(Json, NumbersIgnoreTheProcessLocale) {
       made && std::string(made).rfind("/tmp/tlm-json-locale-", 0) == 0)
     std::system(("rm -rf " + std::string(made)).c_str());
 }
+
+TEST(Json, LayoutsSpaceOnlyOutsideStrings) {
+  json::Value v = json::Value::object();
+  v.set("a, b: c", json::Value("x,\"y\":z"));
+  json::Value list = json::Value::array();
+  list.push(1);
+  list.push(2.5);
+  v.set("n", std::move(list));
+  EXPECT_EQ(v.dump(), R"({"a, b: c":"x,\"y\":z","n":[1,2.5]})");
+  EXPECT_EQ(v.dump(json::Value::Layout::Line),
+            R"({"a, b: c": "x,\"y\":z", "n": [1, 2.5]})");
+  EXPECT_EQ(v.dump(json::Value::Layout::Indented),
+            "{\n  \"a, b: c\": \"x,\\\"y\\\":z\",\n  \"n\": [\n    1,\n"
+            "    2.5\n  ]\n}");
+  // Every layout reads back as the same value.
+  for (auto layout : {json::Value::Layout::Compact, json::Value::Layout::Line,
+                      json::Value::Layout::Indented})
+    EXPECT_EQ(parseOk(v.dump(layout)).dump(), v.dump());
+}

@@ -289,28 +289,41 @@ void printJson(const Flags &o, const Run &run, const BenchReport &r) {
   // of them had to instantiate theirs rather than update the last one's.
   const runtime::cuda::StepGraph *graph = run.session->stepGraph();
   const MemoryBudget &b = r.budget;
-  std::printf(
-      "{\"compile_ms\": %.3f, \"pipeline_ms\": %.3f, \"codegen_ms\": %.3f, "
-      "\"prefill_ms\": %.3f, \"prefill_tok_s\": %.3f, "
-      "\"decode_tok_s\": %.3f, \"peak_rss_mb\": %.1f, \"weights_mb\": %.1f, "
-      "\"kv_cache_mb\": %.1f, \"activations_mb\": %.1f, "
-      "\"start_rss_mb\": %.1f, \"compile_mb\": %.1f, "
-      "\"rss_bound_mb\": %.1f, \"params\": %lld, "
-      "\"threads\": %d, \"compile_threads\": %u, \"target\": \"%s\", "
-      "\"cache\": \"%s\", \"cuda_graph_steps\": %lld, "
-      "\"cuda_graph_instantiations\": %lld, \"weights_dtype\": \"%s\", "
-      "\"weight_bytes_per_token\": %.0f, \"decode_gb_s\": %.3f, "
-      "\"batch\": %lld, \"runs\": %d, \"prefill_tok_s_min\": %.3f, "
-      "\"prefill_tok_s_max\": %.3f, \"decode_tok_s_min\": %.3f, "
-      "\"decode_tok_s_max\": %.3f}\n",
-      run.compileMs, stats.pipelineMs, stats.codegenMs, r.prefillMs,
-      r.prefillTokS, r.decodeTokS, r.peakMb, b.weights, b.kvCache,
-      b.activations, o.startRssMb, b.compile, r.boundMb, (long long)r.params,
-      r.threads, stats.compileThreads, r.target, r.cache,
-      (long long)(graph ? graph->launches() : 0),
-      (long long)(graph ? graph->instantiations() : 0), r.dtype.c_str(),
-      r.stepBytes, r.decodeGBs, (long long)o.batch, o.repeat, r.prefillLo,
-      r.prefillHi, r.decodeLo, r.decodeHi);
+  auto ms = [](double v) { return rounded(v, 3); };
+  auto mb = [](double v) { return rounded(v, 1); };
+  json::Value line = jsonObject({
+      {"compile_ms", ms(run.compileMs)},
+      {"pipeline_ms", ms(stats.pipelineMs)},
+      {"codegen_ms", ms(stats.codegenMs)},
+      {"prefill_ms", ms(r.prefillMs)},
+      {"prefill_tok_s", ms(r.prefillTokS)},
+      {"decode_tok_s", ms(r.decodeTokS)},
+      {"peak_rss_mb", mb(r.peakMb)},
+      {"weights_mb", mb(b.weights)},
+      {"kv_cache_mb", mb(b.kvCache)},
+      {"activations_mb", mb(b.activations)},
+      {"start_rss_mb", mb(o.startRssMb)},
+      {"compile_mb", mb(b.compile)},
+      {"rss_bound_mb", mb(r.boundMb)},
+      {"params", int64_t(r.params)},
+      {"threads", r.threads},
+      {"compile_threads", stats.compileThreads},
+      {"target", r.target},
+      {"cache", r.cache},
+      {"cuda_graph_steps", int64_t(graph ? graph->launches() : 0)},
+      {"cuda_graph_instantiations",
+       int64_t(graph ? graph->instantiations() : 0)},
+      {"weights_dtype", r.dtype},
+      {"weight_bytes_per_token", rounded(r.stepBytes, 0)},
+      {"decode_gb_s", ms(r.decodeGBs)},
+      {"batch", int64_t(o.batch)},
+      {"runs", o.repeat},
+      {"prefill_tok_s_min", ms(r.prefillLo)},
+      {"prefill_tok_s_max", ms(r.prefillHi)},
+      {"decode_tok_s_min", ms(r.decodeLo)},
+      {"decode_tok_s_max", ms(r.decodeHi)},
+  });
+  std::printf("%s\n", line.dump(json::Value::Layout::Line).c_str());
 }
 
 } // namespace

@@ -408,14 +408,13 @@ Expected<Run> setUp(const Flags &f, const RunShape &shape,
     compile.done("loaded the artifact");
   else if (stats.cacheHit)
     compile.done("loaded the compiled code from the cache",
-                 "\"cache\": \"hit\"");
+                 jsonObject({{"cache", "hit"}}));
   else
     compile.done(formatString("compiled (MLIR passes %.2f s, LLVM %.2f s)",
                               stats.pipelineMs / 1000, stats.codegenMs / 1000),
-                 formatString("\"cache\": \"%s\", \"pipeline_ms\": %.1f, "
-                              "\"codegen_ms\": %.1f",
-                              f.noCache ? "off" : "miss", stats.pipelineMs,
-                              stats.codegenMs));
+                 jsonObject({{"cache", f.noCache ? "off" : "miss"},
+                             {"pipeline_ms", rounded(stats.pipelineMs, 1)},
+                             {"codegen_ms", rounded(stats.codegenMs, 1)}}));
   start = Clock::now();
   double megabytes = 0;
   for (const model::WeightSpec &spec : model::weightSpecs(*config))
@@ -451,8 +450,8 @@ Expected<Run> setUp(const Flags &f, const RunShape &shape,
   load.done(formatString("%s %.1f MB of weights (%.0f MB/s)",
                          f.weights.empty() ? "initialised" : "read", megabytes,
                          megabytes / (run.weightsMs / 1000)),
-            formatString("\"mb\": %.1f, \"mb_s\": %.1f", megabytes,
-                         megabytes / (run.weightsMs / 1000)));
+            jsonObject({{"mb", rounded(megabytes, 1)},
+                        {"mb_s", rounded(megabytes / (run.weightsMs / 1000), 1)}}));
   return run;
 }
 

@@ -63,10 +63,13 @@ Error evalWindows(const Flags &f, const SessionMaker &make,
       lastReport = Clock::now();
       double s = msSince(start) / 1000;
       if (f.json)
-        std::fprintf(stderr,
-                     "{\"phase\": \"eval\", \"scored\": %lld, "
-                     "\"tokens\": %lld, \"tok_s\": %.1f}\n",
-                     (long long)scored, (long long)total, scored / s);
+        std::fprintf(stderr, "%s\n",
+                     jsonObject({{"phase", "eval"},
+                                 {"scored", int64_t(scored)},
+                                 {"tokens", int64_t(total)},
+                                 {"tok_s", rounded(scored / s, 1)}})
+                         .dump(json::Value::Layout::Line)
+                         .c_str());
       else
         std::fprintf(stderr, "eval: %lld of %lld tokens scored, %.1f tok/s\n",
                      (long long)scored, (long long)total, scored / s);
@@ -101,12 +104,16 @@ Error evalWindows(const Flags &f, const SessionMaker &make,
               (long long)scored, mean, std::exp(mean), (long long)windows,
               (long long)context, (long long)stride, scored / seconds);
   if (f.json)
-    std::printf("{\"tokens\": %lld, \"cross_entropy\": %.9g, \"perplexity\": "
-                "%.9g, \"windows\": %lld, \"context\": %lld, \"stride\": "
-                "%lld, \"tok_s\": %.3f, \"peak_rss_mb\": %.1f}\n",
-                (long long)scored, mean, std::exp(mean), (long long)windows,
-                (long long)context, (long long)stride, scored / seconds,
-                peakRssMb());
+    std::printf("%s\n", jsonObject({{"tokens", int64_t(scored)},
+                                    {"cross_entropy", mean},
+                                    {"perplexity", std::exp(mean)},
+                                    {"windows", int64_t(windows)},
+                                    {"context", int64_t(context)},
+                                    {"stride", int64_t(stride)},
+                                    {"tok_s", rounded(scored / seconds, 3)},
+                                    {"peak_rss_mb", rounded(peakRssMb(), 1)}})
+                           .dump(json::Value::Layout::Line)
+                           .c_str());
   return Error::success();
 }
 
@@ -143,9 +150,11 @@ Error runEval(const Flags &f, const SessionMaker &make) {
   std::printf("tokens %lld\ncross-entropy %.6f nats\nperplexity %.4f\n", count,
               mean, std::exp(mean));
   if (f.json)
-    std::printf("{\"tokens\": %lld, \"cross_entropy\": %.9g, \"perplexity\": "
-                "%.9g}\n",
-                count, mean, std::exp(mean));
+    std::printf("%s\n", jsonObject({{"tokens", int64_t(count)},
+                                    {"cross_entropy", mean},
+                                    {"perplexity", std::exp(mean)}})
+                           .dump(json::Value::Layout::Line)
+                           .c_str());
   return Error::success();
 }
 

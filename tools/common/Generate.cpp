@@ -264,8 +264,8 @@ Expected<Turn> promptTurn(Generator &g, const std::vector<int64_t> &ids,
   totals.prefillMs += stepMs;
   prefill.done(formatString("prefill: %zu tokens (%.1f tok/s)", ids.size(),
                             ids.size() / (stepMs / 1000)),
-               formatString("\"tokens\": %zu, \"tok_s\": %.1f", ids.size(),
-                            ids.size() / (stepMs / 1000)));
+               jsonObject({{"tokens", uint64_t(ids.size())},
+                           {"tok_s", rounded(ids.size() / (stepMs / 1000), 1)}}));
   totals.promptTokens += ids.size();
   auto decodeStart = Clock::now();
   auto t = g.turn(*sampled, ids.back());
@@ -348,15 +348,19 @@ void reportGenerate(const Flags &f, const Run &run, const Totals &totals) {
                (long long)promptTokens, prefillMs, prefillTokS, run.compileMs,
                run.weightsMs, firstMs);
   if (f.json)
-    std::fprintf(stderr,
-                 "{\"tokens\": %d, \"prompt_tokens\": %lld, "
-                 "\"compile_ms\": %.3f, \"weights_ms\": %.3f, "
-                 "\"prefill_ms\": %.3f, \"prefill_tok_s\": %.3f, "
-                 "\"first_token_ms\": %.3f, \"decode_tok_s\": %.3f, "
-                 "\"stopped_at_eos\": %s}\n",
-                 totals.turns.printed, (long long)promptTokens, run.compileMs,
-                 run.weightsMs, prefillMs, prefillTokS, firstMs, decodeTokS,
-                 totals.turns.stop == Stop::Eos ? "true" : "false");
+    std::fprintf(
+        stderr, "%s\n",
+        jsonObject({{"tokens", totals.turns.printed},
+                    {"prompt_tokens", int64_t(promptTokens)},
+                    {"compile_ms", rounded(run.compileMs, 3)},
+                    {"weights_ms", rounded(run.weightsMs, 3)},
+                    {"prefill_ms", rounded(prefillMs, 3)},
+                    {"prefill_tok_s", rounded(prefillTokS, 3)},
+                    {"first_token_ms", rounded(firstMs, 3)},
+                    {"decode_tok_s", rounded(decodeTokS, 3)},
+                    {"stopped_at_eos", totals.turns.stop == Stop::Eos}})
+            .dump(json::Value::Layout::Line)
+            .c_str());
 }
 
 } // namespace

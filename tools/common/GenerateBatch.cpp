@@ -216,9 +216,9 @@ struct BatchDecoder {
     phase.done(formatString("prefill: %lld tokens (%.1f tok/s)",
                             (long long)promptTokens,
                             promptTokens / (prefillMs / 1000)),
-               formatString("\"tokens\": %lld, \"tok_s\": %.1f",
-                            (long long)promptTokens,
-                            promptTokens / (prefillMs / 1000)));
+               jsonObject({{"tokens", int64_t(promptTokens)},
+                           {"tok_s", rounded(promptTokens / (prefillMs / 1000),
+                                             1)}}));
     return Error::success();
   }
 
@@ -344,13 +344,17 @@ struct BatchDecoder {
         (long long)promptTokens, prefillMs, promptTokens / (prefillMs / 1000.0),
         run.compileMs, run.weightsMs);
     if (f.json)
-      std::fprintf(stderr,
-                   "{\"tokens\": %d, \"sequences\": %lld, \"steps\": %d, "
-                   "\"prompt_tokens\": %lld, \"prefill_ms\": %.3f, "
-                   "\"decode_tok_s\": %.3f, \"compile_ms\": %.3f, "
-                   "\"weights_ms\": %.3f}\n",
-                   generated, (long long)batch, steps, (long long)promptTokens,
-                   prefillMs, decodeTokS, run.compileMs, run.weightsMs);
+      std::fprintf(stderr, "%s\n",
+                   jsonObject({{"tokens", generated},
+                               {"sequences", int64_t(batch)},
+                               {"steps", steps},
+                               {"prompt_tokens", int64_t(promptTokens)},
+                               {"prefill_ms", rounded(prefillMs, 3)},
+                               {"decode_tok_s", rounded(decodeTokS, 3)},
+                               {"compile_ms", rounded(run.compileMs, 3)},
+                               {"weights_ms", rounded(run.weightsMs, 3)}})
+                       .dump(json::Value::Layout::Line)
+                       .c_str());
   }
 };
 

@@ -2,6 +2,7 @@
 
 #include "tools/common/Progress.h"
 
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -69,16 +70,32 @@ double Phase::seconds() const {
       .count();
 }
 
-void Phase::done(const std::string &summary, const std::string &jsonFields) {
+double rounded(double x, int decimals) {
+  double scale = std::pow(10.0, decimals);
+  return std::isfinite(x) ? std::round(x * scale) / scale : x;
+}
+
+json::Value jsonObject(
+    std::initializer_list<std::pair<const char *, json::Value>> members) {
+  json::Value object = json::Value::object();
+  for (const auto &[key, value] : members)
+    object.set(key, value);
+  return object;
+}
+
+void Phase::done(const std::string &summary, const json::Value &jsonFields) {
   double s = seconds();
   stop();
   if (!enabled_ || (!announced_ && s * 1000 < after_.count()))
     return;
-  if (json_)
-    std::fprintf(stderr, "{\"phase\": \"%s\", \"ms\": %.1f%s%s}\n",
-                 name_.c_str(), s * 1000, jsonFields.empty() ? "" : ", ",
-                 jsonFields.c_str());
-  else
+  if (json_) {
+    json::Value line =
+        jsonObject({{"phase", name_}, {"ms", rounded(s * 1000, 1)}});
+    for (size_t i = 0; i < jsonFields.size(); ++i)
+      line.set(jsonFields.keys()[i], jsonFields.elements()[i]);
+    std::fprintf(stderr, "%s\n",
+                 line.dump(json::Value::Layout::Line).c_str());
+  } else
     std::fprintf(stderr, "%s in %.2f s\n", summary.c_str(), s);
   enabled_ = false;
 }

@@ -13,6 +13,8 @@
 #ifndef TLM_TOOLS_COMMON_PROGRESS_H
 #define TLM_TOOLS_COMMON_PROGRESS_H
 
+#include "lib/support/Json.h"
+
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -32,8 +34,9 @@ public:
   Phase &operator=(const Phase &) = delete;
 
   /// Ends the phase; when it was long, prints "<summary> in <time>" (or the
-  /// JSON line, `jsonFields` being its extra `"key": value` pairs).
-  void done(const std::string &summary, const std::string &jsonFields = "");
+  /// JSON line: the phase, its ms and the members of `jsonFields`).
+  void done(const std::string &summary,
+            const json::Value &jsonFields = json::Value::object());
   /// Seconds since the phase started.
   double seconds() const;
 
@@ -51,6 +54,14 @@ private:
 
 /// The threshold of TLM_PROGRESS_AFTER_MS (default 1000 ms).
 std::chrono::milliseconds progressAfter();
+
+/// `x` rounded to `decimals` places, for JSON figures as short as the text
+/// lines print them.
+double rounded(double x, int decimals);
+
+/// A JSON object of `members`, in order.
+json::Value jsonObject(
+    std::initializer_list<std::pair<const char *, json::Value>> members);
 
 /// printf into a std::string, for the phases' lines.
 std::string formatString(const char *format, ...)
