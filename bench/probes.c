@@ -1,6 +1,7 @@
 // The machine's own ceilings for bench/compare.sh: f32 FMA throughput and
 // read bandwidth, on 1 and on all OpenMP threads. Built with
 // clang -O3 -march=native -fopenmp; prints one JSON line.
+#include <immintrin.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,16 @@ static double now(void) {
 #endif
 typedef float vf __attribute__((vector_size(LANES * 4)));
 
+// c * a + b as one fused instruction, whatever the compiler's contraction
+// rules (with `c * a + b` the probe measured what each compiler made of it).
+#if defined(__AVX512F__)
+#define FMA(c, a, b) ((vf)_mm512_fmadd_ps((__m512)(c), (__m512)(a), (__m512)(b)))
+#elif defined(__FMA__)
+#define FMA(c, a, b) ((vf)_mm256_fmadd_ps((__m256)(c), (__m256)(a), (__m256)(b)))
+#else
+#error "the FMA probe needs FMA instructions (build with -march=native)"
+#endif
+
 // 12 independent chains of vector FMAs per thread: enough to hide the FMA
 // latency on two pipes. Returns GFLOP/s over `threads` threads.
 static double fmaPeak(int threads) {
@@ -35,13 +46,20 @@ static double fmaPeak(int threads) {
   {
     vf a = {0}, b = {0};
     for (int l = 0; l < LANES; ++l)
-      a[l] = 1.0f - l * 1e-9f, b[l] = 1e-9f;
-    vf c0 = b, c1 = b, c2 = b, c3 = b, c4 = b, c5 = b, c6 = b, c7 = b,
-        c8 = b, c9 = b, c10 = b, c11 = b;
+      a[l] = 0.999f, b[l] = 1e-3f;
+    // Hidden from the optimizer: with a known `a` (it was exactly 1.0f
+    // here) the compilers turned the FMAs into adds, or folded the chains.
+    __asm__ volatile("" : "+v"(a), "+v"(b));
+    // Each chain starts elsewhere: twelve chains from one value compute one
+    // value, and the compilers merged them into a single chain.
+    vf c0 = b, c1 = b + 1, c2 = b + 2, c3 = b + 3, c4 = b + 4, c5 = b + 5,
+       c6 = b + 6, c7 = b + 7, c8 = b + 8, c9 = b + 9, c10 = b + 10,
+       c11 = b + 11;
     for (long i = 0; i < iters; ++i) {
-      c0 = c0 * a + b, c1 = c1 * a + b, c2 = c2 * a + b, c3 = c3 * a + b;
-      c4 = c4 * a + b, c5 = c5 * a + b, c6 = c6 * a + b, c7 = c7 * a + b;
-      c8 = c8 * a + b, c9 = c9 * a + b, c10 = c10 * a + b, c11 = c11 * a + b;
+      c0 = FMA(c0, a, b), c1 = FMA(c1, a, b), c2 = FMA(c2, a, b);
+      c3 = FMA(c3, a, b), c4 = FMA(c4, a, b), c5 = FMA(c5, a, b);
+      c6 = FMA(c6, a, b), c7 = FMA(c7, a, b), c8 = FMA(c8, a, b);
+      c9 = FMA(c9, a, b), c10 = FMA(c10, a, b), c11 = FMA(c11, a, b);
     }
     vf s = c0 + c1 + c2 + c3 + c4 + c5 + c6 + c7 + c8 + c9 + c10 + c11;
     for (int l = 0; l < LANES; ++l)
