@@ -42,6 +42,13 @@ inline constexpr Tolerance kAttention{1e-5, 1e-4};
 inline constexpr Tolerance kLoss{1e-5, 1e-5};
 /// A whole block or LM: the errors of every op above, compounded.
 inline constexpr Tolerance kBlock{1e-4, 1e-4};
+/// 1000 AdamW steps of a small weight against PyTorch's f32 run (CS336's
+/// own test allows 1e-4; a faithful implementation lands within 1e-7).
+inline constexpr Tolerance kOptimizer{1e-6, 0.0};
+/// Gradients scaled by the clipping factor (CS336's test: atol 1e-6).
+inline constexpr Tolerance kClip{1e-6, 0.0};
+/// A learning rate of the schedule (numpy's default rtol, as CS336's test).
+inline constexpr Tolerance kSchedule{0.0, 1e-7};
 } // namespace tol
 
 /// Checks actual[i] against expected[i] for every i with `tol`. A NaN
