@@ -27,8 +27,6 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
 
-#include <functional>
-
 using namespace mlir;
 using mlir::tlm::index;
 
@@ -121,118 +119,160 @@ std::string tlm::ropeRotationMismatch(linalg::GenericOp op, int64_t lanes) {
   return "";
 }
 
-Value tlm::vectorizeRopeRotation(RewriterBase &rewriter,
-                                 linalg::GenericOp block, int64_t lanes) {
-  assert(ropeRotationMismatch(block, lanes).empty() && "not a rotation");
-  Location loc = block.getLoc();
-  rewriter.setInsertionPoint(block);
-  OpBuilder &b = rewriter;
-  SmallVector<int64_t> ranges = block.getStaticLoopRanges();
-  unsigned loops = ranges.size(), pair = loops - 2;
-  assert(!ShapedType::isDynamicShape(ranges) && "one static tile per call");
-  int64_t half = lanes / 2;
+namespace {
+
+/// What every step of one tile's rotation needs.
+struct Rotation {
+  Location loc;
+  SmallVector<int64_t> ranges;
+  unsigned pair; ///< the loop of the pairs; the loop of their halves follows
+  int64_t half;  ///< pairs per vector: lanes / 2
+  VectorType vec, pairVec, halfVec;
+  Value pad, c0;
+  Value x;                ///< the tensor the tile's pairs are read from
+  SmallVector<Value> xAt; ///< the tile's offsets in `x`
+  Value cosT, sinT;
+  SmallVector<AffineMap> maps;
+  SmallVector<int64_t> swap; ///< the shuffle that swaps each pair's halves
+
+  /// Reads the static tile `block`, creating its constants with `b`.
+  Rotation(OpBuilder &b, linalg::GenericOp block, int64_t lanes);
+};
+
+/// The indices of one row (every loop before the pair fixed).
+struct RowAt {
+  ArrayRef<Value> at;                            ///< the row in the tile
+  SmallVector<Value> xOuter, cosOuter, sinOuter; ///< in x and the tables
+};
+
+} // namespace
+
+Rotation::Rotation(OpBuilder &b, linalg::GenericOp block, int64_t lanes)
+    : loc(block.getLoc()), ranges(block.getStaticLoopRanges()) {
+  unsigned loops = ranges.size();
+  pair = loops - 2;
+  half = lanes / 2;
   Type f32 = b.getF32Type();
-  auto vec = VectorType::get({lanes}, f32);
-  auto pairVec = VectorType::get({half, 2}, f32);
-  auto halfVec = VectorType::get({half}, f32);
-  Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-  Value c0 = index(b, loc, 0);
+  vec = VectorType::get({lanes}, f32);
+  pairVec = VectorType::get({half, 2}, f32);
+  halfVec = VectorType::get({half}, f32);
+  pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  c0 = index(b, loc, 0);
 
   // After tiling, the halves are one-wide slices of x's tile: read the tile
   // itself through the first one's source.
-  Value x = block.getDpsInputs()[0];
-  SmallVector<Value> xAt(loops, c0);
+  x = block.getDpsInputs()[0];
+  xAt.assign(loops, c0);
   if (auto slice = x.getDefiningOp<tensor::ExtractSliceOp>()) {
     x = slice.getSource();
     for (unsigned i = 0; i < loops; ++i)
       xAt[i] =
           getValueOrCreateConstantIndexOp(b, loc, slice.getMixedOffsets()[i]);
   }
-  Value cosT = block.getDpsInputs()[2], sinT = block.getDpsInputs()[3];
-  SmallVector<AffineMap> maps = block.getIndexingMapsArray();
+  cosT = block.getDpsInputs()[2];
+  sinT = block.getDpsInputs()[3];
+  maps = block.getIndexingMapsArray();
 
-  SmallVector<int64_t> swap;
   for (int64_t i = 0; i < half; ++i)
     swap.append({2 * i + 1, 2 * i});
+}
 
-  // One row (every loop before the pair fixed at `at`): per `lanes`
-  // elements, x·[c0, c0, ...] + swap(x)·[−s0, s0, ...]. A loop over the
-  // row's blocks, not unrolled: the row's code exists once, for LLVM to
-  // compile once (a 64-wide head would otherwise be 8 copies on AVX2).
-  auto row = [&](OpBuilder &ob, Location rl, ArrayRef<Value> at,
-                 Value rowOut) -> Value {
-    // The indices before the pair's, the same for every block of the row.
-    SmallVector<Value> xOuter;
-    for (unsigned i = 0; i < pair; ++i)
-      xOuter.push_back(arith::AddIOp::create(ob, rl, xAt[i], at[i]));
-    auto tableOuter = [&](AffineMap map) {
-      SmallVector<Value> idx;
-      for (AffineExpr e : map.getResults().drop_back()) {
-        auto d = dyn_cast<AffineDimExpr>(e);
-        idx.push_back(d ? at[d.getPosition()] : c0);
-      }
-      return idx;
-    };
-    SmallVector<Value> cosOuter = tableOuter(maps[2]),
-                       sinOuter = tableOuter(maps[3]);
-    auto blocks = scf::ForOp::create(
-        ob, rl, c0, index(ob, rl, ranges[pair]), index(ob, rl, half),
-        ValueRange{rowOut},
-        [&](OpBuilder &rb, Location, Value first, ValueRange it) {
-          Value out = it[0];
-          SmallVector<Value> xIdx(xOuter);
-          xIdx.push_back(arith::AddIOp::create(rb, rl, xAt[pair], first));
-          xIdx.push_back(xAt[pair + 1]);
-          Value xv = vector::ShapeCastOp::create(
-              rb, rl, vec,
-              vector::TransferReadOp::create(rb, rl, pairVec, x, xIdx, pad,
-                                             SmallVector<bool>{true, true}));
-          auto table = [&](Value t, ArrayRef<Value> outer) {
-            SmallVector<Value> idx(outer);
-            idx.push_back(first);
-            return vector::TransferReadOp::create(rb, rl, halfVec, t, idx, pad,
-                                                  SmallVector<bool>{true})
-                .getResult();
-          };
-          Value c = table(cosT, cosOuter), s = table(sinT, sinOuter);
-          // [c0, c0, c1, c1, ...] and [−s0, s0, −s1, s1, ...].
-          Value cc = vector::InterleaveOp::create(rb, rl, c, c);
-          Value ss = vector::InterleaveOp::create(
-              rb, rl, arith::NegFOp::create(rb, rl, s), s);
-          Value swapped = vector::ShuffleOp::create(rb, rl, xv, xv, swap);
-          Value r = arith::AddFOp::create(
-              rb, rl, arith::MulFOp::create(rb, rl, xv, cc),
-              arith::MulFOp::create(rb, rl, swapped, ss));
-          SmallVector<Value> outIdx(at.begin(), at.end());
-          outIdx.append({first, c0});
-          out = vector::TransferWriteOp::create(
-                    rb, rl, vector::ShapeCastOp::create(rb, rl, pairVec, r),
-                    out, outIdx, SmallVector<bool>{true, true})
-                    .getResult();
-          scf::YieldOp::create(rb, rl, out);
-        });
-    return blocks.getResult(0);
-  };
+/// A table's indices before the pair's for the row `at`.
+static SmallVector<Value> tableOuter(AffineMap map, ArrayRef<Value> at,
+                                     Value c0) {
+  SmallVector<Value> idx;
+  for (AffineExpr e : map.getResults().drop_back()) {
+    auto d = dyn_cast<AffineDimExpr>(e);
+    idx.push_back(d ? at[d.getPosition()] : c0);
+  }
+  return idx;
+}
 
+/// The `half` entries of table `t` from pair `first` on.
+static Value readTable(OpBuilder &rb, Location rl, const Rotation &r, Value t,
+                       ArrayRef<Value> outer, Value first) {
+  SmallVector<Value> idx(outer);
+  idx.push_back(first);
+  return vector::TransferReadOp::create(rb, rl, r.halfVec, t, idx, r.pad,
+                                        SmallVector<bool>{true})
+      .getResult();
+}
+
+/// Rotates the row's `half` pairs from `first` on into `out`.
+static Value rotateBlock(OpBuilder &rb, Location rl, const Rotation &r,
+                         const RowAt &row, Value first, Value out) {
+  SmallVector<Value> xIdx(row.xOuter);
+  xIdx.push_back(arith::AddIOp::create(rb, rl, r.xAt[r.pair], first));
+  xIdx.push_back(r.xAt[r.pair + 1]);
+  Value xv = vector::ShapeCastOp::create(
+      rb, rl, r.vec,
+      vector::TransferReadOp::create(rb, rl, r.pairVec, r.x, xIdx, r.pad,
+                                     SmallVector<bool>{true, true}));
+  Value c = readTable(rb, rl, r, r.cosT, row.cosOuter, first),
+        s = readTable(rb, rl, r, r.sinT, row.sinOuter, first);
+  // [c0, c0, c1, c1, ...] and [−s0, s0, −s1, s1, ...].
+  Value cc = vector::InterleaveOp::create(rb, rl, c, c);
+  Value ss =
+      vector::InterleaveOp::create(rb, rl, arith::NegFOp::create(rb, rl, s), s);
+  Value swapped = vector::ShuffleOp::create(rb, rl, xv, xv, r.swap);
+  Value rotated =
+      arith::AddFOp::create(rb, rl, arith::MulFOp::create(rb, rl, xv, cc),
+                            arith::MulFOp::create(rb, rl, swapped, ss));
+  SmallVector<Value> outIdx(row.at.begin(), row.at.end());
+  outIdx.append({first, r.c0});
+  return vector::TransferWriteOp::create(
+             rb, rl, vector::ShapeCastOp::create(rb, rl, r.pairVec, rotated),
+             out, outIdx, SmallVector<bool>{true, true})
+      .getResult();
+}
+
+/// Rotates one row (every loop before the pair fixed at `at`) into `rowOut`.
+static Value rotateRow(OpBuilder &ob, Location rl, const Rotation &r,
+                       ArrayRef<Value> at, Value rowOut) {
+  // Per `lanes` elements, x·[c0, c0, ...] + swap(x)·[−s0, s0, ...]. A loop
+  // over the row's blocks, not unrolled: the row's code exists once, for LLVM
+  // to compile once (a 64-wide head would otherwise be 8 copies on AVX2).
+  RowAt row{at, {}, {}, {}};
+  // The indices before the pair's, the same for every block of the row.
+  for (unsigned i = 0; i < r.pair; ++i)
+    row.xOuter.push_back(arith::AddIOp::create(ob, rl, r.xAt[i], at[i]));
+  row.cosOuter = tableOuter(r.maps[2], at, r.c0);
+  row.sinOuter = tableOuter(r.maps[3], at, r.c0);
+  auto blocks = scf::ForOp::create(
+      ob, rl, r.c0, index(ob, rl, r.ranges[r.pair]), index(ob, rl, r.half),
+      ValueRange{rowOut},
+      [&](OpBuilder &rb, Location, Value first, ValueRange it) {
+        scf::YieldOp::create(rb, rl, rotateBlock(rb, rl, r, row, first, it[0]));
+      });
+  return blocks.getResult(0);
+}
+
+/// The tile's loops from `i` up to the pair, around the rows.
+static Value rotateNest(OpBuilder &nb, const Rotation &r, unsigned i,
+                        SmallVector<Value> at, Value out) {
   // The tile's loops before the pair (size 1 but for static ones like the
   // heads), as scf.for loops carrying the output.
-  std::function<Value(OpBuilder &, unsigned, SmallVector<Value>, Value)> nest =
-      [&](OpBuilder &nb, unsigned i, SmallVector<Value> at,
-          Value out) -> Value {
-    if (i == pair)
-      return row(nb, loc, at, out);
-    if (ranges[i] == 1) {
-      at.push_back(c0);
-      return nest(nb, i + 1, at, out);
-    }
-    auto loop = scf::ForOp::create(
-        nb, loc, c0, index(nb, loc, ranges[i]), index(nb, loc, 1),
-        ValueRange{out}, [&](OpBuilder &lb, Location, Value iv, ValueRange it) {
-          SmallVector<Value> inner(at);
-          inner.push_back(iv);
-          scf::YieldOp::create(lb, loc, nest(lb, i + 1, inner, it[0]));
-        });
-    return loop.getResult(0);
-  };
-  return nest(b, 0, {}, block.getDpsInits()[0]);
+  if (i == r.pair)
+    return rotateRow(nb, r.loc, r, at, out);
+  if (r.ranges[i] == 1) {
+    at.push_back(r.c0);
+    return rotateNest(nb, r, i + 1, at, out);
+  }
+  auto loop = scf::ForOp::create(
+      nb, r.loc, r.c0, index(nb, r.loc, r.ranges[i]), index(nb, r.loc, 1),
+      ValueRange{out}, [&](OpBuilder &lb, Location, Value iv, ValueRange it) {
+        SmallVector<Value> inner(at);
+        inner.push_back(iv);
+        scf::YieldOp::create(lb, r.loc, rotateNest(lb, r, i + 1, inner, it[0]));
+      });
+  return loop.getResult(0);
+}
+
+Value tlm::vectorizeRopeRotation(RewriterBase &rewriter,
+                                 linalg::GenericOp block, int64_t lanes) {
+  assert(ropeRotationMismatch(block, lanes).empty() && "not a rotation");
+  rewriter.setInsertionPoint(block);
+  Rotation r(rewriter, block, lanes);
+  assert(!ShapedType::isDynamicShape(r.ranges) && "one static tile per call");
+  return rotateNest(rewriter, r, 0, {}, block.getDpsInits()[0]);
 }

@@ -271,6 +271,127 @@ Value transposeInto(OpBuilder &b, Location loc, Value from, Value to,
 
 } // namespace
 
+namespace {
+
+/// The keys and values of every whole block, in rows of their own.
+struct Gathered {
+  KeySource src;
+  Value pastBlocks; ///< the cache's whole blocks
+  Value pastFull;   ///< their keys, the first new key's row
+};
+
+/// What every query block of one (batch, head) pair shares.
+struct Blocks {
+  const QueryBlocks &a;
+  int64_t dk;
+  RankedTensorType rowsType; ///< a block's rows of q or out: lanes x dk
+  Value zero, lowest, c0, c1;
+  Gathered gathered;
+};
+
+} // namespace
+
+/// Gathers the keys and values of every whole block, dk floats apart.
+static Gathered gatherBlocks(OpBuilder &b, Location loc, const QueryBlocks &a,
+                             int64_t dk, Value c0) {
+  // The keys and values of every whole block, gathered once per (batch,
+  // head) into rows of their own: the cache's whole blocks, then the new
+  // keys up to the last query block. In the cache consecutive keys are
+  // (batch x kv heads x dk) apart, a stride known only at run time, so a
+  // block's rows took one pointer each (spilled: the score loop reloaded
+  // them from the stack every step); here they are dk apart.
+  Value width = index(b, loc, a.lanes);
+  Value pastBlocks = arith::DivUIOp::create(b, loc, a.pastCount, width);
+  Value pastFull = arith::MulIOp::create(b, loc, pastBlocks, width);
+  // Nothing to gather when no query block runs (every decode step).
+  Value anyBlock =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, a.full, c0);
+  Value pastGathered = arith::SelectOp::create(b, loc, anyBlock, pastFull, c0);
+  Value gathered = arith::AddIOp::create(b, loc, pastGathered, a.full);
+  auto tileType =
+      RankedTensorType::get({ShapedType::kDynamic, dk}, b.getF32Type());
+  Value keys = bufferization::AllocTensorOp::create(b, loc, tileType, gathered);
+  Value values =
+      bufferization::AllocTensorOp::create(b, loc, tileType, gathered);
+  std::tie(keys, values) =
+      gatherRows(b, loc, a.past, pastGathered, c0, keys, values, dk, a);
+  std::tie(keys, values) =
+      gatherRows(b, loc, a.fresh, a.full, pastFull, keys, values, dk, a);
+  KeySource src{keys, values, [c0](Value j, Value, Value) {
+                  return SmallVector<Value>{j, c0};
+                }};
+  return {src, pastBlocks, pastFull};
+}
+
+/// Oᵀ (dk x lanes) set to zero.
+static Value zeroLanes(OpBuilder &nb, Location nl, const Blocks &s, Value ot) {
+  auto zeroLoop = scf::ForOp::create(
+      nb, nl, s.c0, index(nb, nl, s.dk), s.c1, ValueRange{ot},
+      [&](OpBuilder &lb, Location ll, Value d, ValueRange it) {
+        scf::YieldOp::create(lb, ll, writeLanes(lb, ll, s.zero, it[0], d));
+      });
+  return zeroLoop.getResult(0);
+}
+
+/// Oᵀ / l, in place.
+static Value divideLanes(OpBuilder &nb, Location nl, const Blocks &s, Rows st) {
+  auto divLoop = scf::ForOp::create(
+      nb, nl, s.c0, index(nb, nl, s.dk), s.c1, ValueRange{st.ot},
+      [&](OpBuilder &lb, Location ll, Value d, ValueRange ot) {
+        Value o =
+            arith::DivFOp::create(lb, ll, readLanes(lb, ll, ot[0], d), st.l);
+        scf::YieldOp::create(lb, ll, writeLanes(lb, ll, o, ot[0], d));
+      });
+  return divLoop.getResult(0);
+}
+
+/// `out` with Oᵀ transposed back into the block's rows from `i0`.
+static Value storeBlock(OpBuilder &nb, Location nl, const Blocks &s, Value ot,
+                        Value i0, Value out) {
+  SmallVector<OpFoldResult> ones(4, nb.getIndexAttr(1));
+  SmallVector<OpFoldResult> offsets{nb.getIndexAttr(0), i0, nb.getIndexAttr(0),
+                                    nb.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes{nb.getIndexAttr(1),
+                                  nb.getIndexAttr(s.a.lanes),
+                                  nb.getIndexAttr(1), nb.getIndexAttr(s.dk)};
+  Value outRows = tensor::ExtractSliceOp::create(nb, nl, s.rowsType, out,
+                                                 offsets, sizes, ones);
+  outRows = transposeInto(nb, nl, ot, outRows, s.dk, s.a.lanes,
+                          /*toTransposed=*/false);
+  return tensor::InsertSliceOp::create(nb, nl, outRows, out, offsets, sizes,
+                                       ones);
+}
+
+/// Query rows [i0, i0 + lanes): yields `it`'s (out, Qᵀ, Oᵀ) updated.
+static void queryBlock(OpBuilder &nb, Location nl, const Blocks &s, Value i0,
+                       ValueRange it) {
+  const QueryBlocks &a = s.a;
+  SmallVector<OpFoldResult> ones(4, nb.getIndexAttr(1));
+  Value qRows = tensor::ExtractSliceOp::create(
+      nb, nl, s.rowsType, a.q,
+      SmallVector<OpFoldResult>{a.batch, i0, a.head, nb.getIndexAttr(0)},
+      SmallVector<OpFoldResult>{nb.getIndexAttr(1), nb.getIndexAttr(a.lanes),
+                                nb.getIndexAttr(1), nb.getIndexAttr(s.dk)},
+      ones);
+  Value qt = transposeInto(nb, nl, qRows, it[1], s.dk, a.lanes,
+                           /*toTransposed=*/true, a.scale);
+  Rows st{s.lowest, s.zero, zeroLanes(nb, nl, s, it[2])};
+  // Every whole block of past keys, then the new keys' blocks up to
+  // this one (masked causally: all visible but on the diagonal), then
+  // the past keys after their last whole block. (Order does not
+  // matter to the online softmax, up to rounding.)
+  Value upTo = arith::AddIOp::create(
+      nb, nl, arith::DivUIOp::create(nb, nl, i0, index(nb, nl, a.lanes)), s.c1);
+  st = foldBlocks(nb, nl, s.gathered.src, s.gathered.pastBlocks, upTo, i0, qt,
+                  s.dk, st, a);
+  st = foldPastTail(nb, nl, s.gathered.pastFull, qt, s.dk, st, a);
+
+  // Oᵀ / l, transposed back into the block's output rows.
+  Value ot = divideLanes(nb, nl, s, st);
+  Value out = storeBlock(nb, nl, s, ot, i0, it[0]);
+  scf::YieldOp::create(nb, nl, ValueRange{out, qt, ot});
+}
+
 Value tlm::attentionQueryBlocks(OpBuilder &b, Location loc,
                                 const QueryBlocks &a) {
   auto outType = cast<RankedTensorType>(a.out.getType());
@@ -291,84 +412,13 @@ Value tlm::attentionQueryBlocks(OpBuilder &b, Location loc,
       bufferization::AllocTensorOp::create(b, loc, bufType, ValueRange{});
   auto rowsType = RankedTensorType::get({a.lanes, dk}, f32);
   Value c0 = index(b, loc, 0), c1 = index(b, loc, 1);
+  Gathered gathered = gatherBlocks(b, loc, a, dk, c0);
+  Blocks s{a, dk, rowsType, zero, lowest, c0, c1, gathered};
 
-  // The keys and values of every whole block, gathered once per (batch,
-  // head) into rows of their own: the cache's whole blocks, then the new
-  // keys up to the last query block. In the cache consecutive keys are
-  // (batch x kv heads x dk) apart, a stride known only at run time, so a
-  // block's rows took one pointer each (spilled: the score loop reloaded
-  // them from the stack every step); here they are dk apart.
-  Value width = index(b, loc, a.lanes);
-  Value pastBlocks = arith::DivUIOp::create(b, loc, a.pastCount, width);
-  Value pastFull = arith::MulIOp::create(b, loc, pastBlocks, width);
-  // Nothing to gather when no query block runs (every decode step).
-  Value anyBlock =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, a.full, c0);
-  Value pastGathered = arith::SelectOp::create(b, loc, anyBlock, pastFull, c0);
-  Value gathered = arith::AddIOp::create(b, loc, pastGathered, a.full);
-  auto tileType = RankedTensorType::get({ShapedType::kDynamic, dk}, f32);
-  Value keys = bufferization::AllocTensorOp::create(b, loc, tileType, gathered);
-  Value values =
-      bufferization::AllocTensorOp::create(b, loc, tileType, gathered);
-  std::tie(keys, values) =
-      gatherRows(b, loc, a.past, pastGathered, c0, keys, values, dk, a);
-  std::tie(keys, values) =
-      gatherRows(b, loc, a.fresh, a.full, pastFull, keys, values, dk, a);
-  KeySource gatheredSrc{keys, values, [&](Value j, Value, Value) {
-                          return SmallVector<Value>{j, c0};
-                        }};
-
-  auto blocks = scf::ForOp::create(
-      b, loc, c0, a.full, index(b, loc, a.lanes),
-      ValueRange{a.out, qtInit, otInit},
-      [&](OpBuilder &nb, Location nl, Value i0, ValueRange it) {
-        SmallVector<OpFoldResult> ones(4, nb.getIndexAttr(1));
-        Value qRows = tensor::ExtractSliceOp::create(
-            nb, nl, rowsType, a.q,
-            SmallVector<OpFoldResult>{a.batch, i0, a.head, nb.getIndexAttr(0)},
-            SmallVector<OpFoldResult>{nb.getIndexAttr(1),
-                                      nb.getIndexAttr(a.lanes),
-                                      nb.getIndexAttr(1), nb.getIndexAttr(dk)},
-            ones);
-        Value qt = transposeInto(nb, nl, qRows, it[1], dk, a.lanes,
-                                 /*toTransposed=*/true, a.scale);
-        auto zeroLoop = scf::ForOp::create(
-            nb, nl, c0, index(nb, nl, dk), c1, ValueRange{it[2]},
-            [&](OpBuilder &lb, Location ll, Value d, ValueRange ot) {
-              scf::YieldOp::create(lb, ll, writeLanes(lb, ll, zero, ot[0], d));
-            });
-        Rows st{lowest, zero, zeroLoop.getResult(0)};
-        // Every whole block of past keys, then the new keys' blocks up to
-        // this one (masked causally: all visible but on the diagonal), then
-        // the past keys after their last whole block. (Order does not
-        // matter to the online softmax, up to rounding.)
-        Value upTo = arith::AddIOp::create(
-            nb, nl, arith::DivUIOp::create(nb, nl, i0, index(nb, nl, a.lanes)),
-            c1);
-        st = foldBlocks(nb, nl, gatheredSrc, pastBlocks, upTo, i0, qt, dk, st,
-                        a);
-        st = foldPastTail(nb, nl, pastFull, qt, dk, st, a);
-
-        // Oᵀ / l, transposed back into the block's output rows.
-        auto divLoop = scf::ForOp::create(
-            nb, nl, c0, index(nb, nl, dk), c1, ValueRange{st.ot},
-            [&](OpBuilder &lb, Location ll, Value d, ValueRange ot) {
-              Value o = arith::DivFOp::create(
-                  lb, ll, readLanes(lb, ll, ot[0], d), st.l);
-              scf::YieldOp::create(lb, ll, writeLanes(lb, ll, o, ot[0], d));
-            });
-        SmallVector<OpFoldResult> offsets{
-            nb.getIndexAttr(0), i0, nb.getIndexAttr(0), nb.getIndexAttr(0)};
-        SmallVector<OpFoldResult> sizes{
-            nb.getIndexAttr(1), nb.getIndexAttr(a.lanes), nb.getIndexAttr(1),
-            nb.getIndexAttr(dk)};
-        Value outRows = tensor::ExtractSliceOp::create(nb, nl, rowsType, it[0],
-                                                       offsets, sizes, ones);
-        outRows = transposeInto(nb, nl, divLoop.getResult(0), outRows, dk,
-                                a.lanes, /*toTransposed=*/false);
-        Value out = tensor::InsertSliceOp::create(nb, nl, outRows, it[0],
-                                                  offsets, sizes, ones);
-        scf::YieldOp::create(nb, nl, ValueRange{out, qt, divLoop.getResult(0)});
-      });
+  auto blocks =
+      scf::ForOp::create(b, loc, c0, a.full, index(b, loc, a.lanes),
+                         ValueRange{a.out, qtInit, otInit},
+                         [&](OpBuilder &nb, Location nl, Value i0,
+                             ValueRange it) { queryBlock(nb, nl, s, i0, it); });
   return blocks.getResult(0);
 }

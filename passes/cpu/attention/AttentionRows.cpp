@@ -200,12 +200,111 @@ Value roundUp(OpBuilder &b, Location loc, Value v) {
 
 } // namespace
 
+namespace {
+
+/// What every row of one (batch, head chunk) pair shares.
+struct ChunkRows {
+  const AttentionRows &a;
+  Value batch, firstHead; ///< the pair
+  Value pastCount;        ///< this sequence's past keys
+  VectorType rowType;     ///< vector<dk x f32>
+  Value c0, c1, chunkV;
+  Value zeroV; ///< a zero row
+};
+
+} // namespace
+
+/// Pass 2 on each head of the chunk, acc[hh] zeroed: a loop of (S, sums, acc).
+static scf::ForOp softmaxHeads(OpBuilder &rb, Location rl, const ChunkRows &c,
+                               const Row &row, Value n, Value padded,
+                               ValueRange state) {
+  SmallVector<bool> inBounds{true};
+  return scf::ForOp::create(
+      rb, rl, c.c0, c.chunkV, c.c1, state,
+      [&](OpBuilder &hb, Location hl, Value hh, ValueRange st) {
+        auto [t, sum] = row.softmax(hb, hl, hh, n, padded, st[0]);
+        Value sums =
+            tensor::InsertOp::create(hb, hl, sum, st[1], ValueRange{hh});
+        Value acc = vector::TransferWriteOp::create(
+                        hb, hl, c.zeroV, st[2], ValueRange{hh, c.c0}, inBounds)
+                        .getResult();
+        scf::YieldOp::create(hb, hl, ValueRange{t, sums, acc});
+      });
+}
+
+/// `out` with row `i`'s out[i, hh] = acc[hh] / sum[hh] written.
+static Value divideHeads(OpBuilder &rb, Location rl, const ChunkRows &c,
+                         const Row &row, Value i, Value sums, Value acc,
+                         Value out) {
+  SmallVector<bool> inBounds{true};
+  Value at = arith::SubIOp::create(rb, rl, i, c.a.full);
+  auto loop = scf::ForOp::create(
+      rb, rl, c.c0, c.chunkV, c.c1, ValueRange{out},
+      [&](OpBuilder &hb, Location hl, Value hh, ValueRange st) {
+        Value sum = tensor::ExtractOp::create(hb, hl, sums, ValueRange{hh});
+        Value o = arith::DivFOp::create(
+            hb, hl, row.read(hb, hl, acc, {hh, c.c0}),
+            vector::BroadcastOp::create(hb, hl, c.rowType, sum));
+        scf::YieldOp::create(
+            hb, hl,
+            vector::TransferWriteOp::create(
+                hb, hl, o, st[0], ValueRange{c.c0, at, hh, c.c0}, inBounds)
+                .getResult());
+      });
+  return loop.getResult(0);
+}
+
+/// Query row `i`, with (out, S, sums, acc) in `it`: yields them updated.
+static void attendRow(OpBuilder &rb, Location rl, const ChunkRows &c, Value i,
+                      ValueRange it) {
+  const AttentionRows &a = c.a;
+  Row row{a, c.batch, c.firstHead, i, c.rowType, c.c0, c.c1};
+  // Causal: row i sees every past key and new keys 0..i.
+  Value fresh = arith::AddIOp::create(rb, rl, i, c.c1);
+  Value n = arith::AddIOp::create(rb, rl, c.pastCount, fresh);
+  Value padded = roundUp(rb, rl, n);
+  Value s = row.scores(rb, rl, a.past, c.pastCount, c.c0, it[1]);
+  s = row.scores(rb, rl, a.fresh, fresh, c.pastCount, s);
+  // Per head: the softmax, and acc[hh] back to zero.
+  auto soft =
+      softmaxHeads(rb, rl, c, row, n, padded, ValueRange{s, it[2], it[3]});
+  s = soft.getResult(0);
+  Value sums = soft.getResult(1);
+  Value acc =
+      row.values(rb, rl, a.past, c.pastCount, c.c0, s, soft.getResult(2));
+  acc = row.values(rb, rl, a.fresh, fresh, c.pastCount, s, acc);
+  // out[i, hh] = acc[hh] / sum[hh].
+  Value out = divideHeads(rb, rl, c, row, i, sums, acc, it[0]);
+  scf::YieldOp::create(rb, rl, ValueRange{out, s, sums, acc});
+}
+
+/// Rows [full, seq) of one pair into its `slice` of the output.
+static Value attendChunk(OpBuilder &b, Location loc, ChunkRows c, Value slice,
+                         Value seq, Value maxKeys) {
+  int64_t chunk = c.a.headChunk, dk = c.rowType.getDimSize(0);
+  Type f32 = b.getF32Type();
+  // The chunk's scores, softmax sums and weighted value sums, reused by
+  // every row.
+  Value s0 = tensor::EmptyOp::create(
+      b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(chunk), maxKeys}, f32);
+  Value sums0 = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{chunk}, f32);
+  Value acc0 =
+      tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{chunk, dk}, f32);
+  c.zeroV = arith::ConstantOp::create(b, loc,
+                                      DenseElementsAttr::get(c.rowType, 0.0f));
+  auto rowLoop = scf::ForOp::create(
+      b, loc, c.a.full, seq, c.c1, ValueRange{slice, s0, sums0, acc0},
+      [&](OpBuilder &rb, Location rl, Value i, ValueRange it) {
+        attendRow(rb, rl, c, i, it);
+      });
+  return rowLoop.getResult(0);
+}
+
 Value tlm::attentionRows(OpBuilder &b, Location loc, const AttentionRows &a) {
   auto qType = cast<RankedTensorType>(a.q.getType());
   int64_t heads = qType.getDimSize(2), dk = qType.getDimSize(3);
   assert(heads % a.headChunk == 0 && "head chunks must divide the heads");
-  Type f32 = b.getF32Type();
-  auto rowType = VectorType::get({dk}, f32);
+  auto rowType = VectorType::get({dk}, b.getF32Type());
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
   Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
   Value chunkV = arith::ConstantIndexOp::create(b, loc, a.headChunk);
@@ -233,69 +332,10 @@ Value tlm::attentionRows(OpBuilder &b, Location loc, const AttentionRows &a) {
   SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
   Value slice = tensor::ExtractSliceOp::create(
       b, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
-  // The chunk's scores, softmax sums and weighted value sums, reused by
-  // every row.
-  Value s0 = tensor::EmptyOp::create(
-      b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(a.headChunk), maxKeys},
-      f32);
-  Value sums0 =
-      tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{a.headChunk}, f32);
-  Value acc0 =
-      tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{a.headChunk, dk}, f32);
-  Value zeroV =
-      arith::ConstantOp::create(b, loc, DenseElementsAttr::get(rowType, 0.0f));
-  SmallVector<bool> inBounds{true};
-
-  auto rowLoop = scf::ForOp::create(
-      b, loc, a.full, seq, c1, ValueRange{slice, s0, sums0, acc0},
-      [&](OpBuilder &rb, Location rl, Value i, ValueRange it) {
-        Row row{a, bb, firstHead, i, rowType, c0, c1};
-        // Causal: row i sees every past key and new keys 0..i.
-        Value fresh = arith::AddIOp::create(rb, rl, i, c1);
-        Value n = arith::AddIOp::create(rb, rl, pastCount, fresh);
-        Value padded = roundUp(rb, rl, n);
-        Value s = row.scores(rb, rl, a.past, pastCount, c0, it[1]);
-        s = row.scores(rb, rl, a.fresh, fresh, pastCount, s);
-        // Per head: the softmax, and acc[hh] back to zero.
-        auto soft = scf::ForOp::create(
-            rb, rl, c0, chunkV, c1, ValueRange{s, it[2], it[3]},
-            [&](OpBuilder &hb, Location hl, Value hh, ValueRange st) {
-              auto [t, sum] = row.softmax(hb, hl, hh, n, padded, st[0]);
-              Value sums =
-                  tensor::InsertOp::create(hb, hl, sum, st[1], ValueRange{hh});
-              Value acc =
-                  vector::TransferWriteOp::create(hb, hl, zeroV, st[2],
-                                                  ValueRange{hh, c0}, inBounds)
-                      .getResult();
-              scf::YieldOp::create(hb, hl, ValueRange{t, sums, acc});
-            });
-        s = soft.getResult(0);
-        Value sums = soft.getResult(1);
-        Value acc =
-            row.values(rb, rl, a.past, pastCount, c0, s, soft.getResult(2));
-        acc = row.values(rb, rl, a.fresh, fresh, pastCount, s, acc);
-        // out[i, hh] = acc[hh] / sum[hh].
-        Value at = arith::SubIOp::create(rb, rl, i, a.full);
-        auto out = scf::ForOp::create(
-            rb, rl, c0, chunkV, c1, ValueRange{it[0]},
-            [&](OpBuilder &hb, Location hl, Value hh, ValueRange st) {
-              Value sum =
-                  tensor::ExtractOp::create(hb, hl, sums, ValueRange{hh});
-              Value o = arith::DivFOp::create(
-                  hb, hl, row.read(hb, hl, acc, {hh, c0}),
-                  vector::BroadcastOp::create(hb, hl, rowType, sum));
-              scf::YieldOp::create(
-                  hb, hl,
-                  vector::TransferWriteOp::create(
-                      hb, hl, o, st[0], ValueRange{c0, at, hh, c0}, inBounds)
-                      .getResult());
-            });
-        scf::YieldOp::create(rb, rl,
-                             ValueRange{out.getResult(0), s, sums, acc});
-      });
+  ChunkRows c{a, bb, firstHead, pastCount, rowType, c0, c1, chunkV, Value()};
+  Value done = attendChunk(b, loc, c, slice, seq, maxKeys);
   b.setInsertionPointToStart(forall.getTerminator().getBody());
-  tensor::ParallelInsertSliceOp::create(b, loc, rowLoop.getResult(0),
-                                        forall.getRegionIterArgs()[0], offsets,
-                                        sizes, strides);
+  tensor::ParallelInsertSliceOp::create(
+      b, loc, done, forall.getRegionIterArgs()[0], offsets, sizes, strides);
   return forall.getResult(0);
 }
