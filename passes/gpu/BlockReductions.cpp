@@ -71,6 +71,129 @@ FailureOr<RowReduction> matchRowReduction(linalg::GenericOp op) {
   return failure();
 }
 
+/// The sizes of `op`'s loops, as index values.
+SmallVector<Value> loopSizes(OpBuilder &b, Location loc, linalg::GenericOp op) {
+  SmallVector<Value> sizes;
+  auto linalgOp = cast<linalg::LinalgOp>(op.getOperation());
+  for (Range range : linalgOp.createLoopRanges(b, loc))
+    sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, range.size));
+  return sizes;
+}
+
+/// `op`'s inputs loaded at the loop indices `ivs`, their block args mapped.
+void loadInputs(OpBuilder &b, Location loc, linalg::GenericOp op,
+                ArrayRef<Value> ivs, IRMapping &map) {
+  unsigned loops = op.getNumLoops();
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    AffineMap m = op.getMatchingIndexingMap(in);
+    SmallVector<Value> idx;
+    for (AffineExpr e : m.getResults()) {
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        idx.push_back(ivs[d.getPosition()]);
+      else
+        idx.push_back(affine::AffineApplyOp::create(
+            b, loc, AffineMap::get(loops, 0, e), ivs));
+    }
+    map.map(op.getMatchingBlockArgument(in),
+            memref::LoadOp::create(b, loc, in->get(), idx).getResult());
+  }
+}
+
+/// The thread's fold, by `op`'s body, of its elements of row `outerIdx`.
+scf::ForOp buildStridedFold(OpBuilder &b, Location loc, linalg::GenericOp op,
+                            const RowReduction &r, ArrayRef<Value> outerIdx,
+                            Value thread, Value extent, Value cThreads) {
+  // Each thread folds every `threads`-th element of the row.
+  Value identity = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(static_cast<float>(r.identity)));
+  BlockArgument acc = op.getMatchingBlockArgument(op.getDpsInitOperand(0));
+  auto strided = scf::ForOp::create(b, loc, thread, extent, cThreads,
+                                    ValueRange{identity});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(strided.getBody());
+  SmallVector<Value> ivs(outerIdx);
+  ivs.push_back(strided.getInductionVar());
+  IRMapping map;
+  loadInputs(b, loc, op, ivs, map);
+  map.map(acc, strided.getRegionIterArgs()[0]);
+  for (Operation &bodyOp : op.getBody()->without_terminator()) {
+    if (auto idxOp = dyn_cast<linalg::IndexOp>(bodyOp)) {
+      map.map(idxOp.getResult(), ivs[idxOp.getDim()]);
+      continue;
+    }
+    b.clone(bodyOp, map);
+  }
+  scf::YieldOp::create(b, loc, map.lookup(r.combiner->getResult(0)));
+  return strided;
+}
+
+/// `total` folded into row `outerIdx` of `op`'s output by its combiner.
+void foldIntoOutput(OpBuilder &b, Location loc, linalg::GenericOp op,
+                    const RowReduction &r, ArrayRef<Value> outerIdx,
+                    Value total) {
+  BlockArgument acc = op.getMatchingBlockArgument(op.getDpsInitOperand(0));
+  OpOperand *init = op.getDpsInitOperand(0);
+  Value out = init->get();
+  // The output's indices: its map (a permutation of the outer loops).
+  SmallVector<Value> outIdx;
+  for (AffineExpr e : op.getMatchingIndexingMap(init).getResults())
+    outIdx.push_back(outerIdx[cast<AffineDimExpr>(e).getPosition()]);
+  Value old = memref::LoadOp::create(b, loc, out, outIdx);
+  IRMapping fold;
+  fold.map(acc, old);
+  Value other = r.combiner->getOperand(0) == acc ? r.combiner->getOperand(1)
+                                                 : r.combiner->getOperand(0);
+  fold.map(other, total);
+  Operation *combined = b.clone(*r.combiner, fold);
+  memref::StoreOp::create(b, loc, combined->getResult(0), out, outIdx);
+}
+
+/// The block form: a launch of `blockGrid` blocks of `cThreads`, one a row.
+void buildBlockForm(OpBuilder &b, Location loc, linalg::GenericOp op,
+                    const RowReduction &r, ArrayRef<Value> sizes,
+                    Value blockGrid, Value c1, Value cThreads) {
+  ArrayRef<Value> outerSizes = sizes.drop_back();
+  gpu::LaunchOp launch =
+      makeLaunch(b, loc, {blockGrid, c1, c1}, {cThreads, c1, c1});
+  gpu::KernelDim3 block = launch.getBlockIds(), thread = launch.getThreadIds();
+  SmallVector<Value> outerIdx = delinearize(b, loc, block.x, outerSizes);
+  scf::ForOp strided = buildStridedFold(b, loc, op, r, outerIdx, thread.x,
+                                        sizes.back(), cThreads);
+  // The block combines its partials; thread 0 folds the total in.
+  Value total = gpu::AllReduceOp::create(
+      b, loc, strided.getResult(0),
+      gpu::AllReduceOperationAttr::get(b.getContext(), r.kind),
+      /*uniform=*/true);
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                      thread.x, index(b, loc, 0));
+  auto store = scf::IfOp::create(b, loc, first);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(store.thenBlock());
+  foldIntoOutput(b, loc, op, r, outerIdx, total);
+}
+
+/// The thread form (parallel loops, run when `few`) in place of `op`.
+LogicalResult replaceByThreadForm(IRRewriter &b, Location loc,
+                                  linalg::GenericOp op, Value few) {
+  // The thread form: the generic as parallel loops (mapped later, one
+  // thread per row), whose outermost loop runs no iteration when the
+  // block form took the rows.
+  b.setInsertionPoint(op);
+  FailureOr<linalg::LinalgLoops> loopNest = linalg::linalgOpToParallelLoops(
+      b, cast<linalg::LinalgOp>(op.getOperation()));
+  if (failed(loopNest) || loopNest->empty() ||
+      !isa<scf::ParallelOp>(loopNest->front()))
+    return op.emitOpError("tlm-gpu-block-reductions: no parallel loops "
+                          "for the one-thread-per-row form");
+  auto parallel = cast<scf::ParallelOp>(loopNest->front());
+  b.setInsertionPoint(parallel);
+  OpOperand &upper = parallel.getUpperBoundMutable()[0];
+  upper.set(
+      arith::SelectOp::create(b, loc, few, index(b, loc, 0), upper.get()));
+  b.eraseOp(op);
+  return success();
+}
+
 struct TlmGpuBlockReductions
     : public tlm::impl::TlmGpuBlockReductionsBase<TlmGpuBlockReductions> {
   using Base::Base;
@@ -105,12 +228,8 @@ struct TlmGpuBlockReductions
   LogicalResult rewrite(IRRewriter &b, linalg::GenericOp op,
                         const RowReduction &r) {
     Location loc = op.getLoc();
-    unsigned loops = op.getNumLoops();
     b.setInsertionPoint(op);
-    SmallVector<Value> sizes;
-    auto linalgOp = cast<linalg::LinalgOp>(op.getOperation());
-    for (Range range : linalgOp.createLoopRanges(b, loc))
-      sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, range.size));
+    SmallVector<Value> sizes = loopSizes(b, loc, op);
     ArrayRef<Value> outerSizes = ArrayRef<Value>(sizes).drop_back();
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     int64_t extent = ranges.back();
@@ -131,95 +250,12 @@ struct TlmGpuBlockReductions
         few ? arith::SelectOp::create(b, loc, few, rows, index(b, loc, 0))
                   .getResult()
             : rows;
-    gpu::LaunchOp launch =
-        makeLaunch(b, loc, {blockGrid, c1, c1}, {cThreads, c1, c1});
-    gpu::KernelDim3 block = launch.getBlockIds(),
-                    thread = launch.getThreadIds();
-    SmallVector<Value> outerIdx = delinearize(b, loc, block.x, outerSizes);
-
-    // Each thread folds every `threads`-th element of the row.
-    Value identity = arith::ConstantOp::create(
-        b, loc, b.getF32FloatAttr(static_cast<float>(r.identity)));
-    BlockArgument acc = op.getMatchingBlockArgument(op.getDpsInitOperand(0));
-    auto strided = scf::ForOp::create(b, loc, thread.x, sizes.back(), cThreads,
-                                      ValueRange{identity});
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(strided.getBody());
-      SmallVector<Value> ivs(outerIdx);
-      ivs.push_back(strided.getInductionVar());
-      IRMapping map;
-      for (OpOperand *in : op.getDpsInputOperands()) {
-        AffineMap m = op.getMatchingIndexingMap(in);
-        SmallVector<Value> idx;
-        for (AffineExpr e : m.getResults()) {
-          if (auto d = dyn_cast<AffineDimExpr>(e))
-            idx.push_back(ivs[d.getPosition()]);
-          else
-            idx.push_back(affine::AffineApplyOp::create(
-                b, loc, AffineMap::get(loops, 0, e), ivs));
-        }
-        map.map(op.getMatchingBlockArgument(in),
-                memref::LoadOp::create(b, loc, in->get(), idx).getResult());
-      }
-      map.map(acc, strided.getRegionIterArgs()[0]);
-      for (Operation &bodyOp : op.getBody()->without_terminator()) {
-        if (auto idxOp = dyn_cast<linalg::IndexOp>(bodyOp)) {
-          map.map(idxOp.getResult(), ivs[idxOp.getDim()]);
-          continue;
-        }
-        b.clone(bodyOp, map);
-      }
-      scf::YieldOp::create(b, loc, map.lookup(r.combiner->getResult(0)));
-    }
-    // The block combines its partials; thread 0 folds the total in.
-    Value total = gpu::AllReduceOp::create(
-        b, loc, strided.getResult(0),
-        gpu::AllReduceOperationAttr::get(b.getContext(), r.kind),
-        /*uniform=*/true);
-    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                        thread.x, index(b, loc, 0));
-    auto store = scf::IfOp::create(b, loc, first);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(store.thenBlock());
-      OpOperand *init = op.getDpsInitOperand(0);
-      Value out = init->get();
-      // The output's indices: its map (a permutation of the outer loops).
-      SmallVector<Value> outIdx;
-      for (AffineExpr e : op.getMatchingIndexingMap(init).getResults())
-        outIdx.push_back(outerIdx[cast<AffineDimExpr>(e).getPosition()]);
-      Value old = memref::LoadOp::create(b, loc, out, outIdx);
-      IRMapping fold;
-      fold.map(acc, old);
-      Value other = r.combiner->getOperand(0) == acc
-                        ? r.combiner->getOperand(1)
-                        : r.combiner->getOperand(0);
-      fold.map(other, total);
-      Operation *combined = b.clone(*r.combiner, fold);
-      memref::StoreOp::create(b, loc, combined->getResult(0), out, outIdx);
-    }
+    buildBlockForm(b, loc, op, r, sizes, blockGrid, c1, cThreads);
     if (!few) {
       b.eraseOp(op);
       return success();
     }
-    // The thread form: the generic as parallel loops (mapped later, one
-    // thread per row), whose outermost loop runs no iteration when the
-    // block form took the rows.
-    b.setInsertionPoint(op);
-    FailureOr<linalg::LinalgLoops> loopNest =
-        linalg::linalgOpToParallelLoops(b, linalgOp);
-    if (failed(loopNest) || loopNest->empty() ||
-        !isa<scf::ParallelOp>(loopNest->front()))
-      return op.emitOpError("tlm-gpu-block-reductions: no parallel loops "
-                            "for the one-thread-per-row form");
-    auto parallel = cast<scf::ParallelOp>(loopNest->front());
-    b.setInsertionPoint(parallel);
-    OpOperand &upper = parallel.getUpperBoundMutable()[0];
-    upper.set(
-        arith::SelectOp::create(b, loc, few, index(b, loc, 0), upper.get()));
-    b.eraseOp(op);
-    return success();
+    return replaceByThreadForm(b, loc, op, few);
   }
 };
 

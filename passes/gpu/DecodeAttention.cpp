@@ -56,58 +56,71 @@ Value reduceLoop(
   return loop.getResult(0);
 }
 
-/// The first kernel's body: piece `piece` of head `h` of sequence `seq`,
-/// with `warps` warps of lanes (`lane`, `warp`).
-void buildPieceBody(OpBuilder &b, Location loc, const AttentionBuffers &in,
-                    int64_t chunk, int64_t warps, Value piece, Value h,
-                    Value seq, Value lane, Value warp, Value scores,
-                    Value parts, Value maxes, Value sums, Value outs) {
-  int64_t dk = in.headDim, threads = warps * kWarp;
-  int64_t groups = threads / dk;
-  Value c0 = index(b, loc, 0), c1 = index(b, loc, 1);
-  Value t = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, warp, index(b, loc, kWarp)), lane);
-  Value kvh = arith::DivUIOp::create(b, loc, h, index(b, loc, in.group));
+/// What the steps of the first kernel's body share.
+struct PieceBody {
+  const AttentionBuffers &in;
+  int64_t chunk, warps, dk, threads, groups;
+  Value piece, h, seq, lane, warp;
+  Value scores, parts, maxes, sums, outs;
+  // Worked out by the steps:
+  Value c0{}, c1{}, zero{};
+  Value t{};     ///< the thread's index in the block
+  Value kvh{};   ///< the kv head of h
+  Value past{};  ///< the sequence's cached positions
+  Value start{}; ///< the piece's first position
+  Value n{};     ///< its positions
+};
+
+/// The thread's index, the kv head, and the piece's positions.
+void placePiece(OpBuilder &b, Location loc, PieceBody &k) {
+  k.t = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, k.warp, index(b, loc, kWarp)),
+      k.lane);
+  k.kvh = arith::DivUIOp::create(b, loc, k.h, index(b, loc, k.in.group));
   // lengths[b] at most T: never a read past the cache, and the first piece
   // always holds the new token, so the merge's max is finite.
-  Value past = sequencePast(b, loc, in, seq);
+  k.past = sequencePast(b, loc, k.in, k.seq);
   // This piece's positions: [start, start + n), n = clamp(count - start,
   // 0, chunk) with count = past + 1 (the new token).
-  Value count = arith::AddIOp::create(b, loc, past, c1);
-  Value start = arith::MulIOp::create(b, loc, piece, index(b, loc, chunk));
-  Value n = arith::MinSIOp::create(
+  Value count = arith::AddIOp::create(b, loc, k.past, k.c1);
+  k.start = arith::MulIOp::create(b, loc, k.piece, index(b, loc, k.chunk));
+  k.n = arith::MinSIOp::create(
       b, loc,
-      arith::MaxSIOp::create(b, loc,
-                             arith::SubIOp::create(b, loc, count, start), c0),
-      index(b, loc, chunk));
+      arith::MaxSIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, count, k.start), k.c0),
+      index(b, loc, k.chunk));
+}
 
+/// The piece's scores, q·k scaled, in `scores`.
+void buildScores(OpBuilder &b, Location loc, const PieceBody &k) {
   // Scores: a warp a position, its lanes the head dim; q stays in
   // registers.
-  Value zero = f32Const(b, loc, 0.0);
+  const AttentionBuffers &in = k.in;
+  Value lane = k.lane, zero = k.zero;
   SmallVector<Value> qv, dims, dimOk;
-  for (int64_t i = 0; i * kWarp < dk; ++i) {
+  for (int64_t i = 0; i * kWarp < k.dk; ++i) {
     Value d = arith::AddIOp::create(b, loc, lane, index(b, loc, i * kWarp));
-    Value ok = lessThan(b, loc, d, index(b, loc, dk));
+    Value ok = lessThan(b, loc, d, index(b, loc, k.dk));
     dims.push_back(d);
     dimOk.push_back(ok);
     qv.push_back(
-        guardedLoad(b, loc, ok, in.q, ValueRange{seq, c0, h, d}, zero));
+        guardedLoad(b, loc, ok, in.q, ValueRange{k.seq, k.c0, k.h, d}, zero));
   }
-  Value scale = f32Const(b, loc, 1.0 / std::sqrt(double(dk)));
+  Value scale = f32Const(b, loc, 1.0 / std::sqrt(double(k.dk)));
   scf::ForOp::create(
-      b, loc, warp, n, index(b, loc, warps), ValueRange{},
+      b, loc, k.warp, k.n, index(b, loc, k.warps), ValueRange{},
       [&](OpBuilder &nb, Location nl, Value jl, ValueRange) {
-        Value j = arith::AddIOp::create(nb, nl, start, jl);
+        Value j = arith::AddIOp::create(nb, nl, k.start, jl);
         Value dot = zero;
         for (size_t i = 0; i < qv.size(); ++i) {
           auto term = scf::IfOp::create(
               nb, nl, dimOk[i],
               [&](OpBuilder &ib, Location il) {
-                Value k = keyOrValue(ib, il, in.kPast, in.kNew, j, past, seq,
-                                     kvh, dims[i]);
+                Value key = keyOrValue(ib, il, in.kPast, in.kNew, j, k.past,
+                                       k.seq, k.kvh, dims[i]);
                 scf::YieldOp::create(
                     ib, il,
-                    ValueRange{math::FmaOp::create(ib, il, qv[i], k, dot)});
+                    ValueRange{math::FmaOp::create(ib, il, qv[i], key, dot)});
               },
               [&](OpBuilder &ib, Location il) {
                 scf::YieldOp::create(ib, il, ValueRange{dot});
@@ -124,14 +137,16 @@ void buildPieceBody(OpBuilder &b, Location loc, const AttentionBuffers &in,
           nb.setInsertionPointToStart(store.thenBlock());
           memref::StoreOp::create(nb, nl,
                                   arith::MulFOp::create(nb, nl, dot, scale),
-                                  scores, ValueRange{jl});
+                                  k.scores, ValueRange{jl});
         }
         scf::YieldOp::create(nb, nl);
       });
-  gpu::BarrierOp::create(b, loc);
+}
 
-  // The piece's max, then its probabilities in place of the scores.
-  Value m = reduceLoop(b, loc, c0, n, c1, minusInfinity(b, loc),
+/// The piece's max (returned), then its probabilities in place of the scores.
+Value buildProbabilities(OpBuilder &b, Location loc, const PieceBody &k) {
+  Value scores = k.scores;
+  Value m = reduceLoop(b, loc, k.c0, k.n, k.c1, minusInfinity(b, loc),
                        [&](OpBuilder &nb, Location nl, Value jl, Value acc) {
                          Value s = memref::LoadOp::create(nb, nl, scores,
                                                           ValueRange{jl});
@@ -139,7 +154,7 @@ void buildPieceBody(OpBuilder &b, Location loc, const AttentionBuffers &in,
                        });
   gpu::BarrierOp::create(b, loc);
   scf::ForOp::create(
-      b, loc, t, n, index(b, loc, threads), ValueRange{},
+      b, loc, k.t, k.n, index(b, loc, k.threads), ValueRange{},
       [&](OpBuilder &nb, Location nl, Value jl, ValueRange) {
         Value s = memref::LoadOp::create(nb, nl, scores, ValueRange{jl});
         Value p =
@@ -147,11 +162,17 @@ void buildPieceBody(OpBuilder &b, Location loc, const AttentionBuffers &in,
         memref::StoreOp::create(nb, nl, p, scores, ValueRange{jl});
         scf::YieldOp::create(nb, nl);
       });
-  gpu::BarrierOp::create(b, loc);
+  return m;
+}
 
+/// The probabilities' sum, returned, and each group's P·V in `parts`.
+Value buildPV(OpBuilder &b, Location loc, const PieceBody &k) {
   // Their sum (every thread, in the same order), and P·V: a thread a head
   // dim and every `groups`-th position.
-  Value l = reduceLoop(b, loc, c0, n, c1, zero,
+  const AttentionBuffers &in = k.in;
+  Value scores = k.scores, t = k.t;
+  int64_t dk = k.dk, groups = k.groups;
+  Value l = reduceLoop(b, loc, k.c0, k.n, k.c1, k.zero,
                        [&](OpBuilder &nb, Location nl, Value jl, Value acc) {
                          Value p = memref::LoadOp::create(nb, nl, scores,
                                                           ValueRange{jl});
@@ -160,42 +181,69 @@ void buildPieceBody(OpBuilder &b, Location loc, const AttentionBuffers &in,
   Value active = lessThan(b, loc, t, index(b, loc, groups * dk));
   Value g = arith::DivUIOp::create(b, loc, t, index(b, loc, dk));
   Value d = arith::RemUIOp::create(b, loc, t, index(b, loc, dk));
-  {
-    auto pv = scf::IfOp::create(b, loc, active);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(pv.thenBlock());
-    Value acc = reduceLoop(
-        b, loc, g, n, index(b, loc, groups), zero,
-        [&](OpBuilder &nb, Location nl, Value jl, Value acc) {
-          Value p = memref::LoadOp::create(nb, nl, scores, ValueRange{jl});
-          Value j = arith::AddIOp::create(nb, nl, start, jl);
-          Value v = keyOrValue(nb, nl, in.vPast, in.vNew, j, past, seq, kvh, d);
-          return math::FmaOp::create(nb, nl, p, v, acc);
-        });
-    memref::StoreOp::create(b, loc, acc, parts, ValueRange{g, d});
-  }
-  gpu::BarrierOp::create(b, loc);
+  auto pv = scf::IfOp::create(b, loc, active);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(pv.thenBlock());
+  Value acc = reduceLoop(
+      b, loc, g, k.n, index(b, loc, groups), k.zero,
+      [&](OpBuilder &nb, Location nl, Value jl, Value acc) {
+        Value p = memref::LoadOp::create(nb, nl, scores, ValueRange{jl});
+        Value j = arith::AddIOp::create(nb, nl, k.start, jl);
+        Value v =
+            keyOrValue(nb, nl, in.vPast, in.vNew, j, k.past, k.seq, k.kvh, d);
+        return math::FmaOp::create(nb, nl, p, v, acc);
+      });
+  memref::StoreOp::create(b, loc, acc, k.parts, ValueRange{g, d});
+  return l;
+}
 
+/// The piece's output, max `m` and sum `l` written to its slots.
+void storePiece(OpBuilder &b, Location loc, const PieceBody &k, Value m,
+                Value l) {
+  Value t = k.t;
   // The groups' sums added in order, and the piece's max and sum.
   {
     auto write =
-        scf::IfOp::create(b, loc, lessThan(b, loc, t, index(b, loc, dk)));
+        scf::IfOp::create(b, loc, lessThan(b, loc, t, index(b, loc, k.dk)));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(write.thenBlock());
-    Value o = zero;
-    for (int64_t i = 0; i < groups; ++i)
+    Value o = k.zero;
+    for (int64_t i = 0; i < k.groups; ++i)
       o = arith::AddFOp::create(
           b, loc, o,
-          memref::LoadOp::create(b, loc, parts,
+          memref::LoadOp::create(b, loc, k.parts,
                                  ValueRange{index(b, loc, i), t}));
-    memref::StoreOp::create(b, loc, o, outs, ValueRange{seq, h, piece, t});
+    memref::StoreOp::create(b, loc, o, k.outs,
+                            ValueRange{k.seq, k.h, k.piece, t});
   }
   auto first = scf::IfOp::create(
-      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t, c0));
+      b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t, k.c0));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(first.thenBlock());
-  memref::StoreOp::create(b, loc, m, maxes, ValueRange{seq, h, piece});
-  memref::StoreOp::create(b, loc, l, sums, ValueRange{seq, h, piece});
+  memref::StoreOp::create(b, loc, m, k.maxes, ValueRange{k.seq, k.h, k.piece});
+  memref::StoreOp::create(b, loc, l, k.sums, ValueRange{k.seq, k.h, k.piece});
+}
+
+/// The first kernel's body: piece `piece` of head `h` of sequence `seq`,
+/// with `warps` warps of lanes (`lane`, `warp`).
+void buildPieceBody(OpBuilder &b, Location loc, const AttentionBuffers &in,
+                    int64_t chunk, int64_t warps, Value piece, Value h,
+                    Value seq, Value lane, Value warp, Value scores,
+                    Value parts, Value maxes, Value sums, Value outs) {
+  int64_t dk = in.headDim, threads = warps * kWarp;
+  PieceBody k{in,  chunk, warps, dk,     threads, threads / dk, piece, h,
+              seq, lane,  warp,  scores, parts,   maxes,        sums,  outs};
+  k.c0 = index(b, loc, 0);
+  k.c1 = index(b, loc, 1);
+  placePiece(b, loc, k);
+  k.zero = f32Const(b, loc, 0.0);
+  buildScores(b, loc, k);
+  gpu::BarrierOp::create(b, loc);
+  Value m = buildProbabilities(b, loc, k);
+  gpu::BarrierOp::create(b, loc);
+  Value l = buildPV(b, loc, k);
+  gpu::BarrierOp::create(b, loc);
+  storePiece(b, loc, k, m, l);
 }
 
 /// The second kernel's body: head dim `d` of head `h` of sequence `seq`,

@@ -78,160 +78,205 @@ GemvShape gemvShape(MLIRContext *ctx, const GpuProjection &p,
   return s;
 }
 
-void buildGemvBody(OpBuilder &b, Location loc, const GpuProjection &p,
-                   const GemvShape &shape, int64_t maxRows, Value block,
-                   Value lane, Value warp, Value partials,
-                   ArrayRef<GemvSegment> segments) {
-  OpBuilder::InsertionGuard guard(b);
-  int64_t vec = shape.vec, splits = shape.splits, cols = shape.cols;
-  int64_t step = kWarp * vec;
-  Type f32 = b.getF32Type();
-  // Accumulators of 4 floats (one 16-byte load of x): 8 narrow weights
-  // a load go into them in two FMAs, which keeps four rows' sums in 16
-  // registers instead of 32.
-  int64_t accWidth = std::min<int64_t>(vec, 4);
-  Type accType = vec == 1 ? f32 : Type(VectorType::get({accWidth}, f32));
-  Value colInBlock = warp, split = index(b, loc, 0);
-  if (splits > 1) {
-    colInBlock = arith::RemUIOp::create(b, loc, warp, index(b, loc, cols));
-    split = arith::DivUIOp::create(b, loc, warp, index(b, loc, cols));
+namespace {
+/// What the steps of the GEMV body share: its shape, the warp's, the rows'.
+struct GemvBody {
+  const GpuProjection &p;
+  int64_t maxRows, vec, splits, cols;
+  int64_t accWidth; ///< f32 lanes of an accumulator (1: a scalar)
+  Type accType;
+  Value lane;
+  // Worked out by the steps:
+  Value colInBlock{}, split{}, col{}, colOk{}; ///< the warp's column, k slice
+  Value w{}, out{}, wCol{};   ///< its segment's weights, output, column there
+  SmallVector<Value> rowOk{}; ///< row r < m
+  SmallVector<SmallVector<Value>> rowIdx{}; ///< row r's indices into x, out
+};
+} // namespace
+
+/// The warp's column (in the block, in the launch, whether it exists), k slice.
+static void placeWarp(OpBuilder &b, Location loc, GemvBody &g, Value block,
+                      Value warp) {
+  g.colInBlock = warp;
+  g.split = index(b, loc, 0);
+  if (g.splits > 1) {
+    g.colInBlock = arith::RemUIOp::create(b, loc, warp, index(b, loc, g.cols));
+    g.split = arith::DivUIOp::create(b, loc, warp, index(b, loc, g.cols));
   }
-  Value col = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, block, index(b, loc, cols)),
-      colInBlock);
-  Value colOk = lessThan(b, loc, col, index(b, loc, p.n));
+  g.col = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, block, index(b, loc, g.cols)),
+      g.colInBlock);
+  g.colOk = lessThan(b, loc, g.col, index(b, loc, g.p.n));
+}
+
+/// The warp's weights, output and column in them, from its segment.
+static void selectSegment(OpBuilder &b, Location loc, GemvBody &g,
+                          ArrayRef<GemvSegment> segments) {
   // The warp's weight row and output column: in its segment's buffers
   // when several projections share the launch (the same for every lane).
-  Value w = p.w, out = p.out, wCol = col;
+  g.w = g.p.w;
+  g.out = g.p.out;
+  g.wCol = g.col;
   for (size_t i = 1; i < segments.size(); ++i) {
     const GemvSegment &seg = segments[i];
-    Value in = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, col,
+    Value in = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, g.col,
                                      index(b, loc, seg.offset));
-    w = arith::SelectOp::create(b, loc, in, seg.w, w);
-    out = arith::SelectOp::create(b, loc, in, seg.out, out);
-    wCol = arith::SelectOp::create(
+    g.w = arith::SelectOp::create(b, loc, in, seg.w, g.w);
+    g.out = arith::SelectOp::create(b, loc, in, seg.out, g.out);
+    g.wCol = arith::SelectOp::create(
         b, loc, in,
-        arith::SubIOp::create(b, loc, col, index(b, loc, seg.offset)), wCol);
+        arith::SubIOp::create(b, loc, g.col, index(b, loc, seg.offset)),
+        g.wCol);
   }
+}
 
-  SmallVector<Value> rowOk;
-  SmallVector<SmallVector<Value>> rowIdx;
-  for (int64_t r = 0; r < maxRows; ++r) {
+/// Each of the maxRows input rows' guard (r < m) and indices.
+static void indexRows(OpBuilder &b, Location loc, GemvBody &g) {
+  for (int64_t r = 0; r < g.maxRows; ++r) {
     Value rv = index(b, loc, r);
-    rowOk.push_back(lessThan(b, loc, rv, p.rows));
-    rowIdx.push_back(delinearize(b, loc, rv, p.rowSizes));
+    g.rowOk.push_back(lessThan(b, loc, rv, g.p.rows));
+    g.rowIdx.push_back(delinearize(b, loc, rv, g.p.rowSizes));
   }
-  // `width` values at idx, as f32: bf16 and f16 weights widen in
-  // registers.
-  auto load = [&](OpBuilder &ob, Value memref, ValueRange idx,
-                  int64_t width) -> Value {
-    Type elem = elementType(memref);
-    Value v;
-    if (width == 1)
-      v = memref::LoadOp::create(ob, loc, memref, idx);
-    else
-      v = vector::LoadOp::create(ob, loc, VectorType::get({width}, elem),
-                                 memref, idx, /*nontemporal=*/false,
-                                 llvm::MaybeAlign(16));
-    if (!getElementTypeOrSelf(v).isF32())
-      v = arith::ExtFOp::create(
-          ob, loc, width == 1 ? f32 : Type(VectorType::get({width}, f32)), v);
-    return v;
-  };
+}
 
+/// `width` values at idx, as f32: bf16 and f16 weights widen in registers.
+static Value loadAsF32(OpBuilder &b, Location loc, Value memref, ValueRange idx,
+                       int64_t width) {
+  Type f32 = b.getF32Type();
+  Type elem = elementType(memref);
+  Value v;
+  if (width == 1)
+    v = memref::LoadOp::create(b, loc, memref, idx);
+  else
+    v = vector::LoadOp::create(b, loc, VectorType::get({width}, elem), memref,
+                               idx, /*nontemporal=*/false,
+                               llvm::MaybeAlign(16));
+  if (!getElementTypeOrSelf(v).isF32())
+    v = arith::ExtFOp::create(
+        b, loc, width == 1 ? f32 : Type(VectorType::get({width}, f32)), v);
+  return v;
+}
+
+/// `wv`, one load of w, in pieces of the accumulators' width.
+static SmallVector<Value> splitWeights(OpBuilder &b, Location loc,
+                                       const GemvBody &g, Value wv) {
+  // w's values in pieces of the accumulators' width (shuffles, which
+  // the NVVM lowering takes where it has no strided slices).
+  SmallVector<Value> wParts{wv};
+  if (g.vec > g.accWidth) {
+    wParts.clear();
+    for (int64_t c = 0; c < g.vec; c += g.accWidth)
+      wParts.push_back(vector::ShuffleOp::create(
+          b, loc, wv, wv,
+          llvm::to_vector(llvm::seq<int64_t>(c, c + g.accWidth))));
+  }
+  return wParts;
+}
+
+/// Row r's accumulator `acc` plus x's values at `kk` times `wParts`.
+static Value accumulateRow(OpBuilder &b, Location loc, const GemvBody &g,
+                           int64_t r, Value acc, Value kk,
+                           ArrayRef<Value> wParts) {
+  auto stepRow = scf::IfOp::create(
+      b, loc, g.rowOk[r],
+      [&](OpBuilder &nb, Location nl) {
+        SmallVector<Value> idx(g.rowIdx[r]);
+        idx.push_back(kk);
+        Value sum = acc;
+        for (auto [c, wPart] : llvm::enumerate(wParts)) {
+          SmallVector<Value> at(idx);
+          if (c > 0)
+            at.back() = arith::AddIOp::create(
+                nb, nl, kk, index(nb, nl, int64_t(c) * g.accWidth));
+          Value xv = loadAsF32(nb, loc, g.p.x, at, g.vec == 1 ? 1 : g.accWidth);
+          sum = math::FmaOp::create(nb, nl, xv, wPart, sum);
+        }
+        scf::YieldOp::create(nb, nl, sum);
+      },
+      [&](OpBuilder &nb, Location nl) { scf::YieldOp::create(nb, nl, acc); });
+  return stepRow.getResult(0);
+}
+
+/// The lane's sums over its share of k, one accumulator a row.
+static scf::IfOp buildKLoop(OpBuilder &b, Location loc, const GemvBody &g) {
   // Lane l of split s reads k = (s·32 + l)·vec, then every splits·32·vec:
   // at each step a warp reads 32·vec consecutive values of w's row. A warp
   // past the last column skips the loop (the same for all its lanes) and
   // sums zeros.
-  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(accType));
-  SmallVector<Value> inits(maxRows, zero);
-  SmallVector<Type> accTypes(maxRows, accType);
+  int64_t vec = g.vec, step = kWarp * vec;
+  Value lane = g.lane, split = g.split;
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(g.accType));
+  SmallVector<Value> inits(g.maxRows, zero);
+  SmallVector<Type> accTypes(g.maxRows, g.accType);
   Value begin = arith::MulIOp::create(
       b, loc,
       arith::AddIOp::create(
           b, loc, arith::MulIOp::create(b, loc, split, index(b, loc, kWarp)),
           lane),
       index(b, loc, vec));
-  Value end = index(b, loc, p.k);
-  auto inRange = scf::IfOp::create(b, loc, accTypes, colOk,
+  Value end = index(b, loc, g.p.k);
+  auto inRange = scf::IfOp::create(b, loc, accTypes, g.colOk,
                                    /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToStart(inRange.elseBlock());
-    scf::YieldOp::create(b, loc, inits);
-    b.setInsertionPointToStart(inRange.thenBlock());
-    auto kLoop = scf::ForOp::create(b, loc, begin, end,
-                                    index(b, loc, splits * step), inits);
-    scf::YieldOp::create(b, loc, kLoop.getResults());
-    b.setInsertionPointToStart(kLoop.getBody());
-    Value kk = kLoop.getInductionVar();
-    Value wv = load(b, w, {wCol, kk}, vec);
-    // w's values in pieces of the accumulators' width (shuffles, which
-    // the NVVM lowering takes where it has no strided slices).
-    SmallVector<Value> wParts{wv};
-    if (vec > accWidth) {
-      wParts.clear();
-      for (int64_t c = 0; c < vec; c += accWidth)
-        wParts.push_back(vector::ShuffleOp::create(
-            b, loc, wv, wv,
-            llvm::to_vector(llvm::seq<int64_t>(c, c + accWidth))));
-    }
-    SmallVector<Value> next;
-    for (int64_t r = 0; r < maxRows; ++r) {
-      Value acc = kLoop.getRegionIterArgs()[r];
-      auto stepRow = scf::IfOp::create(
-          b, loc, rowOk[r],
-          [&](OpBuilder &nb, Location nl) {
-            SmallVector<Value> idx(rowIdx[r]);
-            idx.push_back(kk);
-            Value sum = acc;
-            for (auto [c, wPart] : llvm::enumerate(wParts)) {
-              SmallVector<Value> at(idx);
-              if (c > 0)
-                at.back() = arith::AddIOp::create(
-                    nb, nl, kk, index(nb, nl, int64_t(c) * accWidth));
-              Value xv = load(nb, p.x, at, vec == 1 ? 1 : accWidth);
-              sum = math::FmaOp::create(nb, nl, xv, wPart, sum);
-            }
-            scf::YieldOp::create(nb, nl, sum);
-          },
-          [&](OpBuilder &nb, Location nl) {
-            scf::YieldOp::create(nb, nl, acc);
-          });
-      next.push_back(stepRow.getResult(0));
-    }
-    scf::YieldOp::create(b, loc, next);
-  }
+  OpBuilder::InsertionGuard inner(b);
+  b.setInsertionPointToStart(inRange.elseBlock());
+  scf::YieldOp::create(b, loc, inits);
+  b.setInsertionPointToStart(inRange.thenBlock());
+  auto kLoop = scf::ForOp::create(b, loc, begin, end,
+                                  index(b, loc, g.splits * step), inits);
+  scf::YieldOp::create(b, loc, kLoop.getResults());
+  b.setInsertionPointToStart(kLoop.getBody());
+  Value kk = kLoop.getInductionVar();
+  Value wv = loadAsF32(b, loc, g.w, {g.wCol, kk}, vec);
+  SmallVector<Value> wParts = splitWeights(b, loc, g, wv);
+  SmallVector<Value> next;
+  for (int64_t r = 0; r < g.maxRows; ++r)
+    next.push_back(
+        accumulateRow(b, loc, g, r, kLoop.getRegionIterArgs()[r], kk, wParts));
+  scf::YieldOp::create(b, loc, next);
+  return inRange;
+}
 
-  Value lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
-                                      index(b, loc, 0));
+/// Each row's sum over the warp's lanes (every lane gets it).
+static SmallVector<Value> warpTotals(OpBuilder &b, Location loc,
+                                     const GemvBody &g, scf::IfOp inRange) {
   SmallVector<Value> totals;
-  for (int64_t r = 0; r < maxRows; ++r) {
+  for (int64_t r = 0; r < g.maxRows; ++r) {
     Value partial = inRange.getResult(r);
-    if (vec > 1)
+    if (g.vec > 1)
       partial = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
                                             partial);
     totals.push_back(warpSum(b, loc, partial));
   }
-  auto addToOut = [&](OpBuilder &ob, int64_t r, Value total) {
-    SmallVector<Value> outIdx(rowIdx[r]);
-    outIdx.push_back(wCol);
-    if (!p.overwrite)
-      total = arith::AddFOp::create(
-          ob, loc, memref::LoadOp::create(ob, loc, out, outIdx), total);
-    memref::StoreOp::create(ob, loc, total, out, outIdx);
-  };
-  Value writes = arith::AndIOp::create(b, loc, lane0, colOk);
-  if (splits == 1) {
-    for (int64_t r = 0; r < maxRows; ++r) {
-      auto store = scf::IfOp::create(
-          b, loc, arith::AndIOp::create(b, loc, writes, rowOk[r]));
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(store.thenBlock());
-      addToOut(b, r, totals[r]);
-    }
-    return;
+  return totals;
+}
+
+/// `total` added to (with p.overwrite: stored in) row r of the warp's column.
+static void addToOut(OpBuilder &b, Location loc, const GemvBody &g, int64_t r,
+                     Value total) {
+  SmallVector<Value> outIdx(g.rowIdx[r]);
+  outIdx.push_back(g.wCol);
+  if (!g.p.overwrite)
+    total = arith::AddFOp::create(
+        b, loc, memref::LoadOp::create(b, loc, g.out, outIdx), total);
+  memref::StoreOp::create(b, loc, total, g.out, outIdx);
+}
+
+/// The totals of an unsplit k written by the threads `writes` selects.
+static void storeTotals(OpBuilder &b, Location loc, const GemvBody &g,
+                        Value writes, ArrayRef<Value> totals) {
+  for (int64_t r = 0; r < g.maxRows; ++r) {
+    auto store = scf::IfOp::create(
+        b, loc, arith::AndIOp::create(b, loc, writes, g.rowOk[r]));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(store.thenBlock());
+    addToOut(b, loc, g, r, totals[r]);
   }
+}
+
+/// The splits' totals met in `partials` and added in order by split 0.
+static void storeSplitTotals(OpBuilder &b, Location loc, const GemvBody &g,
+                             Value lane0, Value writes, ArrayRef<Value> totals,
+                             Value partials) {
   // Lane 0 of every split leaves its sums in workgroup memory; after the
   // barrier (reached by every thread of the block: no condition around it
   // but the launch's own, the same for all), split 0 adds the splits' sums
@@ -239,32 +284,61 @@ void buildGemvBody(OpBuilder &b, Location loc, const GpuProjection &p,
   assert(partials && "split sums need their workgroup buffer");
   {
     auto leave = scf::IfOp::create(b, loc, lane0);
-    OpBuilder::InsertionGuard g(b);
+    OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(leave.thenBlock());
-    for (int64_t r = 0; r < maxRows; ++r)
-      memref::StoreOp::create(b, loc, totals[r], partials,
-                              ValueRange{split, colInBlock, index(b, loc, r)});
+    for (int64_t r = 0; r < g.maxRows; ++r)
+      memref::StoreOp::create(
+          b, loc, totals[r], partials,
+          ValueRange{g.split, g.colInBlock, index(b, loc, r)});
   }
   gpu::BarrierOp::create(b, loc);
-  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, split,
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, g.split,
                                       index(b, loc, 0));
-  for (int64_t r = 0; r < maxRows; ++r) {
+  for (int64_t r = 0; r < g.maxRows; ++r) {
     auto store = scf::IfOp::create(
         b, loc,
-        arith::AndIOp::create(b, loc, arith::AndIOp::create(b, loc, writes,
-                                                            first),
-                              rowOk[r]));
-    OpBuilder::InsertionGuard g(b);
+        arith::AndIOp::create(
+            b, loc, arith::AndIOp::create(b, loc, writes, first), g.rowOk[r]));
+    OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(store.thenBlock());
     Value sum;
-    for (int64_t s = 0; s < splits; ++s) {
+    for (int64_t s = 0; s < g.splits; ++s) {
       Value part = memref::LoadOp::create(
           b, loc, partials,
-          ValueRange{index(b, loc, s), colInBlock, index(b, loc, r)});
+          ValueRange{index(b, loc, s), g.colInBlock, index(b, loc, r)});
       sum = sum ? arith::AddFOp::create(b, loc, sum, part).getResult() : part;
     }
-    addToOut(b, r, sum);
+    addToOut(b, loc, g, r, sum);
   }
+}
+
+void buildGemvBody(OpBuilder &b, Location loc, const GpuProjection &p,
+                   const GemvShape &shape, int64_t maxRows, Value block,
+                   Value lane, Value warp, Value partials,
+                   ArrayRef<GemvSegment> segments) {
+  OpBuilder::InsertionGuard guard(b);
+  int64_t vec = shape.vec;
+  Type f32 = b.getF32Type();
+  // Accumulators of 4 floats (one 16-byte load of x): 8 narrow weights
+  // a load go into them in two FMAs, which keeps four rows' sums in 16
+  // registers instead of 32.
+  int64_t accWidth = std::min<int64_t>(vec, 4);
+  Type accType = vec == 1 ? f32 : Type(VectorType::get({accWidth}, f32));
+  GemvBody g{p,          maxRows,  vec,     shape.splits,
+             shape.cols, accWidth, accType, lane};
+  placeWarp(b, loc, g, block, warp);
+  selectSegment(b, loc, g, segments);
+  indexRows(b, loc, g);
+  scf::IfOp inRange = buildKLoop(b, loc, g);
+
+  Value lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                                      index(b, loc, 0));
+  SmallVector<Value> totals = warpTotals(b, loc, g, inRange);
+  Value writes = arith::AndIOp::create(b, loc, lane0, g.colOk);
+  if (g.splits == 1)
+    storeTotals(b, loc, g, writes, totals);
+  else
+    storeSplitTotals(b, loc, g, lane0, writes, totals, partials);
 }
 
 } // namespace mlir::tlm

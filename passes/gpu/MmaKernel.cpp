@@ -187,6 +187,114 @@ void buildBf16Products(OpBuilder &b, Location loc, Value xs, Value ws,
   }
 }
 
+/// One k step's products on TF32 tensor cores: nvgpu.mma.sync m16n8k8.
+void buildTf32Products(OpBuilder &b, Location loc, Value xs, Value ws,
+                       Value xRow, Value wRow, Value t,
+                       SmallVectorImpl<Value> &acc) {
+  const int64_t kK = mmaK(MmaInputs::Tf32);
+  auto c = [&](int64_t v) { return index(b, loc, v); };
+  auto add = [&](Value a, Value v) {
+    return arith::AddIOp::create(b, loc, a, v).getResult();
+  };
+  auto aType = VectorType::get({4, 1}, b.getF32Type());
+  auto bType = VectorType::get({2, 1}, b.getF32Type());
+  for (int64_t kk = 0; kk < kStepK; kk += kK) {
+    Value col = add(t, c(kk)), col4 = add(t, c(kk + 4));
+    SmallVector<Value> aFrags, bFrags;
+    for (int64_t i = 0; i < kFragRows; ++i) {
+      Value r = add(xRow, c(i * kM)), r8 = add(xRow, c(i * kM + 8));
+      auto at = [&](Value rr, Value cc) {
+        return memref::LoadOp::create(b, loc, xs, ValueRange{rr, cc})
+            .getResult();
+      };
+      aFrags.push_back(vectorOf(
+          b, loc, aType, {at(r, col), at(r8, col), at(r, col4), at(r8, col4)}));
+    }
+    for (int64_t j = 0; j < kFragCols; ++j) {
+      Value r = add(wRow, c(j * kN));
+      bFrags.push_back(
+          vectorOf(b, loc, bType,
+                   {memref::LoadOp::create(b, loc, ws, ValueRange{r, col}),
+                    memref::LoadOp::create(b, loc, ws, ValueRange{r, col4})}));
+    }
+    for (int64_t i = 0; i < kFragRows; ++i)
+      for (int64_t j = 0; j < kFragCols; ++j) {
+        Value &sum = acc[i * kFragCols + j];
+        sum = nvgpu::MmaSyncOp::create(b, loc, aFrags[i], bFrags[j], sum,
+                                       ArrayRef<int64_t>{kM, kN, kK},
+                                       /*tf32Enabled=*/true);
+      }
+  }
+}
+
+/// What the steps of the MMA kernel's body share.
+struct MmaBody {
+  const GpuProjection &p;
+  Value x2, xs, ws;
+  bool tf32;
+  Type wElem;
+  // Worked out by the steps:
+  Value lane{}, warp{}, wm{}, wn{}, g{}, t{}, row0{}, col0{};
+  Value cn{}, ck{}, zero{}, wZero{};
+};
+
+/// `v` as the tiles hold it: rounded to TF32, or to bf16 unless it is one.
+Value stageValue(OpBuilder &b, Location loc, bool tf32, Value v) {
+  // TF32: x is rounded as it is staged, w too when it is f32 (bf16 and f16
+  // widen to values TF32 holds exactly). BF16: both are rounded to bf16
+  // (to nearest even), except bf16 weights, staged as they are.
+  Type bf16 = b.getBF16Type();
+  if (tf32)
+    return roundToTf32(b, loc, v);
+  return v.getType() == bf16 ? v : arith::TruncFOp::create(b, loc, bf16, v);
+}
+
+/// The block's x and w tiles at `k0` staged in workgroup memory, rounded.
+void stageMmaTiles(OpBuilder &b, Location loc, const MmaBody &m, Value k0) {
+  auto c = [&](int64_t v) { return index(b, loc, v); };
+  auto add = [&](Value a, Value v) {
+    return arith::AddIOp::create(b, loc, a, v).getResult();
+  };
+  const GpuProjection &p = m.p;
+  // Warp w stages rows w, w + 4, ... of both tiles, lane l column l.
+  Value kx = add(k0, m.lane);
+  Value kOk = lessThan(b, loc, kx, m.ck);
+  for (int64_t s = 0; s < kStageRows; ++s) {
+    Value local = add(m.warp, c(kMmaThreads / kWarp * s));
+    Value row = add(m.row0, local);
+    Value xv = guardedLoad(
+        b, loc,
+        arith::AndIOp::create(b, loc, lessThan(b, loc, row, p.rows), kOk), m.x2,
+        ValueRange{row, kx}, m.zero);
+    memref::StoreOp::create(b, loc, stageValue(b, loc, m.tf32, xv), m.xs,
+                            ValueRange{local, m.lane});
+    Value col = add(m.col0, local);
+    // bf16 and f16 weights widen to f32 as guardedLoad reads them, unless
+    // staged as they are (bf16 into bf16 tiles).
+    Value wv = guardedLoad(
+        b, loc, arith::AndIOp::create(b, loc, lessThan(b, loc, col, m.cn), kOk),
+        p.w, ValueRange{col, kx}, m.wZero);
+    if (!m.tf32 || m.wElem.isF32())
+      wv = stageValue(b, loc, m.tf32, wv);
+    memref::StoreOp::create(b, loc, wv, m.ws, ValueRange{local, m.lane});
+  }
+}
+
+/// The thread's lane, warp, place in the fragments and the block's corner.
+void placeMmaThread(OpBuilder &b, Location loc, MmaBody &m, Value blockX,
+                    Value blockY, Value thread) {
+  auto c = [&](int64_t v) { return index(b, loc, v); };
+  Value cWarp = c(kWarp);
+  m.lane = arith::RemUIOp::create(b, loc, thread, cWarp);
+  m.warp = arith::DivUIOp::create(b, loc, thread, cWarp);
+  m.wm = arith::RemUIOp::create(b, loc, m.warp, c(kWarpRows));
+  m.wn = arith::DivUIOp::create(b, loc, m.warp, c(kWarpRows));
+  m.g = arith::DivUIOp::create(b, loc, m.lane, c(4));
+  m.t = arith::RemUIOp::create(b, loc, m.lane, c(4));
+  m.row0 = arith::MulIOp::create(b, loc, blockX, c(kBlockM));
+  m.col0 = arith::MulIOp::create(b, loc, blockY, c(kBlockN));
+}
+
 } // namespace
 
 bool mmaApplies(const GpuProjection &p) {
@@ -230,111 +338,47 @@ void buildMmaBody(OpBuilder &b, Location loc, const GpuProjection &p, Value x2,
                   Value out2, Value blockX, Value blockY, Value thread,
                   Value xs, Value ws, MmaInputs inputs) {
   const bool tf32 = inputs == MmaInputs::Tf32;
-  const int64_t kK = mmaK(inputs);
   OpBuilder::InsertionGuard guard(b);
   auto c = [&](int64_t v) { return index(b, loc, v); };
   auto add = [&](Value a, Value v) {
     return arith::AddIOp::create(b, loc, a, v).getResult();
   };
-  Value cWarp = c(kWarp);
-  Value lane = arith::RemUIOp::create(b, loc, thread, cWarp);
-  Value warp = arith::DivUIOp::create(b, loc, thread, cWarp);
-  Value wm = arith::RemUIOp::create(b, loc, warp, c(kWarpRows));
-  Value wn = arith::DivUIOp::create(b, loc, warp, c(kWarpRows));
-  Value g = arith::DivUIOp::create(b, loc, lane, c(4));
-  Value t = arith::RemUIOp::create(b, loc, lane, c(4));
-  Value row0 = arith::MulIOp::create(b, loc, blockX, c(kBlockM));
-  Value col0 = arith::MulIOp::create(b, loc, blockY, c(kBlockN));
-  Value cn = c(p.n), ck = c(p.k);
-  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
-  Type bf16 = b.getBF16Type();
   Type wElem = cast<MemRefType>(p.w.getType()).getElementType();
-  // TF32: x is rounded as it is staged, w too when it is f32 (bf16 and f16
-  // widen to values TF32 holds exactly). BF16: both are rounded to bf16
-  // (to nearest even), except bf16 weights, staged as they are.
-  auto stage = [&](Value v) -> Value {
-    if (tf32)
-      return roundToTf32(b, loc, v);
-    return v.getType() == bf16 ? v : arith::TruncFOp::create(b, loc, bf16, v);
-  };
+  MmaBody m{p, x2, xs, ws, tf32, wElem};
+  placeMmaThread(b, loc, m, blockX, blockY, thread);
+  m.cn = c(p.n);
+  m.ck = c(p.k);
+  m.zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  Type bf16 = b.getBF16Type();
   // BF16 tiles take bf16 weights as they are: loaded with a bf16 zero.
-  Value wZero = !tf32 && wElem.isBF16()
-                    ? arith::ConstantOp::create(b, loc, b.getZeroAttr(bf16))
-                    : zero;
+  m.wZero = !tf32 && m.wElem.isBF16()
+                ? arith::ConstantOp::create(b, loc, b.getZeroAttr(bf16))
+                : m.zero;
 
   auto accType = VectorType::get({2, 2}, b.getF32Type());
   Value accZero = arith::ConstantOp::create(
       b, loc, accType,
       DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
   SmallVector<Value> inits(kFragRows * kFragCols, accZero);
-  auto kLoop = scf::ForOp::create(b, loc, c(0), ck, c(kStepK), inits);
+  auto kLoop = scf::ForOp::create(b, loc, c(0), m.ck, c(kStepK), inits);
   {
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToStart(kLoop.getBody());
-    Value k0 = kLoop.getInductionVar();
-    // Warp w stages rows w, w + 4, ... of both tiles, lane l column l.
-    Value kx = add(k0, lane);
-    Value kOk = lessThan(b, loc, kx, ck);
-    for (int64_t s = 0; s < kStageRows; ++s) {
-      Value local = add(warp, c(kMmaThreads / kWarp * s));
-      Value row = add(row0, local);
-      Value xv = guardedLoad(
-          b, loc,
-          arith::AndIOp::create(b, loc, lessThan(b, loc, row, p.rows), kOk), x2,
-          ValueRange{row, kx}, zero);
-      memref::StoreOp::create(b, loc, stage(xv), xs, ValueRange{local, lane});
-      Value col = add(col0, local);
-      // bf16 and f16 weights widen to f32 as guardedLoad reads them, unless
-      // staged as they are (bf16 into bf16 tiles).
-      Value wv = guardedLoad(
-          b, loc, arith::AndIOp::create(b, loc, lessThan(b, loc, col, cn), kOk),
-          p.w, ValueRange{col, kx}, wZero);
-      if (!tf32 || wElem.isF32())
-        wv = stage(wv);
-      memref::StoreOp::create(b, loc, wv, ws, ValueRange{local, lane});
-    }
+    stageMmaTiles(b, loc, m, kLoop.getInductionVar());
     gpu::BarrierOp::create(b, loc);
 
-    Value xRow = add(arith::MulIOp::create(b, loc, wm, c(kWarpM)), g);
-    Value wRow = add(arith::MulIOp::create(b, loc, wn, c(kWarpN)), g);
+    Value xRow = add(arith::MulIOp::create(b, loc, m.wm, c(kWarpM)), m.g);
+    Value wRow = add(arith::MulIOp::create(b, loc, m.wn, c(kWarpN)), m.g);
     SmallVector<Value> acc(kLoop.getRegionIterArgs());
-    if (!tf32)
-      buildBf16Products(b, loc, xs, ws, xRow, wRow, t, acc);
-    auto aType = VectorType::get({4, 1}, b.getF32Type());
-    auto bType = VectorType::get({2, 1}, b.getF32Type());
-    for (int64_t kk = 0; tf32 && kk < kStepK; kk += kK) {
-      Value col = add(t, c(kk)), col4 = add(t, c(kk + 4));
-      SmallVector<Value> aFrags, bFrags;
-      for (int64_t i = 0; i < kFragRows; ++i) {
-        Value r = add(xRow, c(i * kM)), r8 = add(xRow, c(i * kM + 8));
-        auto at = [&](Value rr, Value cc) {
-          return memref::LoadOp::create(b, loc, xs, ValueRange{rr, cc})
-              .getResult();
-        };
-        aFrags.push_back(
-            vectorOf(b, loc, aType,
-                     {at(r, col), at(r8, col), at(r, col4), at(r8, col4)}));
-      }
-      for (int64_t j = 0; j < kFragCols; ++j) {
-        Value r = add(wRow, c(j * kN));
-        bFrags.push_back(vectorOf(
-            b, loc, bType,
-            {memref::LoadOp::create(b, loc, ws, ValueRange{r, col}),
-             memref::LoadOp::create(b, loc, ws, ValueRange{r, col4})}));
-      }
-      for (int64_t i = 0; i < kFragRows; ++i)
-        for (int64_t j = 0; j < kFragCols; ++j) {
-          Value &sum = acc[i * kFragCols + j];
-          sum = nvgpu::MmaSyncOp::create(b, loc, aFrags[i], bFrags[j], sum,
-                                         ArrayRef<int64_t>{kM, kN, kK},
-                                         /*tf32Enabled=*/true);
-        }
-    }
+    if (tf32)
+      buildTf32Products(b, loc, xs, ws, xRow, wRow, m.t, acc);
+    else
+      buildBf16Products(b, loc, xs, ws, xRow, wRow, m.t, acc);
     // Nobody overwrites the tiles before every warp has read them.
     gpu::BarrierOp::create(b, loc);
     scf::YieldOp::create(b, loc, acc);
   }
-  storeSums(b, loc, p, out2, row0, col0, wm, wn, g, t, kLoop);
+  storeSums(b, loc, p, out2, m.row0, m.col0, m.wm, m.wn, m.g, m.t, kLoop);
 }
 
 } // namespace mlir::tlm
