@@ -12,6 +12,7 @@
 #include "lib/runtime/Session.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string_view>
 #include <vector>
@@ -314,7 +315,7 @@ void printJson(const Flags &o, const Run &run, const BenchReport &r) {
       {"cuda_graph_instantiations",
        int64_t(graph ? graph->instantiations() : 0)},
       {"weights_dtype", r.dtype},
-      {"weight_bytes_per_token", rounded(r.stepBytes, 0)},
+      {"weight_bytes_per_token", int64_t(std::llround(r.stepBytes))},
       {"decode_gb_s", ms(r.decodeGBs)},
       {"batch", int64_t(o.batch)},
       {"runs", o.repeat},
