@@ -39,7 +39,7 @@ void registerAll(mlir::DialectRegistry &registry);
 enum class Target { Cpu, Cuda };
 
 /// An error naming `cpu` unless LLVM knows it for the host's architecture
-/// (JitOptions::cpu).
+/// (ArtifactRequest::cpu).
 llvm::Error checkCpuName(const std::string &cpu);
 
 /// The host's cores (at least 1).
