@@ -1,6 +1,7 @@
 //===- Jit.cpp - compile a tlm module and call its entry points -----------===//
 
 #include "lib/compiler/Jit.h"
+#include "lib/compiler/JitSteps.h"
 #include "lib/runtime/Artifact.h"
 #include "lib/compiler/ArtifactLink.h"
 #include "lib/runtime/abi/Alloc.h"
@@ -40,21 +41,15 @@
 
 namespace tlm::runtime {
 using namespace mlir;
+using namespace jit;
 
-namespace {
+namespace jit {
 double msSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now() - start)
       .count();
 }
 
-/// The entries are `alwaysinline` (see tlm-memref-entry): inlined here into
-/// the engine's packed wrappers (`_mlir_<name>`), which are then compiled
-/// without optimization. They unpack memref descriptors, gather the
-/// prompt's embedding rows (inline with one thread, an OpenMP-outlined and
-/// optimized function with more) and call the block and head functions,
-/// yet instruction selection of their thousand-odd descriptor fields was
-/// slow at O3; FastISel takes a fraction of that time.
 void compileWrappersQuickly(llvm::Module &m) {
   llvm::PassBuilder pb;
   AnalysisManagers am(pb);
@@ -67,6 +62,32 @@ void compileWrappersQuickly(llvm::Module &m) {
       f.addFnAttr(llvm::Attribute::OptimizeNone);
     }
 }
+
+llvm::Expected<Translated>
+translateFor(ModuleOp module,
+             const llvm::orc::JITTargetMachineBuilder &machine) {
+  auto tm = llvm::orc::JITTargetMachineBuilder(machine).createTargetMachine();
+  if (!tm)
+    return tm.takeError();
+  Translated t;
+  t.context = std::make_unique<llvm::LLVMContext>();
+  t.module = translateModuleToLLVMIR(module, *t.context);
+  if (t.module) {
+    t.module->setDataLayout((*tm)->createDataLayout());
+    t.module->setTargetTriple((*tm)->getTargetTriple());
+  }
+  return std::move(t);
+}
+
+llvm::CodeGenOptLevel codeGenLevel(unsigned optLevel) {
+  return optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+         : optLevel == 0 ? llvm::CodeGenOptLevel::None
+                         : llvm::CodeGenOptLevel::Default;
+}
+
+} // namespace jit
+
+namespace {
 /// Everything the CPU code depends on, as text: the compiler, the host
 /// target, the code generation options, the pass pipeline with its options
 /// and the module before lowering. Two compiles with the same key make the
@@ -87,12 +108,6 @@ std::string cpuCacheKey(ModuleOp module, PassManager &pm,
   module.print(os);
   return key;
 }
-llvm::CodeGenOptLevel codeGenLevel(unsigned optLevel) {
-  return optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
-         : optLevel == 0 ? llvm::CodeGenOptLevel::None
-                         : llvm::CodeGenOptLevel::Default;
-}
-
 void initNativeTarget() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -137,81 +152,6 @@ llvm::Error forCpu(llvm::orc::JITTargetMachineBuilder &machine,
 
 } // namespace
 
-llvm::Error Jit::compileGpuHost(ModuleOp module,
-                                std::unique_ptr<llvm::TargetMachine> tm,
-                                llvm::CodeGenOptLevel level, unsigned optLevel,
-                                bool dumpObject) {
-  ExecutionEngineOptions engineOptions;
-  // `transformer` is a function_ref: the std::function must outlive create().
-  std::function<llvm::Error(llvm::Module *)> optimize =
-      makeOptimizingTransformer(optLevel, /*sizeLevel=*/0, tm.get());
-  engineOptions.transformer = optimize;
-  engineOptions.jitCodeGenOptLevel = level;
-  engineOptions.enableObjectDump = dumpObject;
-  static const llvm::StringRef runnerUtils[] = {TLM_MLIR_C_RUNNER_UTILS};
-  engineOptions.sharedLibPaths = runnerUtils;
-  auto engine = ExecutionEngine::create(module, engineOptions, std::move(tm));
-  if (!engine)
-    return engine.takeError();
-  engine_ = std::move(*engine);
-  // The host code calls mgpu*; they are ours (CudaRuntime.cpp).
-  engine_->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap map;
-    for (auto [name, address] : cuda::mgpuSymbols())
-      map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
-                             llvm::JITSymbolFlags::Exported};
-    return map;
-  });
-  return llvm::Error::success();
-}
-
-llvm::Error
-Jit::writeCudaArtifact(ModuleOp module,
-                       const llvm::orc::JITTargetMachineBuilder &machine,
-                       const JitOptions &options,
-                       const ArtifactRequest &request) {
-  auto start = std::chrono::steady_clock::now();
-  auto tm = llvm::orc::JITTargetMachineBuilder(machine).createTargetMachine();
-  if (!tm)
-    return tm.takeError();
-  auto llvmContext = std::make_unique<llvm::LLVMContext>();
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(module, *llvmContext);
-  if (!llvmModule)
-    return llvm::createStringError("translation to LLVM IR failed");
-  llvmModule->setDataLayout((*tm)->createDataLayout());
-  llvmModule->setTargetTriple((*tm)->getTargetTriple());
-  std::vector<std::string> entries, imports;
-  for (auto &entry : entries_)
-    entries.push_back(entry.first);
-  CpuCodegenOptions codegen;
-  codegen.optLevel = options.optLevel;
-  // The host code is launches and allocations: one part is quick enough.
-  codegen.threads = 1;
-  auto objects = CpuCode::compileObjects(
-      std::move(llvmModule), std::move(llvmContext), machine, entries,
-      [&](llvm::Module &m) {
-        compileWrappersQuickly(m);
-        imports = detachCudaRuntime(m);
-      },
-      codegen);
-  if (!objects)
-    return llvm::createStringError("compiling the host code failed: " +
-                                   llvm::toString(objects.takeError()));
-  ArtifactManifest manifest = manifestOf(machine, options, request);
-  manifest.target = "cuda";
-  manifest.chip = mlir::tlm::GpuPipelineOptions().chip;
-  manifest.imports = std::move(imports);
-  manifest.threads = 1;
-  if (llvm::Error err = linkArtifact(*objects, manifest, machine,
-                                     {TLM_ABI_LIBRARY}, request.path))
-    return err;
-  // Run where a GPU is; written, not loaded, here.
-  written_ = std::move(manifest);
-  stats_.codegenMs = msSince(start);
-  return llvm::Error::success();
-}
-
 llvm::Error checkCpuName(const std::string &cpu) {
   initNativeTarget();
   auto machine = llvm::orc::JITTargetMachineBuilder::detectHost();
@@ -232,25 +172,6 @@ void registerAll(DialectRegistry &registry) {
   registerAllToLLVMIRTranslations(registry);
   mlir::tlm::registerPipelineInterfaces(registry);
 }
-
-/// The MLIR diagnostics of one compile, collected for its error message.
-class Jit::DiagnosticLog {
-public:
-  explicit DiagnosticLog(MLIRContext *ctx)
-      : os_(text_), handler_(ctx, [this](Diagnostic &d) {
-          os_ << d.getLocation() << ": " << d << "\n";
-          return success();
-        }) {}
-  /// `what`, then the diagnostics on lines of their own.
-  llvm::Error error(const llvm::Twine &what) const {
-    return llvm::createStringError(what + (text_.empty() ? "" : ":\n" + text_));
-  }
-
-private:
-  std::string text_;
-  llvm::raw_string_ostream os_;
-  ScopedDiagnosticHandler handler_;
-};
 
 llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,
                                                   const JitOptions &options) {
@@ -392,21 +313,14 @@ Jit::cpuObjects(ModuleOp module, PassManager &pm,
   if (llvm::Error err = lower(module, pm, options, log))
     return std::move(err);
   stats_.pipelineMs = msSince(start);
-  auto tm = llvm::orc::JITTargetMachineBuilder(machine).createTargetMachine();
-  if (!tm)
-    return tm.takeError();
-  auto llvmContext = std::make_unique<llvm::LLVMContext>();
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(module, *llvmContext);
-  if (!llvmModule)
+  auto llvm = translateFor(module, machine);
+  if (!llvm)
+    return llvm.takeError();
+  if (!llvm->module)
     return log.error("translation to LLVM IR failed");
-  llvmModule->setDataLayout((*tm)->createDataLayout());
-  llvmModule->setTargetTriple((*tm)->getTargetTriple());
-  std::vector<std::string> entries;
-  for (auto &entry : entries_)
-    entries.push_back(entry.first);
   auto objects = CpuCode::compileObjects(
-      std::move(llvmModule), std::move(llvmContext), machine, entries,
+      std::move(llvm->module), std::move(llvm->context), machine,
+      keysOf(entries_),
       compileWrappersQuickly, codegen);
   if (!objects)
     return llvm::createStringError("JIT compilation failed: " +
@@ -507,35 +421,6 @@ Jit::writeCpuArtifact(ModuleOp module, PassManager &pm,
     return err;
   stats_.codegenMs = msSince(start);
   return startOpenMP(options.threads);
-}
-
-llvm::Error Jit::compileCuda(ModuleOp module, PassManager &pm,
-                             const llvm::orc::JITTargetMachineBuilder &machine,
-                             const JitOptions &options, bool dumpObject,
-                             const DiagnosticLog &log) {
-  auto start = std::chrono::steady_clock::now();
-  if (llvm::Error err = lower(module, pm, options, log))
-    return err;
-  stats_.pipelineMs = msSince(start);
-  start = std::chrono::steady_clock::now();
-  auto tm = llvm::orc::JITTargetMachineBuilder(machine).createTargetMachine();
-  if (!tm)
-    return tm.takeError();
-  if (llvm::Error err =
-          compileGpuHost(module, std::move(*tm), codeGenLevel(options.optLevel),
-                         options.optLevel, dumpObject))
-    return log.error("JIT compilation failed: " +
-                     llvm::toString(std::move(err)));
-  if (llvm::Error err = resolveEntries())
-    return err;
-  // Run the module constructors now (the engine would at the first call):
-  // they hand every kernel to the driver, whose PTX compilation belongs
-  // to compile time, and whose errors belong here.
-  engine_->initialize();
-  if (Error err = cuda::takeError())
-    return unavailable("loading the GPU kernels failed: " + err.message());
-  stats_.codegenMs = msSince(start);
-  return llvm::Error::success();
 }
 
 llvm::Expected<std::unique_ptr<Jit>>
