@@ -259,6 +259,13 @@ Error parseFlags(const std::vector<std::string> &args, const std::string &name,
   return Error::success();
 }
 
+Error unknownCommand(const std::string &name,
+                     const std::vector<std::string> &commands) {
+  std::string guess = closest(name, commands);
+  return flagError("unknown command '" + name + "'" +
+                   (guess.empty() ? "" : " (did you mean '" + guess + "'?)"));
+}
+
 std::string flagHelp(uint32_t command, bool compiler) {
   std::string text;
   for (const FlagInfo &info : flagTable())

@@ -120,6 +120,11 @@ std::string flagHelp(uint32_t command, bool compiler);
 std::string closest(std::string_view word,
                     const std::vector<std::string> &candidates);
 
+/// "unknown command 'NAME'", with the nearest of `commands` when one is
+/// likely meant; exit code 1.
+Error unknownCommand(const std::string &name,
+                     const std::vector<std::string> &commands);
+
 /// The cores this process may run on (its affinity mask, so a `taskset`
 /// or a container's CPU set is honoured).
 int availableCores();

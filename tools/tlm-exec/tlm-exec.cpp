@@ -131,9 +131,7 @@ int main(int argc, char **argv) {
     std::vector<std::string> names;
     for (const auto &entry : commands())
       names.push_back(entry.first);
-    std::string guess = closest(name, names);
-    report(userError("unknown command '" + name + "'" +
-                     (guess.empty() ? "" : " (did you mean '" + guess + "'?)")));
+    report(unknownCommand(name, names));
     return usage(stderr);
   }
   for (int i = 2; i < argc; ++i)
