@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/TlmDialect.h"
+#include "dialect/Verify.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -14,80 +15,7 @@
 
 using namespace mlir;
 using namespace mlir::tlm;
-
-namespace {
-std::string dimStr(int64_t d) {
-  return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
-}
-
-std::string shapeStr(RankedTensorType t) {
-  std::string s = "(";
-  llvm::interleave(
-      t.getShape(), [&](int64_t d) { s += dimStr(d); }, [&] { s += ", "; });
-  return s + ")";
-}
-
-bool compatible(int64_t a, int64_t b) {
-  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
-}
-
-RankedTensorType ty(Value v) { return cast<RankedTensorType>(v.getType()); }
-
-/// Checks `a` and `b` have the same element type.
-LogicalResult sameElementType(Operation *op, StringRef aName, Value a,
-                              StringRef bName, Value b) {
-  Type ea = ty(a).getElementType(), eb = ty(b).getElementType();
-  if (ea == eb)
-    return success();
-  return op->emitOpError() << "expected " << bName << " element type " << ea
-                           << " to match " << aName << ", found " << eb;
-}
-
-/// Checks the element type of a weight (or embedding table) `w` against the
-/// activations' `act`: the same, or bf16 / f16 stored for f32 activations
-/// (widened where the weight is read).
-LogicalResult weightElementType(Operation *op, StringRef name, Value w,
-                                Type act) {
-  Type ew = ty(w).getElementType();
-  if (ew == act || (act.isF32() && (ew.isBF16() || ew.isF16())))
-    return success();
-  return op->emitOpError() << "expected " << name << " element type " << act
-                           << (act.isF32() ? ", bf16 or f16" : "")
-                           << " (the activations' " << act << "), found " << ew;
-}
-
-/// Checks dim `i` of `t` (called `name`) is compatible with `expected`.
-LogicalResult expectDim(Operation *op, StringRef name, RankedTensorType t,
-                        unsigned i, int64_t expected, StringRef what) {
-  int64_t d = t.getDimSize(i);
-  if (compatible(d, expected))
-    return success();
-  return op->emitOpError() << "expected " << name << " dim " << i << " ("
-                           << what << ") to be " << dimStr(expected)
-                           << ", found " << dimStr(d) << " in shape "
-                           << shapeStr(t);
-}
-
-LogicalResult expectRank(Operation *op, StringRef name, RankedTensorType t,
-                         int64_t rank) {
-  if (t.getRank() == rank)
-    return success();
-  return op->emitOpError() << "expected " << name << " of rank " << rank
-                           << ", found rank " << t.getRank() << " "
-                           << shapeStr(t);
-}
-
-/// Checks a `(d_out, d_in)` projection weight against the input feature size.
-LogicalResult verifyProjection(Operation *op, StringRef name, Value weight,
-                               int64_t dIn, int64_t dOut, StringRef outWhat) {
-  RankedTensorType w = ty(weight);
-  if (failed(expectRank(op, name, w, 2)) ||
-      failed(expectDim(op, name, w, 1, dIn, "d_in")) ||
-      failed(expectDim(op, name, w, 0, dOut, outWhat)))
-    return failure();
-  return success();
-}
-} // namespace
+using namespace mlir::tlm::verify;
 
 LogicalResult mlir::tlm::verifyNonEmptyShapes(Operation *op) {
   auto check = [&](Value v, StringRef kind, unsigned i) -> LogicalResult {
@@ -290,16 +218,11 @@ LogicalResult RoPEOp::verify() {
 //===----------------------------------------------------------------------===//
 
 /// `rope_theta` as a double, when set.
-static std::optional<double> thetaValue(std::optional<APFloat> theta) {
-  if (theta)
-    return theta->convertToDouble();
-  return std::nullopt;
-}
 
 /// The rules tlm.attention and tlm.cached_attention share for this step's
 /// `q (B, S, H·d_k)`, `k`, `v (B, S, KV·d_k)`: ranks, element types, head
 /// counts, and an even head dim with RoPE.
-static LogicalResult verifyQKV(Operation *op, Value qv, Value kv, Value vv,
+LogicalResult mlir::tlm::verify::verifyQKV(Operation *op, Value qv, Value kv, Value vv,
                                int64_t heads, int64_t kvHeads,
                                std::optional<double> theta) {
   RankedTensorType q = ty(qv), k = ty(kv), v = ty(vv);

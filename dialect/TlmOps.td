@@ -354,4 +354,6 @@ def Tlm_CrossEntropyOp : Tlm_Op<"cross_entropy", [Pure]> {
   let hasVerifier = 1;
 }
 
+include "dialect/TlmGradOps.td"
+
 #endif // TLM_OPS_TD

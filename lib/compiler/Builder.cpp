@@ -222,13 +222,45 @@ static func::FuncOp getOrCreateHeadFunction(ModuleOp module, const Config &c,
   return fn;
 }
 
-/// Embedding, the blocks (incremental when `caches` is non-empty, each
-/// sequence with `lengths` cached positions), the final norm and the LM
-/// head: logits (batch, seq, vocab), or with `lastOnly` (batch, 1, vocab)
-/// for the last position.
+/// How emitModel lays out the layers.
+struct ModelForm {
+  /// Incremental when non-empty: each block reads and extends its cache,
+  /// each sequence with `lengths` cached positions.
+  MutableArrayRef<BlockCache> caches;
+  Value lengths;
+  /// Logits of the last position only, (batch, 1, vocab).
+  bool lastOnly = false;
+  /// Every layer and the head inline rather than calls to @block and
+  /// @head (training differentiates one function).
+  bool inlined = false;
+};
+
+/// The layers inline: the blocks, the final norm and the head.
+static Value emitInlineLayers(OpBuilder &b, Location loc, const Config &c,
+                              Value x, ValueRange w, size_t next,
+                              ArrayRef<WeightSpec> tableSpecs) {
+  size_t perBlock = blockWeightSpecs(c).size();
+  for (int64_t i = 0; i < c.numLayers; ++i, next += perBlock)
+    x = emitBlock(b, loc, c, x, w.slice(next, perBlock));
+  if (c.useRMSNorm)
+    x = norm(b, loc, c, x, w[next++]);
+  std::vector<WeightSpec> specs = weightSpecs(c);
+  ArrayRef<WeightSpec> headSpecs =
+      c.tieEmbeddings ? tableSpecs : ArrayRef(specs).drop_front(next);
+  ValueRange headArgs = c.tieEmbeddings ? w.take_front(tableSpecs.size())
+                                        : w.slice(next, headSpecs.size());
+  assert(next + (c.tieEmbeddings ? 0 : headSpecs.size()) == w.size() &&
+         "weights do not match weightSpecs");
+  return linear(b, loc, x, logicalWeights(b, loc, headSpecs, headArgs)[0]);
+}
+
+/// Embedding, the blocks, the final norm and the LM head, in `form`:
+/// logits (batch, seq, vocab), or (batch, 1, vocab) with `form.lastOnly`.
 static Value emitModel(OpBuilder &b, Location loc, const Config &c, Value ids,
-                       ValueRange w, MutableArrayRef<BlockCache> caches,
-                       Value lengths = Value(), bool lastOnly = false) {
+                       ValueRange w, const ModelForm &form) {
+  MutableArrayRef<BlockCache> caches = form.caches;
+  Value lengths = form.lengths;
+  bool lastOnly = form.lastOnly;
   std::vector<WeightSpec> specs = weightSpecs(c);
   // A quantized table is two arguments (values and scales).
   size_t tableArgs = specs.size() > 1 && specs[1].isScale ? 2 : 1;
@@ -240,6 +272,8 @@ static Value emitModel(OpBuilder &b, Location loc, const Config &c, Value ids,
       b, loc, tensorOf(b, {kDyn, idsType.getDimSize(1), c.dModel}), ids,
       embedding);
   x = castTo(b, loc, x, tensorOf(b, {kDyn, kDyn, c.dModel}));
+  if (form.inlined)
+    return emitInlineLayers(b, loc, c, x, w, tableArgs, tableSpecs);
   size_t perBlock = blockWeightSpecs(c).size();
   size_t next = tableArgs;
   // Every layer runs the same code on its own weights: one private block
@@ -344,8 +378,29 @@ void addForwardFunction(ModuleOp module, const Config &c,
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
   Value logits = emitModel(b, loc, c, entry->getArgument(0),
-                           entry->getArguments().drop_front(), {});
+                           entry->getArguments().drop_front(), ModelForm());
   func::ReturnOp::create(b, loc, logits);
+}
+
+void addLossFunction(ModuleOp module, const Config &c, llvm::StringRef name) {
+  OpBuilder b(module.getBodyRegion());
+  b.setInsertionPointToEnd(module.getBody());
+  Location loc = b.getUnknownLoc();
+  auto ids = RankedTensorType::get({kDyn, kDyn}, b.getI64Type());
+  SmallVector<Type> inputs{ids, ids};
+  llvm::append_range(inputs, weightTypes(b, weightSpecs(c)));
+  auto lossType = RankedTensorType::get({}, b.getF32Type());
+  auto func =
+      func::FuncOp::create(b, loc, name, b.getFunctionType(inputs, lossType));
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  ModelForm form;
+  form.inlined = true;
+  Value logits = emitModel(b, loc, c, entry->getArgument(0),
+                           entry->getArguments().drop_front(2), form);
+  Value loss = tlmd::CrossEntropyOp::create(b, loc, lossType, logits,
+                                            entry->getArgument(1));
+  func::ReturnOp::create(b, loc, loss);
 }
 
 void addStepFunction(ModuleOp module, const Config &c, llvm::StringRef name,
@@ -372,9 +427,12 @@ void addStepFunction(ModuleOp module, const Config &c, llvm::StringRef name,
     caches[i].kPast = args[2 + 2 * i];
     caches[i].vPast = args[3 + 2 * i];
   }
-  Value logits =
-      emitModel(b, loc, c, args[0], args.drop_front(2 + 2 * c.numLayers),
-                caches, args[1], lastLogits);
+  ModelForm form;
+  form.caches = caches;
+  form.lengths = args[1];
+  form.lastOnly = lastLogits;
+  Value logits = emitModel(b, loc, c, args[0],
+                           args.drop_front(2 + 2 * c.numLayers), form);
   SmallVector<Value> outs{castTo(b, loc, logits, results[0])};
   for (BlockCache &cache : caches) {
     outs.push_back(cache.kNew);

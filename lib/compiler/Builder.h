@@ -42,6 +42,13 @@ void addBlockFunction(mlir::ModuleOp module, const Config &config,
 void addForwardFunction(mlir::ModuleOp module, const Config &config,
                         llvm::StringRef name);
 
+/// Adds `func.func @name(%ids: tensor<?x?xi64>, %targets: tensor<?x?xi64>,
+/// weights...) -> tensor<f32>`: the mean cross-entropy of the model's
+/// logits against `targets`, every layer inline (tlm-build-train-step
+/// differentiates one function of one block).
+void addLossFunction(mlir::ModuleOp module, const Config &config,
+                     llvm::StringRef name);
+
 /// Adds the incremental entry `@name(%ids: tensor<Bx?xi64>, %lengths:
 /// tensor<Bxi64>, (k_past_i, v_past_i: tensor<?xBxkv>) per layer,
 /// weights...) -> (logits, (k_new_i, v_new_i) per layer)`. `seq` is the

@@ -98,6 +98,34 @@ Value tlm::elementwise(OpBuilder &b, Location loc, ValueRange inputs,
       .getResult(0);
 }
 
+Value tlm::genericOp(OpBuilder &b, Location loc, ValueRange inputs,
+                     Value init, ArrayRef<AffineMap> maps,
+                     ArrayRef<utils::IteratorType> iterators,
+                     BodyBuilder body) {
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
+             iterators,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(nb, nl, body(nb, nl, args));
+             })
+      .getResult(0);
+}
+
+Value tlm::contraction(OpBuilder &b, Location loc, Value a, Value bv,
+                       Value acc, ArrayRef<AffineMap> maps) {
+  assert(maps.size() == 3 && "a, b and the accumulator");
+  unsigned loops = maps[2].getNumDims();
+  SmallVector<utils::IteratorType> iters(loops,
+                                         utils::IteratorType::reduction);
+  for (AffineExpr e : maps[2].getResults())
+    iters[cast<AffineDimExpr>(e).getPosition()] = utils::IteratorType::parallel;
+  return genericOp(b, loc, ValueRange{a, bv}, acc, maps, iters,
+                   [](OpBuilder &nb, Location nl, ValueRange x) {
+                     Value p = arith::MulFOp::create(nb, nl, x[0], x[1]);
+                     return arith::AddFOp::create(nb, nl, x[2], p).getResult();
+                   });
+}
+
 Value tlm::reduceLastDim(OpBuilder &b, Location loc, Value input, Type accType,
                          double init, BodyBuilder body) {
   int64_t rank = cast<RankedTensorType>(input.getType()).getRank();

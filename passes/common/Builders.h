@@ -40,6 +40,19 @@ Value elementwise(OpBuilder &b, Location loc, ValueRange inputs,
 Value reduceLastDim(OpBuilder &b, Location loc, Value input, Type accType,
                     double init, BodyBuilder body);
 
+/// A generic with one result, `init`'s, over loops of the given iterator
+/// types; `maps` are the inputs' then the result's. `body` receives the
+/// input scalars then the result's current value, and returns its new one.
+Value genericOp(OpBuilder &b, Location loc, ValueRange inputs, Value init,
+                ArrayRef<AffineMap> maps,
+                ArrayRef<utils::IteratorType> iterators, BodyBuilder body);
+
+/// `acc + Σ a·b` (f32) over the loops of `maps` (a's, b's, then acc's),
+/// the loops missing from acc's map being the reduction ones: the
+/// contractions of the backward (dx = dy·W, dW = dyᵀ·x, attention's).
+Value contraction(OpBuilder &b, Location loc, Value a, Value bv, Value acc,
+                  ArrayRef<AffineMap> maps);
+
 /// `x · Wᵀ` for `x (..., d_in)` and `W (d_out, d_in)`: `linalg.matmul` with
 /// the transposed-B maps for a matrix, a contraction generic otherwise.
 Value projection(OpBuilder &b, Location loc, Value x, Value w);

@@ -12,6 +12,7 @@
 #include "dialect/TlmDialect.h"
 #include "passes/common/AttentionParts.h"
 #include "passes/common/Builders.h"
+#include "passes/conversion/AttentionCore.h"
 #include "passes/conversion/PopulatePatterns.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -26,50 +27,18 @@
 using namespace mlir;
 using namespace mlir::tlm;
 
-namespace {
-
 using utils::IteratorType;
-
-//===----------------------------------------------------------------------===//
-// RoPE
-//===----------------------------------------------------------------------===//
-
-struct LowerRoPE : OpRewritePattern<RoPEOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(RoPEOp op,
-                                PatternRewriter &rewriter) const override {
-    int64_t rank = op.getType().getRank();
-    Value y = applyRope(rewriter, op.getLoc(), op.getInput(), rank - 2,
-                        op.getPositions(), op.getTheta().convertToDouble());
-    rewriter.replaceOp(op, y);
-    return success();
-  }
-};
-
-//===----------------------------------------------------------------------===//
-// Attention core
-//===----------------------------------------------------------------------===//
-
-/// Where Q, K, V and the output live relative to the two iteration spaces:
-/// scores over `(batch..., i, j, d)` and P·V over `(batch..., i, e, j)`.
-struct AttentionLayout {
-  SmallVector<OpFoldResult> scoreSizes; ///< (batch..., Sq, Sk)
-  SmallVector<OpFoldResult> outSizes;   ///< the output tensor's sizes
-  AffineMap q, k;                       ///< over (batch..., i, j, d)
-  AffineMap v, out;                     ///< over (batch..., i, e, j)
-  int64_t headDim;
-};
 
 /// The reduction iterators shared by the scores and P·V generics: all
 /// parallel but the innermost loop.
-SmallVector<IteratorType> contractionIters(int64_t loops) {
+SmallVector<IteratorType> tlm::contractionIters(int64_t loops) {
   SmallVector<IteratorType> iters(loops, IteratorType::parallel);
   iters.back() = IteratorType::reduction;
   return iters;
 }
 
 /// scores[batch..., i, j] = Σ_d q·k in f32, over `sizes` (batch..., Sq, Sk).
-Value scoresOf(OpBuilder &b, Location loc, Value q, Value k, AffineMap qMap,
+Value tlm::scoresOf(OpBuilder &b, Location loc, Value q, Value k, AffineMap qMap,
                AffineMap kMap, ArrayRef<OpFoldResult> sizes) {
   Type f32 = b.getF32Type();
   int64_t loops = qMap.getNumDims();
@@ -92,7 +61,7 @@ Value scoresOf(OpBuilder &b, Location loc, Value q, Value k, AffineMap qMap,
 /// Scales the scores by 1/sqrt(d) and sets hidden ones to -inf: where
 /// `mask` (scores-shaped) is zero, or, when `causal`, where key j lies after
 /// query i + (Sk - Sq).
-Value scaleAndMask(OpBuilder &b, Location loc, Value scores, int64_t headDim,
+Value tlm::scaleAndMask(OpBuilder &b, Location loc, Value scores, int64_t headDim,
                    Value mask, bool causal) {
   Type f32 = b.getF32Type();
   auto type = cast<RankedTensorType>(scores.getType());
@@ -130,6 +99,38 @@ Value scaleAndMask(OpBuilder &b, Location loc, Value scores, int64_t headDim,
         return arith::SelectOp::create(nb, nl, visible, s, hidden).getResult();
       });
 }
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// RoPE
+//===----------------------------------------------------------------------===//
+
+struct LowerRoPE : OpRewritePattern<RoPEOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RoPEOp op,
+                                PatternRewriter &rewriter) const override {
+    int64_t rank = op.getType().getRank();
+    Value y = applyRope(rewriter, op.getLoc(), op.getInput(), rank - 2,
+                        op.getPositions(), op.getTheta().convertToDouble());
+    rewriter.replaceOp(op, y);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Attention core
+//===----------------------------------------------------------------------===//
+
+/// Where Q, K, V and the output live relative to the two iteration spaces:
+/// scores over `(batch..., i, j, d)` and P·V over `(batch..., i, e, j)`.
+struct AttentionLayout {
+  SmallVector<OpFoldResult> scoreSizes; ///< (batch..., Sq, Sk)
+  SmallVector<OpFoldResult> outSizes;   ///< the output tensor's sizes
+  AffineMap q, k;                       ///< over (batch..., i, j, d)
+  AffineMap v, out;                     ///< over (batch..., i, e, j)
+  int64_t headDim;
+};
 
 Type elementType(Value v) {
   return cast<ShapedType>(v.getType()).getElementType();

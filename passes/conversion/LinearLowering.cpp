@@ -1,8 +1,8 @@
 //===- LinearLowering.cpp - linear, embedding and FFN to linalg -----------===//
 //
 // The ops whose work is matrix products or table reads: tlm.linear,
-// tlm.swiglu, tlm.silu_ffn and tlm.embedding, and the weights they may
-// read through tlm.dequantize.
+// tlm.swiglu, tlm.silu_ffn and tlm.embedding, the weights they may read
+// through tlm.dequantize, and the gradients of the four.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +12,8 @@
 #include "passes/conversion/PopulatePatterns.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -124,9 +126,233 @@ struct LowerEmbedding : OpRewritePattern<EmbeddingOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Gradients
+//===----------------------------------------------------------------------===//
+
+/// dx (rows..., k) = acc + Σ_n dy (rows..., n) · W (n, k), over loops
+/// (rows..., k, n); a zero acc when null.
+Value inputGrad(OpBuilder &b, Location loc, Value dy, Value w,
+                Value acc = Value()) {
+  int64_t rank = cast<RankedTensorType>(dy.getType()).getRank();
+  if (!acc) {
+    SmallVector<OpFoldResult> sizes = sizesOf(b, loc, dy);
+    sizes.back() = b.getIndexAttr(
+        cast<RankedTensorType>(w.getType()).getDimSize(1));
+    acc = filledTensor(b, loc, sizes, b.getF32Type(), 0.0);
+  }
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineExpr> rows;
+  for (int64_t i = 0; i + 1 < rank; ++i)
+    rows.push_back(b.getAffineDimExpr(i));
+  AffineExpr k = b.getAffineDimExpr(rank - 1), n = b.getAffineDimExpr(rank);
+  auto withRows = [&](AffineExpr last) {
+    SmallVector<AffineExpr> e(rows);
+    e.push_back(last);
+    return AffineMap::get(rank + 1, 0, e, ctx);
+  };
+  return contraction(b, loc, dy, w, acc,
+                     {withRows(n), AffineMap::get(rank + 1, 0, {n, k}, ctx),
+                      withRows(k)});
+}
+
+/// dW (n, k) = Σ_rows dy (rows..., n) · x (rows..., k), over loops
+/// (n, k, rows...): every row of the batch summed into one f32 matrix.
+Value weightGrad(OpBuilder &b, Location loc, Value dy, Value x) {
+  auto dyType = cast<RankedTensorType>(dy.getType());
+  int64_t rank = dyType.getRank(), loops = rank + 1;
+  Value acc = filledTensor(
+      b, loc,
+      {b.getIndexAttr(dyType.getShape().back()),
+       b.getIndexAttr(cast<RankedTensorType>(x.getType()).getShape().back())},
+      b.getF32Type(), 0.0);
+  MLIRContext *ctx = b.getContext();
+  AffineExpr n = b.getAffineDimExpr(0), k = b.getAffineDimExpr(1);
+  auto withRows = [&](AffineExpr last) {
+    SmallVector<AffineExpr> e;
+    for (int64_t i = 2; i < loops; ++i)
+      e.push_back(b.getAffineDimExpr(i));
+    e.push_back(last);
+    return AffineMap::get(loops, 0, e, ctx);
+  };
+  return contraction(b, loc, dy, x, acc,
+                     {withRows(n), withRows(k),
+                      AffineMap::get(loops, 0, {n, k}, ctx)});
+}
+
+struct LowerLinearGrad : OpRewritePattern<LinearGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LinearGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value dx = inputGrad(rewriter, loc, op.getGrad(), op.getWeight());
+    Value dw = weightGrad(rewriter, loc, op.getGrad(), op.getInput());
+    rewriter.replaceOp(
+        op, {castTo(rewriter, loc, dx, op.getInputGrad().getType()),
+             castTo(rewriter, loc, dw, op.getWeightGrad().getType())});
+    return success();
+  }
+};
+
+/// SiLU'(a) = σ(a) · (1 + a · (1 − σ(a))).
+Value siluDerivative(OpBuilder &b, Location loc, Value a) {
+  Value one = floatConst(b, loc, a.getType(), 1.0);
+  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, a));
+  Value sig =
+      arith::DivFOp::create(b, loc, one, arith::AddFOp::create(b, loc, one, e));
+  Value rest = arith::MulFOp::create(b, loc, a,
+                                     arith::SubFOp::create(b, loc, one, sig));
+  return arith::MulFOp::create(b, loc, sig,
+                               arith::AddFOp::create(b, loc, one, rest));
+}
+
+/// The FFNs' gradients (docs/training.md): a = x·W1ᵀ and b = x·W3ᵀ are the
+/// forward's own ops again (CSE merges them with the forward's), then
+/// dW2 = dyᵀ·h, dh = dy·W2, da, db, dW1, dW3, and dx = da·W1 + db·W3.
+SmallVector<Value> lowerFFNGrad(OpBuilder &b, Location loc, Value dy, Value x,
+                                Value w1, Value w2, Value w3) {
+  Type f32 = b.getF32Type();
+  Value a = projection(b, loc, x, w1);
+  Value gate = w3 ? projection(b, loc, x, w3) : Value();
+  SmallVector<Value> hIn{a};
+  if (gate)
+    hIn.push_back(gate);
+  Value h = elementwise(b, loc, hIn, f32,
+                        [&](OpBuilder &nb, Location nl, ValueRange v) {
+                          Value s = siluScalar(nb, nl, v[0]);
+                          return gate ? arith::MulFOp::create(nb, nl, s, v[1])
+                                            .getResult()
+                                      : s;
+                        });
+  Value dw2 = weightGrad(b, loc, dy, h);
+  Value dh = inputGrad(b, loc, dy, w2);
+  SmallVector<Value> daIn{dh, a};
+  if (gate)
+    daIn.push_back(gate);
+  Value da = elementwise(b, loc, daIn, f32,
+                         [&](OpBuilder &nb, Location nl, ValueRange v) {
+                           Value d = arith::MulFOp::create(
+                               nb, nl, v[0], siluDerivative(nb, nl, v[1]));
+                           return gate ? arith::MulFOp::create(nb, nl, d, v[2])
+                                             .getResult()
+                                       : d;
+                         });
+  Value dx = inputGrad(b, loc, da, w1);
+  SmallVector<Value> grads{dx, weightGrad(b, loc, da, x), dw2};
+  if (gate) {
+    Value db = elementwise(b, loc, ValueRange{dh, a}, f32,
+                           [](OpBuilder &nb, Location nl, ValueRange v) {
+                             return arith::MulFOp::create(
+                                        nb, nl, v[0], siluScalar(nb, nl, v[1]))
+                                 .getResult();
+                           });
+    grads[0] = inputGrad(b, loc, db, w3, dx);
+    grads.push_back(weightGrad(b, loc, db, x));
+  }
+  return grads;
+}
+
+template <typename GradOp>
+struct LowerFFNGrad : OpRewritePattern<GradOp> {
+  using OpRewritePattern<GradOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(GradOp op,
+                                PatternRewriter &rewriter) const override {
+    Value w3;
+    if constexpr (std::is_same_v<GradOp, SwiGLUGradOp>)
+      w3 = op.getW3();
+    SmallVector<Value> grads =
+        lowerFFNGrad(rewriter, op.getLoc(), op.getGrad(), op.getInput(),
+                     op.getW1(), op.getW2(), w3);
+    for (auto [v, r] : llvm::zip(grads, op->getResults()))
+      v = castTo(rewriter, op.getLoc(), v, r.getType());
+    rewriter.replaceOp(op, grads);
+    return success();
+  }
+};
+
+/// `x` with its leading dims (all but the last `keep`) collapsed into one,
+/// or a unit dim added when it has none.
+Value collapseLeading(OpBuilder &b, Location loc, Value x, int64_t keep) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank(), lead = rank - keep;
+  SmallVector<ReassociationIndices> groups;
+  if (lead == 0) {
+    // (d...) -> (1, d...): the unit dim joins the first kept one.
+    SmallVector<int64_t> shape{1};
+    llvm::append_range(shape, type.getShape());
+    for (int64_t i = 0; i < rank; ++i)
+      groups.push_back(i == 0 ? ReassociationIndices{0, 1}
+                              : ReassociationIndices{i + 1});
+    if (rank == 0)
+      groups.clear();
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), x,
+        groups);
+  }
+  ReassociationIndices first;
+  for (int64_t i = 0; i < lead; ++i)
+    first.push_back(i);
+  groups.push_back(first);
+  for (int64_t i = lead; i < rank; ++i)
+    groups.push_back({i});
+  return tensor::CollapseShapeOp::create(b, loc, x, groups);
+}
+
+/// A zero table, then row ids[n] += dy[n] for n in order: an scf.for whose
+/// rows are slices of the table updated in place, so repeated ids add up in
+/// the same order on every run.
+struct LowerEmbeddingGrad : OpRewritePattern<EmbeddingGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(EmbeddingGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    auto tableType = op.getTableGrad().getType();
+    if (tableType.isDynamicDim(1))
+      return rewriter.notifyMatchFailure(op, "needs a static d_model");
+    int64_t d = tableType.getDimSize(1);
+    Value ids = collapseLeading(b, loc, op.getIds(), 0);
+    Value dy = collapseLeading(b, loc, op.getGrad(), 1);
+    Value table = filledTensor(b, loc, sizesOf(b, loc, op.getTableGrad()),
+                               b.getF32Type(), 0.0);
+    auto rowType = RankedTensorType::get({d}, b.getF32Type());
+    Value count = tensor::DimOp::create(b, loc, ids, 0);
+    auto loop = scf::ForOp::create(
+        b, loc, index(b, loc, 0), count, index(b, loc, 1), ValueRange{table},
+        [&](OpBuilder &nb, Location nl, Value n, ValueRange iter) {
+          Value id = castFloat(
+              nb, nl, tensor::ExtractOp::create(nb, nl, ids, ValueRange{n}),
+              nb.getIndexType());
+          SmallVector<OpFoldResult> sizes{nb.getIndexAttr(1),
+                                          nb.getIndexAttr(d)};
+          SmallVector<OpFoldResult> strides(2, nb.getIndexAttr(1));
+          SmallVector<OpFoldResult> at{id, nb.getIndexAttr(0)};
+          Value row = tensor::ExtractSliceOp::create(nb, nl, rowType, iter[0],
+                                                     at, sizes, strides);
+          Value g = tensor::ExtractSliceOp::create(
+              nb, nl, rowType, dy,
+              ArrayRef<OpFoldResult>{n, nb.getIndexAttr(0)}, sizes, strides);
+          AffineMap id1 = nb.getMultiDimIdentityMap(1);
+          Value sum = genericOp(
+              nb, nl, ValueRange{g}, row, {id1, id1},
+              {utils::IteratorType::parallel},
+              [](OpBuilder &bb, Location bl, ValueRange v) {
+                return arith::AddFOp::create(bb, bl, v[1], v[0]).getResult();
+              });
+          Value updated = tensor::InsertSliceOp::create(nb, nl, sum, iter[0],
+                                                        at, sizes, strides);
+          scf::YieldOp::create(nb, nl, updated);
+        });
+    rewriter.replaceOp(op, castTo(b, loc, loop.getResult(0), tableType));
+    return success();
+  }
+};
+
 } // namespace
 
 void tlm::populateLinearLoweringPatterns(RewritePatternSet &patterns) {
   patterns.add<LowerLinear, LowerSwiGLU, LowerSiLUFFN, LowerEmbedding,
-               LowerDequantize>(patterns.getContext());
+               LowerDequantize, LowerLinearGrad, LowerFFNGrad<SwiGLUGradOp>,
+               LowerFFNGrad<SiLUFFNGradOp>, LowerEmbeddingGrad>(
+      patterns.getContext());
 }

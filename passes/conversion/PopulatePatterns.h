@@ -11,13 +11,17 @@
 
 namespace mlir::tlm {
 
-/// tlm.linear, tlm.embedding, tlm.swiglu, tlm.silu_ffn (LinearLowering.cpp).
+/// tlm.linear, tlm.embedding, tlm.swiglu, tlm.silu_ffn and their gradients
+/// (LinearLowering.cpp).
 void populateLinearLoweringPatterns(RewritePatternSet &patterns);
-/// tlm.rmsnorm, tlm.softmax, tlm.cross_entropy (NormLowering.cpp).
+/// tlm.rmsnorm, tlm.softmax, tlm.cross_entropy, the gradients of RMSNorm
+/// and cross-entropy (NormLowering.cpp).
 void populateNormLoweringPatterns(RewritePatternSet &patterns);
 /// tlm.rope, tlm.sdpa, tlm.attention, tlm.cached_attention
 /// (AttentionLowering.cpp).
 void populateAttentionLoweringPatterns(RewritePatternSet &patterns);
+/// tlm.attention_grad (AttentionGradLowering.cpp).
+void populateAttentionGradLoweringPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::tlm
 

@@ -27,6 +27,7 @@ struct TlmLowerToLinalg
     populateLinearLoweringPatterns(patterns);
     populateNormLoweringPatterns(patterns);
     populateAttentionLoweringPatterns(patterns);
+    populateAttentionGradLoweringPatterns(patterns);
 
     // Every tlm op must go: a leftover one is reported at its location.
     ConversionTarget target(*ctx);

@@ -6,6 +6,7 @@
 #include "passes/conversion/Passes.h"
 #include "passes/cpu/Passes.h"
 #include "passes/gpu/Passes.h"
+#include "passes/train/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
 
@@ -16,6 +17,7 @@ void tlm::registerTlmPassesAndPipelines() {
   registerTlmConversionPasses();
   registerTlmCpuPasses();
   registerTlmGpuPasses();
+  registerTlmTrainPasses();
   PassPipelineRegistration<>(
       "tlm-linalg-pipeline",
       "Lower tlm ops to linalg/tensor/arith/math on tensors",

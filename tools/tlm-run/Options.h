@@ -61,6 +61,9 @@ Error runDetokenize(const Options &o);
 Error runSwitches(const Options &o);
 /// Writes an ahead-of-time artifact (a shared library) for --config.
 Error runCompile(const Options &o);
+/// Writes the loss and every weight's gradient for a token file
+/// (TrainCommands.cpp).
+Error runGrad(const Options &o);
 
 } // namespace tlm::cli
 

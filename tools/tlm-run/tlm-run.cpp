@@ -120,6 +120,13 @@ const std::map<std::string, Command> &commands() {
        {runImportHf, ImportHf,
         "convert a Hugging Face Llama-family folder: HF_DIR OUTDIR",
         "  tlm-run import-hf ~/models/TinyLlama-1.1B /tmp/tl\n", true}},
+      {"grad",
+       {runGrad, Grad,
+        "the loss and every weight's gradient for a token file",
+        "  tlm-run grad --config examples/tiny.json --tokens-file "
+        "T.safetensors -o G.safetensors\n"
+        "  tlm-run grad --config C.json --weights W.safetensors "
+        "--tokens-file T.safetensors -o G.safetensors --threads 1\n"}},
       {"compare",
        {runCompare, Compare,
         "compare two safetensors tensors: A.st:name B.st:name",
@@ -131,7 +138,7 @@ const std::map<std::string, Command> &commands() {
 /// The commands that run MLIR's pass pipeline (unless given --artifact), so
 /// MLIR's --mlir-* flags mean something there.
 bool runsPipeline(const Command &command) {
-  return command.bit & (Model | Compile | Emit);
+  return command.bit & (Model | Compile | Emit | Grad);
 }
 
 /// The MLIR flags a command's --help shows (all --mlir-* parse; these are

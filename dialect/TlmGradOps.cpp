@@ -1,0 +1,177 @@
+//===- TlmGradOps.cpp - gradient op verifiers -----------------------------===//
+//
+// A gradient op is valid when its primal operands would make a valid forward
+// op, `grad` has the forward result's shape, and each returned gradient has
+// the shape of the operand it belongs to.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/TlmDialect.h"
+#include "dialect/Verify.h"
+
+using namespace mlir;
+using namespace mlir::tlm;
+using namespace mlir::tlm::verify;
+
+namespace {
+
+/// `t`'s shape is compatible with `expected`'s: same rank, each dim equal or
+/// dynamic in either.
+LogicalResult sameShape(Operation *op, StringRef name, RankedTensorType t,
+                        StringRef expectedName, RankedTensorType expected) {
+  if (t.getRank() == expected.getRank() &&
+      llvm::all_of(llvm::zip(t.getShape(), expected.getShape()), [](auto p) {
+        return compatible(std::get<0>(p), std::get<1>(p));
+      }))
+    return success();
+  return op->emitOpError() << "expected " << name << " of the shape of "
+                           << expectedName << " " << shapeStr(expected)
+                           << ", found " << shapeStr(t);
+}
+
+/// Each gradient result has the shape of its primal operand.
+LogicalResult
+gradientsMatch(Operation *op,
+               ArrayRef<std::tuple<StringRef, Value, StringRef, Value>> pairs) {
+  for (auto [gradName, grad, primalName, primal] : pairs)
+    if (failed(sameShape(op, gradName, ty(grad), primalName, ty(primal))))
+      return failure();
+  return success();
+}
+
+/// `grad` of the shape `y = x · Wᵀ` has: x's leading dims, then d_out.
+LogicalResult projectionGrad(Operation *op, Value grad, Value x, Value w,
+                             StringRef wName) {
+  RankedTensorType in = ty(x), dy = ty(grad), wt = ty(w);
+  if (in.getRank() < 1)
+    return op->emitOpError("expected input of rank >= 1, found a 0-d tensor");
+  if (failed(expectRank(op, wName, wt, 2)) ||
+      failed(expectDim(op, wName, wt, 1, in.getDimSize(in.getRank() - 1),
+                       "d_in, the input's last dim")) ||
+      failed(expectRank(op, "grad", dy, in.getRank())))
+    return failure();
+  for (int64_t i = 0; i + 1 < in.getRank(); ++i)
+    if (failed(expectDim(op, "grad", dy, i, in.getDimSize(i),
+                         "batch dim of the input")))
+      return failure();
+  return expectDim(op, "grad", dy, in.getRank() - 1, wt.getDimSize(0),
+                   "d_out, the weight's dim 0");
+}
+
+/// The FFNs: W1 (d_ff, d_model), W2 (d_model, d_ff), [W3 like W1]; grad
+/// has the input's shape.
+LogicalResult ffnGrad(Operation *op, Value grad, Value x, Value w1, Value w2,
+                      Value w3) {
+  RankedTensorType in = ty(x);
+  if (in.getRank() < 1)
+    return op->emitOpError("expected input of rank >= 1, found a 0-d tensor");
+  int64_t dModel = in.getDimSize(in.getRank() - 1);
+  int64_t dFF = ty(w1).getDimSize(0);
+  if (failed(expectRank(op, "w1", ty(w1), 2)) ||
+      failed(expectDim(op, "w1", ty(w1), 1, dModel, "d_model")) ||
+      failed(expectRank(op, "w2", ty(w2), 2)) ||
+      failed(expectDim(op, "w2", ty(w2), 0, dModel, "d_model")) ||
+      failed(expectDim(op, "w2", ty(w2), 1, dFF, "d_ff, w1's dim 0")) ||
+      (w3 && failed(sameShape(op, "w3", ty(w3), "w1", ty(w1)))))
+    return failure();
+  return sameShape(op, "grad", ty(grad), "input", in);
+}
+
+} // namespace
+
+LogicalResult LinearGradOp::verify() {
+  if (failed(projectionGrad(*this, getGrad(), getInput(), getWeight(),
+                            "weight")))
+    return failure();
+  return gradientsMatch(*this,
+                        {{"input_grad", getInputGrad(), "input", getInput()},
+                         {"weight_grad", getWeightGrad(), "weight",
+                          getWeight()}});
+}
+
+LogicalResult EmbeddingGradOp::verify() {
+  RankedTensorType ids = ty(getIds()), dy = ty(getGrad()),
+                   table = ty(getTableGrad());
+  if (failed(expectRank(*this, "table_grad", table, 2)) ||
+      failed(expectRank(*this, "grad", dy, ids.getRank() + 1)))
+    return failure();
+  if (ShapedType::isDynamic(table.getDimSize(0)))
+    return emitOpError("expected a static vocab_size (table_grad dim 0)");
+  for (int64_t i = 0; i < ids.getRank(); ++i)
+    if (failed(expectDim(*this, "grad", dy, i, ids.getDimSize(i),
+                         "dim of ids")))
+      return failure();
+  return expectDim(*this, "grad", dy, ids.getRank(), table.getDimSize(1),
+                   "d_model, table_grad's dim 1");
+}
+
+LogicalResult RMSNormGradOp::verify() {
+  RankedTensorType in = ty(getInput()), g = ty(getWeight());
+  if (in.getRank() < 1)
+    return emitOpError("expected input of rank >= 1, found a 0-d tensor");
+  if (!(getEps().convertToDouble() > 0.0))
+    return emitOpError() << "expected eps > 0, found "
+                         << getEps().convertToDouble();
+  if (failed(expectRank(*this, "weight", g, 1)) ||
+      failed(expectDim(*this, "weight", g, 0, in.getDimSize(in.getRank() - 1),
+                       "the input's last dim")) ||
+      failed(sameShape(*this, "grad", ty(getGrad()), "input", in)))
+    return failure();
+  return gradientsMatch(*this,
+                        {{"input_grad", getInputGrad(), "input", getInput()},
+                         {"weight_grad", getWeightGrad(), "weight",
+                          getWeight()}});
+}
+
+LogicalResult SwiGLUGradOp::verify() {
+  if (failed(ffnGrad(*this, getGrad(), getInput(), getW1(), getW2(), getW3())))
+    return failure();
+  return gradientsMatch(*this,
+                        {{"input_grad", getInputGrad(), "input", getInput()},
+                         {"w1_grad", getW1Grad(), "w1", getW1()},
+                         {"w2_grad", getW2Grad(), "w2", getW2()},
+                         {"w3_grad", getW3Grad(), "w3", getW3()}});
+}
+
+LogicalResult SiLUFFNGradOp::verify() {
+  if (failed(ffnGrad(*this, getGrad(), getInput(), getW1(), getW2(), Value())))
+    return failure();
+  return gradientsMatch(*this,
+                        {{"input_grad", getInputGrad(), "input", getInput()},
+                         {"w1_grad", getW1Grad(), "w1", getW1()},
+                         {"w2_grad", getW2Grad(), "w2", getW2()}});
+}
+
+int64_t AttentionGradOp::getHeadDim() {
+  return ty(getQ()).getDimSize(2) / getNumHeads();
+}
+
+std::optional<double> AttentionGradOp::getRopeThetaValue() {
+  return thetaValue(getRopeTheta());
+}
+
+LogicalResult AttentionGradOp::verify() {
+  if (failed(verifyQKV(*this, getQ(), getK(), getV(), getNumHeads(),
+                       getNumKvHeads(), getRopeThetaValue())) ||
+      failed(sameShape(*this, "grad", ty(getGrad()), "q", ty(getQ()))))
+    return failure();
+  return gradientsMatch(*this, {{"q_grad", getQGrad(), "q", getQ()},
+                                {"k_grad", getKGrad(), "k", getK()},
+                                {"v_grad", getVGrad(), "v", getV()}});
+}
+
+LogicalResult CrossEntropyGradOp::verify() {
+  RankedTensorType logits = ty(getLogits()), targets = ty(getTargets());
+  if (logits.getRank() < 1)
+    return emitOpError("expected logits of rank >= 1 (..., vocab), found a "
+                       "0-d tensor");
+  if (failed(expectRank(*this, "grad", ty(getGrad()), 0)) ||
+      failed(expectRank(*this, "targets", targets, logits.getRank() - 1)))
+    return failure();
+  for (int64_t i = 0; i < targets.getRank(); ++i)
+    if (failed(expectDim(*this, "targets", targets, i, logits.getDimSize(i),
+                         "position dim of logits")))
+      return failure();
+  return gradientsMatch(
+      *this, {{"logits_grad", getLogitsGrad(), "logits", getLogits()}});
+}

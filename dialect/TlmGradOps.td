@@ -1,0 +1,170 @@
+//===- TlmGradOps.td - gradients of the tlm ops ------------*- tablegen -*-===//
+//
+// One op per differentiable forward op: it takes the gradient of the
+// forward op's result (`grad`, named dy below) and the forward op's operands,
+// and returns the gradient of each float operand. `tlm-build-train-step`
+// emits them (passes/train/); `tlm-lower-to-linalg` lowers them. Training is
+// f32, so every float operand and result here is f32.
+//
+// What the backward needs from the forward is the forward's operands; what
+// the forward computed from them (RMSNorm's 1/rms, the FFN's W1·x and W3·x,
+// attention's probabilities) is recomputed by the lowering with the same
+// linalg ops as the forward's, which CSE then merges with the forward's
+// when both are in one function.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TLM_GRAD_OPS_TD
+#define TLM_GRAD_OPS_TD
+
+def Tlm_F32Tensor : RankedTensorOf<[F32]>;
+
+def Tlm_LinearGradOp : Tlm_Op<"linear_grad", [Pure]> {
+  let summary = "gradients of tlm.linear: dx = dy · W, dW = Σ_rows dyᵀ · x";
+  let description = [{
+    For `y = x · Wᵀ` with `x (..., d_in)` and `W (d_out, d_in)`: the input
+    gradient `dx (..., d_in)` and the weight gradient `dW (d_out, d_in)`,
+    summed (in f32) over every row of the leading dims.
+
+    ```mlir
+    %dx, %dw = tlm.linear_grad %dy, %x, %w
+        : (tensor<?x?x128xf32>, tensor<?x?x64xf32>, tensor<128x64xf32>) -> (tensor<?x?x64xf32>, tensor<128x64xf32>)
+    ```
+  }];
+  let arguments = (ins Tlm_F32Tensor:$grad, Tlm_F32Tensor:$input,
+                       Tlm_F32Tensor:$weight);
+  let results = (outs Tlm_F32Tensor:$input_grad, Tlm_F32Tensor:$weight_grad);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Tlm_EmbeddingGradOp : Tlm_Op<"embedding_grad", [Pure]> {
+  let summary = "gradient of tlm.embedding's table: dE[ids[n]] += dy[n]";
+  let description = [{
+    Scatter-adds each row of `grad (ids..., d_model)` into row `ids[n]` of a
+    zero `(vocab_size, d_model)` table gradient. The rows are added in order
+    (no atomics), so repeated ids give the same sums on every run.
+
+    ```mlir
+    %de = tlm.embedding_grad %dy, %ids : (tensor<?x?x64xf32>, tensor<?x?xi64>) -> tensor<1000x64xf32>
+    ```
+  }];
+  let arguments = (ins Tlm_F32Tensor:$grad, Tlm_IndexTensor:$ids);
+  let results = (outs Tlm_F32Tensor:$table_grad);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Tlm_RMSNormGradOp : Tlm_Op<"rmsnorm_grad", [Pure]> {
+  let summary = "gradients of tlm.rmsnorm: dx and the gain's dg";
+  let description = [{
+    With `r = sqrt(mean(x²) + eps)` and `x̂ = x / r` per row:
+    `dg = Σ_rows dy · x̂` and, with `u = dy · g`,
+    `dx = (u − x̂ · mean(u · x̂)) / r`.
+
+    ```mlir
+    %dx, %dg = tlm.rmsnorm_grad %dy, %x, %g {eps = 1.0e-05 : f64}
+        : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<64xf32>) -> (tensor<?x?x64xf32>, tensor<64xf32>)
+    ```
+  }];
+  let arguments = (ins Tlm_F32Tensor:$grad, Tlm_F32Tensor:$input,
+                       Tlm_F32Tensor:$weight,
+                       DefaultValuedAttr<F64Attr, "1e-5">:$eps);
+  let results = (outs Tlm_F32Tensor:$input_grad, Tlm_F32Tensor:$weight_grad);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Tlm_SwiGLUGradOp : Tlm_Op<"swiglu_grad", [Pure]> {
+  let summary = "gradients of tlm.swiglu: dx, dW1, dW2, dW3";
+  let description = [{
+    With `a = x·W1ᵀ`, `b = x·W3ᵀ`, `h = SiLU(a)·b`: `dW2 = Σ dyᵀ·h`,
+    `dh = dy·W2`, `da = dh·b·SiLU'(a)`, `db = dh·SiLU(a)`, `dW1 = Σ daᵀ·x`,
+    `dW3 = Σ dbᵀ·x`, `dx = da·W1 + db·W3`, where
+    `SiLU'(a) = σ(a)(1 + a(1 − σ(a)))`.
+
+    ```mlir
+    %dx, %d1, %d2, %d3 = tlm.swiglu_grad %dy, %x, %w1, %w2, %w3
+        : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>, tensor<128x64xf32>)
+        -> (tensor<?x?x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>, tensor<128x64xf32>)
+    ```
+  }];
+  let arguments = (ins Tlm_F32Tensor:$grad, Tlm_F32Tensor:$input,
+                       Tlm_F32Tensor:$w1, Tlm_F32Tensor:$w2,
+                       Tlm_F32Tensor:$w3);
+  let results = (outs Tlm_F32Tensor:$input_grad, Tlm_F32Tensor:$w1_grad,
+                      Tlm_F32Tensor:$w2_grad, Tlm_F32Tensor:$w3_grad);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Tlm_SiLUFFNGradOp : Tlm_Op<"silu_ffn_grad", [Pure]> {
+  let summary = "gradients of tlm.silu_ffn: dx, dW1, dW2";
+  let description = [{
+    tlm.swiglu_grad without the gate: `h = SiLU(a)`, `da = dh·SiLU'(a)`.
+
+    ```mlir
+    %dx, %d1, %d2 = tlm.silu_ffn_grad %dy, %x, %w1, %w2
+        : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>)
+        -> (tensor<?x?x64xf32>, tensor<128x64xf32>, tensor<64x128xf32>)
+    ```
+  }];
+  let arguments = (ins Tlm_F32Tensor:$grad, Tlm_F32Tensor:$input,
+                       Tlm_F32Tensor:$w1, Tlm_F32Tensor:$w2);
+  let results = (outs Tlm_F32Tensor:$input_grad, Tlm_F32Tensor:$w1_grad,
+                      Tlm_F32Tensor:$w2_grad);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Tlm_AttentionGradOp : Tlm_Op<"attention_grad", [Pure]> {
+  let summary = "gradients of tlm.attention: dq, dk, dv";
+  let description = [{
+    For `tlm.attention` with the same attributes (positions `0..seq-1`):
+    per head, with `S = Q·Kᵀ/sqrt(d_k)` (Q, K rotated when `rope_theta` is
+    set), `P = softmax(S + causal mask)`: `dV = Pᵀ·dO`, `dP = dO·Vᵀ`,
+    `dS = P·(dP − rowsum(P·dP))`, `dQ = dS·K/sqrt(d_k)`,
+    `dK = dSᵀ·Q/sqrt(d_k)`; the gradients of rotated Q and K are rotated
+    back by −θ. A kv head's `dK`, `dV` sum over the query heads that read it
+    (GQA).
+
+    ```mlir
+    %dq, %dk, %dv = tlm.attention_grad %do, %q, %k, %v {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.0e+04 : f64}
+        : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)
+        -> (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)
+    ```
+  }];
+  let arguments = (ins Tlm_F32Tensor:$grad, Tlm_F32Tensor:$q,
+                       Tlm_F32Tensor:$k, Tlm_F32Tensor:$v,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$num_kv_heads,
+                       OptionalAttr<F64Attr>:$rope_theta);
+  let results = (outs Tlm_F32Tensor:$q_grad, Tlm_F32Tensor:$k_grad,
+                      Tlm_F32Tensor:$v_grad);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getHeadDim();
+    std::optional<double> getRopeThetaValue();
+  }];
+}
+
+def Tlm_CrossEntropyGradOp : Tlm_Op<"cross_entropy_grad", [Pure]> {
+  let summary = "gradient of tlm.cross_entropy: (softmax(logits) − onehot) · dl / N";
+  let description = [{
+    For the mean loss over N positions: `dlogits = dl · (softmax(o) −
+    onehot(target)) / N`, with `dl` the 0-d gradient of the loss (1 when the
+    loss is what is minimized).
+
+    ```mlir
+    %dz = tlm.cross_entropy_grad %dl, %logits, %t
+        : (tensor<f32>, tensor<8x5xf32>, tensor<8xi64>) -> tensor<8x5xf32>
+    ```
+  }];
+  let arguments = (ins Tlm_F32Tensor:$grad, Tlm_F32Tensor:$logits,
+                       Tlm_IndexTensor:$targets);
+  let results = (outs Tlm_F32Tensor:$logits_grad);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+#endif // TLM_GRAD_OPS_TD

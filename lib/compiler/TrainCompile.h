@@ -1,0 +1,30 @@
+//===- TrainCompile.h - compile a config's training step --------*- C++ -*-===//
+//
+// The compiler's half of training (lib/runtime/Training.h is the runtime's):
+// the model's loss function (Builder.h's addLossFunction), differentiated
+// by tlm-build-train-step into `train_step`, compiled by the JIT.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TLM_COMPILER_TRAINCOMPILE_H
+#define TLM_COMPILER_TRAINCOMPILE_H
+
+#include "lib/compiler/Jit.h"
+#include "lib/model/Config.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <memory>
+
+namespace tlm::runtime {
+
+/// Adds `@train_step` (Training.h's ABI) for `config` to `module`: the
+/// loss function then tlm-build-train-step, the loss function dropped.
+llvm::Error addTrainStep(mlir::ModuleOp module, const model::Config &config);
+
+/// `@train_step` for `config` compiled per `jit` into this process.
+Expected<std::unique_ptr<Program>>
+compileTrainingProgram(const model::Config &config, const JitOptions &jit);
+
+} // namespace tlm::runtime
+
+#endif // TLM_COMPILER_TRAINCOMPILE_H

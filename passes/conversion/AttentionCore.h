@@ -1,0 +1,31 @@
+//===- AttentionCore.h - the attention lowerings' shared steps --*- C++ -*-===//
+//
+// The scores and masking generics of tlm.attention's lowering
+// (AttentionLowering.cpp), which its gradient (AttentionGradLowering.cpp)
+// builds again: the same ops, so CSE merges the backward's recomputed
+// probabilities with the forward's.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TLM_PASSES_CONVERSION_ATTENTIONCORE_H
+#define TLM_PASSES_CONVERSION_ATTENTIONCORE_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+namespace mlir::tlm {
+
+/// All parallel iterators but the innermost loop's.
+SmallVector<utils::IteratorType> contractionIters(int64_t loops);
+
+/// scores[batch..., i, j] = Σ_d q·k in f32, over `sizes` (batch..., Sq, Sk).
+Value scoresOf(OpBuilder &b, Location loc, Value q, Value k, AffineMap qMap,
+               AffineMap kMap, ArrayRef<OpFoldResult> sizes);
+
+/// Scales the scores by 1/sqrt(headDim) and sets hidden ones to -inf: where
+/// `mask` (scores-shaped) is zero, or, when `causal`, where key j lies after
+/// query i + (Sk - Sq).
+Value scaleAndMask(OpBuilder &b, Location loc, Value scores, int64_t headDim,
+                   Value mask, bool causal);
+
+} // namespace mlir::tlm
+
+#endif // TLM_PASSES_CONVERSION_ATTENTIONCORE_H

@@ -1,0 +1,145 @@
+//===- BuildTrainStep.cpp - the tlm-build-train-step pass -----------------===//
+//
+// Reverse mode over one function: the forward is cloned into the step, then
+// its ops are visited last to first, each op whose result reaches the loss
+// giving its operands their gradients (GradientRules.cpp), summed where an
+// operand already has one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/train/GradientRules.h"
+#include "passes/train/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
+
+#define DEBUG_TYPE "tlm-build-train-step"
+
+namespace mlir::tlm {
+#define GEN_PASS_DEF_TLMBUILDTRAINSTEP
+#include "passes/train/Passes.h.inc"
+} // namespace mlir::tlm
+
+using namespace mlir;
+
+namespace {
+
+bool isF32Tensor(Type t) {
+  auto tensor = dyn_cast<RankedTensorType>(t);
+  return tensor && tensor.getElementType().isF32();
+}
+
+/// The loss function's shape rules: one block, one 0-d f32 result.
+LogicalResult checkLossFunction(func::FuncOp loss) {
+  if (loss.isExternal() || !loss.getBody().hasOneBlock())
+    return loss.emitError("expected a loss function with a body of one block");
+  auto results = loss.getFunctionType().getResults();
+  auto lossType = results.size() == 1
+                      ? dyn_cast<RankedTensorType>(results.front())
+                      : RankedTensorType();
+  if (!lossType || lossType.getRank() != 0 ||
+      !lossType.getElementType().isF32())
+    return loss.emitError("expected one result, the loss, of type "
+                          "tensor<f32>; found ")
+           << loss.getFunctionType();
+  return success();
+}
+
+/// The gradients of every value on a path to the loss, summed as they
+/// arrive.
+class GradientMap {
+public:
+  explicit GradientMap(OpBuilder &b) : b(b) {}
+  Value get(Value v) const { return grads.lookup(v); }
+  void add(Value v, Value g) {
+    Value &slot = grads[v];
+    slot = slot ? arith::AddFOp::create(b, g.getLoc(), slot, g).getResult()
+                : g;
+  }
+
+private:
+  OpBuilder &b;
+  DenseMap<Value, Value> grads;
+};
+
+/// The gradient of argument `arg`: what reached it, or zeros when it does
+/// not reach the loss.
+Value argumentGradient(OpBuilder &b, Location loc, const GradientMap &grads,
+                       BlockArgument arg) {
+  if (Value g = grads.get(arg))
+    return g;
+  auto type = cast<RankedTensorType>(arg.getType());
+  return arith::ConstantOp::create(
+      b, loc, type, DenseElementsAttr::get(type, b.getF32FloatAttr(0.0f)));
+}
+
+struct TlmBuildTrainStep
+    : public tlm::impl::TlmBuildTrainStepBase<TlmBuildTrainStep> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto loss = module.lookupSymbol<func::FuncOp>(lossFunction);
+    if (!loss) {
+      module.emitError() << "no function @" << lossFunction
+                         << " to differentiate";
+      return signalPassFailure();
+    }
+    if (module.lookupSymbol(stepFunction)) {
+      module.emitError() << "@" << stepFunction << " exists already";
+      return signalPassFailure();
+    }
+    if (failed(checkLossFunction(loss)) || failed(buildStep(loss)))
+      signalPassFailure();
+  }
+
+  LogicalResult buildStep(func::FuncOp loss) {
+    OpBuilder b(loss);
+    b.setInsertionPointAfter(loss);
+    Location loc = loss.getLoc();
+    auto step = cast<func::FuncOp>(b.clone(*loss));
+    step.setSymName(stepFunction);
+    Block &body = step.getBody().front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    Value lossValue = ret.getOperand(0);
+    b.setInsertionPoint(ret);
+
+    GradientMap grads(b);
+    auto lossType = cast<RankedTensorType>(lossValue.getType());
+    grads.add(lossValue,
+              arith::ConstantOp::create(
+                  b, loc, lossType,
+                  DenseElementsAttr::get(lossType, b.getF32FloatAttr(1.0f))));
+    // The forward's ops, last to first (the backward's ops are inserted
+    // before the return, so they are not visited).
+    SmallVector<Operation *> forward;
+    for (Operation &op : body.without_terminator())
+      forward.push_back(&op);
+    for (Operation *op : llvm::reverse(forward)) {
+      SmallVector<Value> resultGrads;
+      for (Value r : op->getResults())
+        resultGrads.push_back(grads.get(r));
+      if (llvm::all_of(resultGrads, [](Value g) { return !g; }))
+        continue;
+      FailureOr<SmallVector<Value>> operandGrads =
+          tlm::buildOperandGradients(b, op, resultGrads);
+      if (failed(operandGrads))
+        return failure();
+      for (auto [operand, g] : llvm::zip(op->getOperands(), *operandGrads))
+        if (g)
+          grads.add(operand, g);
+    }
+
+    SmallVector<Value> results{lossValue};
+    for (BlockArgument arg : body.getArguments())
+      if (isF32Tensor(arg.getType()))
+        results.push_back(argumentGradient(b, loc, grads, arg));
+    func::ReturnOp::create(b, ret.getLoc(), results);
+    ret.erase();
+    step.setFunctionType(b.getFunctionType(
+        body.getArgumentTypes(), ValueRange(results).getTypes()));
+    return success();
+  }
+};
+
+} // namespace

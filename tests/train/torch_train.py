@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""PyTorch autograd as the reference for tlm's training step.
+
+The TransformerLM of docs/spec/model.md with every switch of the config
+(RMSNorm or none, pre or post norm, RoPE or none, SwiGLU or SiLU, GQA, tied
+or untied head), in float32 eager PyTorch, reading tlm's safetensors.
+
+    torch_train.py tokens --vocab V --batch B --seq S --seed N -o T.safetensors
+        write a random (B, S + 1) int64 'tokens' tensor
+    torch_train.py grad-check --config C.json --weights W.safetensors \
+        --tokens T.safetensors --grads G.safetensors [--tol 1e-4]
+        compare tlm-run grad's output with autograd: the loss within tol
+        (relative), every gradient within tol of its tensor's largest |g|;
+        one line per tensor, exit 1 on any miss
+"""
+import argparse
+import json
+import struct
+import sys
+
+import torch
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    dtypes = {"F32": torch.float32, "I64": torch.int64, "I32": torch.int32}
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        lo, hi = info["data_offsets"]
+        raw = bytearray(data[8 + n + lo:8 + n + hi])
+        out[name] = torch.frombuffer(raw, dtype=dtypes[info["dtype"]]).reshape(
+            info["shape"]).clone()
+    return out
+
+
+def write_safetensors(path, tensors):
+    header, blobs, offset = {}, [], 0
+    names = {torch.float32: "F32", torch.int64: "I64"}
+    for name, t in tensors.items():
+        raw = t.contiguous().numpy().tobytes()
+        header[name] = {"dtype": names[t.dtype], "shape": list(t.shape),
+                        "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+class Model:
+    """The forward of docs/spec/model.md on a dict of parameter tensors."""
+
+    def __init__(self, c):
+        self.c = c
+        self.heads = c["num_heads"]
+        self.kv_heads = c.get("num_kv_heads", self.heads)
+        self.dk = c["d_model"] // self.heads
+        self.eps = c.get("rms_norm_eps", 1e-5)
+        self.rmsnorm = c.get("use_rmsnorm", True)
+        self.post = c.get("norm_position", "pre") == "post"
+        self.rope = c.get("use_rope", True)
+        self.swiglu = c.get("use_swiglu", True)
+        self.tied = c.get("tie_embeddings", False)
+
+    def norm(self, x, w, name):
+        if not self.rmsnorm:
+            return x
+        r = torch.sqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+        return x / r * w[name]
+
+    def rotate(self, x):  # (B, S, H, dk), pairs (2i, 2i + 1)
+        seq = x.shape[1]
+        half = self.dk // 2
+        freq = self.c["rope_theta"] ** (
+            -torch.arange(half, dtype=torch.float64) * 2 / self.dk)
+        ang = torch.arange(seq, dtype=torch.float64)[:, None] * freq
+        cos = torch.cos(ang).float()[None, :, None, :]
+        sin = torch.sin(ang).float()[None, :, None, :]
+        a, b = x[..., 0::2], x[..., 1::2]
+        return torch.stack((a * cos - b * sin, a * sin + b * cos),
+                           -1).flatten(-2)
+
+    def attention(self, x, w, p):
+        bsz, seq, _ = x.shape
+        q = (x @ w[p + "attn.q_proj.weight"].T).view(bsz, seq, self.heads,
+                                                     self.dk)
+        k = (x @ w[p + "attn.k_proj.weight"].T).view(bsz, seq, self.kv_heads,
+                                                     self.dk)
+        v = (x @ w[p + "attn.v_proj.weight"].T).view(bsz, seq, self.kv_heads,
+                                                     self.dk)
+        if self.rope:
+            q, k = self.rotate(q), self.rotate(k)
+        group = self.heads // self.kv_heads
+        k = k.repeat_interleave(group, dim=2)
+        v = v.repeat_interleave(group, dim=2)
+        s = torch.einsum("bihd,bjhd->bhij", q, k) / self.dk ** 0.5
+        mask = torch.ones(seq, seq, dtype=torch.bool).tril()
+        s = s.masked_fill(~mask, float("-inf"))
+        o = torch.einsum("bhij,bjhd->bihd", s.softmax(-1), v)
+        return o.reshape(bsz, seq, -1) @ w[p + "attn.output_proj.weight"].T
+
+    def ffn(self, x, w, p):
+        a = torch.nn.functional.silu(x @ w[p + "ffn.w1.weight"].T)
+        if self.swiglu:
+            a = a * (x @ w[p + "ffn.w3.weight"].T)
+        return a @ w[p + "ffn.w2.weight"].T
+
+    def loss(self, w, inputs, targets):
+        x = w["token_embeddings.weight"][inputs]
+        for i in range(self.c["num_layers"]):
+            p = "layers.%d." % i
+            if self.post:
+                h = self.norm(x + self.attention(x, w, p), w, p + "ln1.weight")
+                x = self.norm(h + self.ffn(h, w, p), w, p + "ln2.weight")
+            else:
+                h = x + self.attention(self.norm(x, w, p + "ln1.weight"), w, p)
+                x = h + self.ffn(self.norm(h, w, p + "ln2.weight"), w, p)
+        x = self.norm(x, w, "ln_final.weight")
+        head = w["token_embeddings.weight" if self.tied else "lm_head.weight"]
+        logits = x @ head.T
+        return torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+
+
+def grad_check(args):
+    with open(args.config) as f:
+        config = json.load(f)
+    weights = {k: v.requires_grad_() for k, v in
+               read_safetensors(args.weights).items()}
+    tokens = read_safetensors(args.tokens)["tokens"].long()
+    theirs = read_safetensors(args.grads)
+    loss = Model(config).loss(weights, tokens[:, :-1], tokens[:, 1:])
+    loss.backward()
+    ok = True
+    mine = loss.item()
+    err = abs(theirs["loss"].item() - mine) / max(abs(mine), 1e-30)
+    print("loss: tlm %.7f torch %.7f relative error %.2e" %
+          (theirs["loss"].item(), mine, err))
+    ok &= err <= args.tol
+    if set("grad." + k for k in weights) != set(theirs) - {"loss"}:
+        print("tensor names differ: %s" % sorted(set(theirs) ^ set(
+            "grad." + k for k in weights) - {"loss"}))
+        return 1
+    for name, w in sorted(weights.items()):
+        g = w.grad
+        scale = g.abs().max().item()
+        diff = (theirs["grad." + name] - g).abs().max().item()
+        rel = diff / scale if scale > 0 else diff
+        good = rel <= args.tol
+        ok &= good
+        print("%-32s max|g| %.3e  max diff / max|g| %.2e%s" %
+              (name, scale, rel, "" if good else "  FAIL"))
+    return 0 if ok else 1
+
+
+def make_tokens(args):
+    gen = torch.Generator().manual_seed(args.seed)
+    t = torch.randint(0, args.vocab, (args.batch, args.seq + 1),
+                      generator=gen, dtype=torch.int64)
+    write_safetensors(args.output, {"tokens": t})
+    return 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    t = sub.add_parser("tokens")
+    t.add_argument("--vocab", type=int, required=True)
+    t.add_argument("--batch", type=int, required=True)
+    t.add_argument("--seq", type=int, required=True)
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("-o", "--output", required=True)
+    g = sub.add_parser("grad-check")
+    for name in ("--config", "--weights", "--tokens", "--grads"):
+        g.add_argument(name, required=True)
+    g.add_argument("--tol", type=float, default=1e-4)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    return make_tokens(args) if args.command == "tokens" else grad_check(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
