@@ -2,7 +2,8 @@
 //
 // A gradient op is valid when its primal operands would make a valid forward
 // op, `grad` has the forward result's shape, and each returned gradient has
-// the shape of the operand it belongs to.
+// the shape of the operand it belongs to. The optimizer's ops keep every
+// state tensor in its parameter's shape.
 //
 //===----------------------------------------------------------------------===//
 
@@ -174,4 +175,38 @@ LogicalResult CrossEntropyGradOp::verify() {
       return failure();
   return gradientsMatch(
       *this, {{"logits_grad", getLogitsGrad(), "logits", getLogits()}});
+}
+
+LogicalResult GlobalNormOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("expected at least one tensor");
+  return success();
+}
+
+LogicalResult AdamWOp::verify() {
+  RankedTensorType p = ty(getParam());
+  if (failed(sameShape(*this, "grad", ty(getGrad()), "param", p)) ||
+      failed(sameShape(*this, "m", ty(getM()), "param", p)) ||
+      failed(sameShape(*this, "v", ty(getV()), "param", p)) ||
+      failed(gradientsMatch(*this,
+                            {{"new_param", getNewParam(), "param", getParam()},
+                             {"new_m", getNewM(), "param", getParam()},
+                             {"new_v", getNewV(), "param", getParam()}})))
+    return failure();
+  auto inUnit = [](double x) { return x >= 0.0 && x < 1.0; };
+  if (!inUnit(getBeta1().convertToDouble()) ||
+      !inUnit(getBeta2().convertToDouble()))
+    return emitOpError() << "expected beta1 and beta2 in [0, 1), found "
+                         << getBeta1().convertToDouble() << " and "
+                         << getBeta2().convertToDouble();
+  if (!(getEps().convertToDouble() > 0.0))
+    return emitOpError() << "expected eps > 0, found "
+                         << getEps().convertToDouble();
+  if (!(getWeightDecay().convertToDouble() >= 0.0) ||
+      !(getMaxNorm().convertToDouble() >= 0.0))
+    return emitOpError() << "expected weight_decay >= 0 and max_norm >= 0, "
+                            "found "
+                         << getWeightDecay().convertToDouble() << " and "
+                         << getMaxNorm().convertToDouble();
+  return success();
 }

@@ -167,4 +167,57 @@ def Tlm_CrossEntropyGradOp : Tlm_Op<"cross_entropy_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// The optimizer
+//===----------------------------------------------------------------------===//
+
+def Tlm_GlobalNormOp : Tlm_Op<"global_norm", [Pure]> {
+  let summary = "the L2 norm over every element of every operand";
+  let description = [{
+    `sqrt(Σ_tensors Σ x²)`, the squares summed in f64 and the result
+    rounded once to f32: the norm gradient clipping compares with its
+    maximum (CS336 §4.5).
+
+    ```mlir
+    %n = tlm.global_norm %g0, %g1 : tensor<4x8xf32>, tensor<8xf32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Variadic<Tlm_F32Tensor>:$inputs);
+  let results = (outs 0DTensorOf<[F32]>:$result);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tlm_AdamWOp : Tlm_Op<"adamw", [Pure]> {
+  let summary = "one AdamW update of a parameter, after clipping its gradient";
+  let description = [{
+    With `g` the gradient scaled by `max_norm / (norm + 1e-6)` when `norm`
+    (the global norm of every gradient) exceeds `max_norm` (0: no
+    clipping), and `t = step` (from 1):
+    `m' = β1·m + (1 − β1)·g`, `v' = β2·v + (1 − β2)·g²`, then CS336's
+    Algorithm 1: `p' = p − lr·sqrt(1 − β2^t)/(1 − β1^t)·m'/(sqrt(v') + ε)`,
+    `p'' = p' − lr·λ·p'`; or with `torch_form` PyTorch's AdamW:
+    `p' = p·(1 − lr·λ)`, `p'' = p' − lr/(1 − β1^t)·m'/(sqrt(v')/sqrt(1 − β2^t) + ε)`.
+    The scalars are computed in f64, the elementwise update in f32.
+    `lr` and `step` are 0-d tensors, runtime values of the step.
+
+    ```mlir
+    %p2, %m2, %v2 = tlm.adamw %p, %g, %m, %v, %lr, %t, %n {beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-08 : f64, weight_decay = 0.01 : f64, max_norm = 1.0 : f64}
+        : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>, tensor<f32>, tensor<f32>)
+        -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+    ```
+  }];
+  let arguments = (ins Tlm_F32Tensor:$param, Tlm_F32Tensor:$grad,
+                       Tlm_F32Tensor:$m, Tlm_F32Tensor:$v,
+                       0DTensorOf<[F32]>:$lr, 0DTensorOf<[F32]>:$step,
+                       0DTensorOf<[F32]>:$norm,
+                       F64Attr:$beta1, F64Attr:$beta2, F64Attr:$eps,
+                       F64Attr:$weight_decay, F64Attr:$max_norm,
+                       UnitAttr:$torch_form);
+  let results = (outs Tlm_F32Tensor:$new_param, Tlm_F32Tensor:$new_m,
+                      Tlm_F32Tensor:$new_v);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 #endif // TLM_GRAD_OPS_TD

@@ -22,6 +22,8 @@ void populateNormLoweringPatterns(RewritePatternSet &patterns);
 void populateAttentionLoweringPatterns(RewritePatternSet &patterns);
 /// tlm.attention_grad (AttentionGradLowering.cpp).
 void populateAttentionGradLoweringPatterns(RewritePatternSet &patterns);
+/// tlm.global_norm, tlm.adamw (OptimizerLowering.cpp).
+void populateOptimizerLoweringPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::tlm
 

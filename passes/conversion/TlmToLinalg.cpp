@@ -28,6 +28,7 @@ struct TlmLowerToLinalg
     populateNormLoweringPatterns(patterns);
     populateAttentionLoweringPatterns(patterns);
     populateAttentionGradLoweringPatterns(patterns);
+    populateOptimizerLoweringPatterns(patterns);
 
     // Every tlm op must go: a leftover one is reported at its location.
     ConversionTarget target(*ctx);

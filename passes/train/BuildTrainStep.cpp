@@ -89,8 +89,49 @@ struct TlmBuildTrainStep
       module.emitError() << "@" << stepFunction << " exists already";
       return signalPassFailure();
     }
+    if (optimizer != "none" && optimizer != "adamw") {
+      module.emitError() << "optimizer must be none or adamw, found '"
+                         << optimizer << "'";
+      return signalPassFailure();
+    }
     if (failed(checkLossFunction(loss)) || failed(buildStep(loss)))
       signalPassFailure();
+  }
+
+  /// Appends the optimizer to the step (see the pass description): new
+  /// arguments m, v, lr and step, and the norm then the updated
+  /// parameters and moments after the gradients in `results`.
+  void appendAdamW(OpBuilder &b, Location loc, Block &body,
+                   ArrayRef<BlockArgument> params,
+                   SmallVectorImpl<Value> &results) {
+    SmallVector<Value> grads(results.begin() + 1, results.end());
+    SmallVector<Value> m, v;
+    for (BlockArgument p : params)
+      m.push_back(body.addArgument(p.getType(), loc));
+    for (BlockArgument p : params)
+      v.push_back(body.addArgument(p.getType(), loc));
+    auto scalarType = RankedTensorType::get({}, b.getF32Type());
+    Value lr = body.addArgument(scalarType, loc);
+    Value step = body.addArgument(scalarType, loc);
+    Value norm = tlm::GlobalNormOp::create(b, loc, scalarType, grads);
+    SmallVector<Value> newParams, newM, newV;
+    for (auto [i, p] : llvm::enumerate(params)) {
+      bool vector = cast<RankedTensorType>(p.getType()).getRank() <= 1;
+      double decay = vector && !decayVectors ? 0.0 : double(weightDecay);
+      auto update = tlm::AdamWOp::create(
+          b, loc, TypeRange{p.getType(), p.getType(), p.getType()}, p,
+          grads[i], m[i], v[i], lr, step, norm, b.getF64FloatAttr(beta1),
+          b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps),
+          b.getF64FloatAttr(decay), b.getF64FloatAttr(maxNorm),
+          torchForm ? b.getUnitAttr() : UnitAttr());
+      newParams.push_back(update.getNewParam());
+      newM.push_back(update.getNewM());
+      newV.push_back(update.getNewV());
+    }
+    results.insert(results.begin() + 1, norm);
+    llvm::append_range(results, newParams);
+    llvm::append_range(results, newM);
+    llvm::append_range(results, newV);
   }
 
   LogicalResult buildStep(func::FuncOp loss) {
@@ -131,9 +172,14 @@ struct TlmBuildTrainStep
     }
 
     SmallVector<Value> results{lossValue};
+    SmallVector<BlockArgument> params;
     for (BlockArgument arg : body.getArguments())
-      if (isF32Tensor(arg.getType()))
+      if (isF32Tensor(arg.getType())) {
+        params.push_back(arg);
         results.push_back(argumentGradient(b, loc, grads, arg));
+      }
+    if (optimizer == "adamw")
+      appendAdamW(b, loc, body, params, results);
     func::ReturnOp::create(b, ret.getLoc(), results);
     ret.erase();
     step.setFunctionType(b.getFunctionType(

@@ -30,6 +30,17 @@ def TlmBuildTrainStep : Pass<"tlm-build-train-step", "::mlir::ModuleOp"> {
     forward's (so RMSNorm's rms, the FFN's W1·x and W3·x and attention's
     probabilities are computed once).
 
+    With `optimizer=adamw` the step also updates the parameters (every f32
+    argument): it takes, after the loss function's arguments, the first
+    moment `m` of each parameter, then the second moment `v` of each, then
+    the learning rate and the step number (from 1) as `tensor<f32>`; it
+    returns the loss, the global norm of the gradients before clipping
+    (`tlm.global_norm`), the gradients, then the updated parameters, `m`
+    and `v` (one `tlm.adamw` each, which clips by `max-norm` first). The
+    caller may pass each parameter's and moment's buffer as both its input
+    and its output: the update reads and writes each element once, after
+    every gradient is known.
+
     Before:
     ```mlir
     func.func @loss(%x: tensor<4x8xf32>, %w: tensor<5x8xf32>, %t: tensor<4xi64>) -> tensor<f32> {
@@ -56,6 +67,22 @@ def TlmBuildTrainStep : Pass<"tlm-build-train-step", "::mlir::ModuleOp"> {
            "The function to differentiate">,
     Option<"stepFunction", "step-function", "std::string", "\"train_step\"",
            "The name of the function to build">,
+    Option<"optimizer", "optimizer", "std::string", "\"none\"",
+           "none: return the gradients; adamw: clip them and update the "
+           "parameters and moments too">,
+    Option<"beta1", "beta1", "double", "0.9", "AdamW's β1">,
+    Option<"beta2", "beta2", "double", "0.999", "AdamW's β2">,
+    Option<"eps", "eps", "double", "1e-8", "AdamW's ε">,
+    Option<"weightDecay", "weight-decay", "double", "0.01",
+           "AdamW's decoupled weight decay λ">,
+    Option<"maxNorm", "max-norm", "double", "1.0",
+           "clip the gradients' global L2 norm to this (0: no clipping)">,
+    Option<"torchForm", "torch-form", "bool", "false",
+           "PyTorch's AdamW (decay first, ε added to sqrt(v̂)) instead of "
+           "CS336's Algorithm 1">,
+    Option<"decayVectors", "decay-vectors", "bool", "true",
+           "decay 1-D parameters (the norm gains) too, as CS336 does; "
+           "nanoGPT and llm.c do not">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::tensor::TensorDialect",
