@@ -12,6 +12,12 @@ or untied head), in float32 eager PyTorch, reading tlm's safetensors.
         compare tlm-run grad's output with autograd: the loss within tol
         (relative), every gradient within tol of its tensor's largest |g|;
         one line per tensor, exit 1 on any miss
+    torch_train.py train-check --config C.json --weights W.safetensors \
+        --tokens T.safetensors --batch B --steps N --lr LR [--adamw torch] \
+        [--max-norm M] [--weight-decay L] --losses tlm.json [--tol 1e-4]
+        the same steps in PyTorch (clip_grad_norm_, then CS336's AdamW or
+        torch.optim.AdamW): every step's loss within tol (relative) of the
+        `losses` of tlm-run train --json's line; exit 1 on any miss
 """
 import argparse
 import json
@@ -159,6 +165,62 @@ def grad_check(args):
     return 0 if ok else 1
 
 
+def adamw_cs336(params, state, t, lr, beta1, beta2, eps, wd):
+    """CS336's Algorithm 1: bias corrections in double, tensors in float."""
+    c1, c2 = 1 - beta1 ** t, 1 - beta2 ** t
+    alpha = lr * c2 ** 0.5 / c1
+    with torch.no_grad():
+        for name, p in params.items():
+            m, v = state.setdefault(name, (torch.zeros_like(p),
+                                           torch.zeros_like(p)))
+            m.mul_(beta1).add_(p.grad, alpha=1 - beta1)
+            v.mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)
+            p.sub_(alpha * m / (v.sqrt() + eps))
+            p.sub_(lr * wd * p)
+
+
+def train_check(args):
+    with open(args.config) as f:
+        config = json.load(f)
+    params = {k: v.requires_grad_() for k, v in
+              read_safetensors(args.weights).items()}
+    tokens = read_safetensors(args.tokens)["tokens"].long()
+    with open(args.losses) as f:
+        theirs = json.loads(f.read().strip().splitlines()[-1])["losses"]
+    model = Model(config)
+    opt = None
+    if args.adamw == "torch":
+        opt = torch.optim.AdamW(params.values(), lr=args.lr,
+                                betas=(0.9, 0.999), eps=1e-8,
+                                weight_decay=args.weight_decay)
+    state, ok, worst = {}, len(theirs) == args.steps, 0.0
+    for step in range(args.steps):
+        rows = torch.arange(step * args.batch,
+                            (step + 1) * args.batch) % tokens.shape[0]
+        batch = tokens[rows]
+        for p in params.values():
+            p.grad = None
+        loss = model.loss(params, batch[:, :-1], batch[:, 1:])
+        loss.backward()
+        if args.max_norm > 0:
+            torch.nn.utils.clip_grad_norm_(params.values(), args.max_norm)
+        if opt:
+            opt.step()
+        else:
+            adamw_cs336(params, state, step + 1, args.lr, 0.9, 0.999, 1e-8,
+                        args.weight_decay)
+        if step < len(theirs):
+            err = abs(theirs[step] - loss.item()) / abs(loss.item())
+            worst = max(worst, err)
+            ok &= err <= args.tol
+            if args.verbose or err > args.tol:
+                print("step %d: tlm %.7f torch %.7f relative error %.2e" %
+                      (step + 1, theirs[step], loss.item(), err))
+    print("%d steps, worst relative loss error %.2e, last loss %.6f: %s" %
+          (args.steps, worst, loss.item(), "ok" if ok else "FAIL"))
+    return 0 if ok else 1
+
+
 def make_tokens(args):
     gen = torch.Generator().manual_seed(args.seed)
     t = torch.randint(0, args.vocab, (args.batch, args.seq + 1),
@@ -180,9 +242,22 @@ def main():
     for name in ("--config", "--weights", "--tokens", "--grads"):
         g.add_argument(name, required=True)
     g.add_argument("--tol", type=float, default=1e-4)
+    r = sub.add_parser("train-check")
+    for name in ("--config", "--weights", "--tokens", "--losses"):
+        r.add_argument(name, required=True)
+    r.add_argument("--batch", type=int, required=True)
+    r.add_argument("--steps", type=int, required=True)
+    r.add_argument("--lr", type=float, default=1e-3)
+    r.add_argument("--weight-decay", type=float, default=0.01)
+    r.add_argument("--max-norm", type=float, default=1.0)
+    r.add_argument("--adamw", choices=("cs336", "torch"), default="cs336")
+    r.add_argument("--tol", type=float, default=1e-4)
+    r.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
     torch.manual_seed(0)
-    return make_tokens(args) if args.command == "tokens" else grad_check(args)
+    run = {"tokens": make_tokens, "grad-check": grad_check,
+           "train-check": train_check}
+    return run[args.command](args)
 
 
 if __name__ == "__main__":

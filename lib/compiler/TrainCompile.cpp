@@ -4,7 +4,6 @@
 
 #include "lib/compiler/Builder.h"
 #include "lib/compiler/LlvmError.h"
-#include "lib/runtime/Training.h"
 #include "passes/train/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,12 +18,23 @@ namespace {
 constexpr const char *kLossFunction = "loss";
 } // namespace
 
-llvm::Error addTrainStep(mlir::ModuleOp module, const model::Config &config) {
+llvm::Error addTrainStep(mlir::ModuleOp module, const model::Config &config,
+                         const OptimizerOptions *optimizer) {
   model::addLossFunction(module, config, kLossFunction);
   mlir::PassManager pm(module.getContext());
   mlir::tlm::TlmBuildTrainStepOptions options;
   options.lossFunction = kLossFunction;
-  options.stepFunction = kTrainStepEntry;
+  options.stepFunction = optimizer ? kTrainStepEntry : kGradStepEntry;
+  if (optimizer) {
+    options.optimizer = "adamw";
+    options.beta1 = optimizer->beta1;
+    options.beta2 = optimizer->beta2;
+    options.eps = optimizer->eps;
+    options.weightDecay = optimizer->weightDecay;
+    options.maxNorm = optimizer->maxNorm;
+    options.torchForm = optimizer->torchForm;
+    options.decayVectors = optimizer->decayVectors;
+  }
   pm.addPass(mlir::tlm::createTlmBuildTrainStep(options));
   if (mlir::failed(pm.run(module)))
     return llvm::createStringError("tlm-build-train-step failed");
@@ -35,7 +45,8 @@ llvm::Error addTrainStep(mlir::ModuleOp module, const model::Config &config) {
 }
 
 Expected<std::unique_ptr<Program>>
-compileTrainingProgram(const model::Config &config, const JitOptions &jit) {
+compileTrainingProgram(const model::Config &config, const JitOptions &jit,
+                       const OptimizerOptions *optimizer) {
   Expected<std::unique_ptr<Program>> program = makeError("not compiled");
   {
     mlir::DialectRegistry registry;
@@ -44,7 +55,7 @@ compileTrainingProgram(const model::Config &config, const JitOptions &jit) {
     context.loadAllAvailableDialects();
     mlir::OwningOpRef<mlir::ModuleOp> module =
         mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
-    if (llvm::Error err = addTrainStep(*module, config))
+    if (llvm::Error err = addTrainStep(*module, config, optimizer))
       return fromLlvm(std::move(err));
     JitOptions options = jit;
     options.weightBytes = model::weightBytes(config);

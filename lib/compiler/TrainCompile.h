@@ -10,6 +10,7 @@
 
 #include "lib/compiler/Jit.h"
 #include "lib/model/Config.h"
+#include "lib/runtime/Training.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -17,13 +18,16 @@
 
 namespace tlm::runtime {
 
-/// Adds `@train_step` (Training.h's ABI) for `config` to `module`: the
-/// loss function then tlm-build-train-step, the loss function dropped.
-llvm::Error addTrainStep(mlir::ModuleOp module, const model::Config &config);
+/// Adds Training.h's `@grad_step` for `config` to `module`, or with
+/// `optimizer` `@train_step`: the loss function then tlm-build-train-step,
+/// the loss function dropped.
+llvm::Error addTrainStep(mlir::ModuleOp module, const model::Config &config,
+                         const OptimizerOptions *optimizer);
 
-/// `@train_step` for `config` compiled per `jit` into this process.
+/// The entry addTrainStep adds, compiled per `jit` into this process.
 Expected<std::unique_ptr<Program>>
-compileTrainingProgram(const model::Config &config, const JitOptions &jit);
+compileTrainingProgram(const model::Config &config, const JitOptions &jit,
+                       const OptimizerOptions *optimizer);
 
 } // namespace tlm::runtime
 

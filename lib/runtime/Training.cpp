@@ -60,27 +60,72 @@ Trainer::create(const model::Config &config, std::unique_ptr<Program> program,
   return t;
 }
 
-Expected<float> Trainer::computeGradients(const TrainingBatch &batch) {
-  std::vector<int64_t> inputs = batch.inputs, targets = batch.targets;
-  float loss = 0;
-  std::vector<TensorRef> args{{inputs.data(), {batch.batch, batch.seq}},
-                              {targets.data(), {batch.batch, batch.seq}}};
+std::vector<TensorRef> Trainer::inputs(const TrainingBatch &batch) {
+  // The entry takes non-const buffers; it never writes its inputs.
+  ids_ = batch.inputs;
+  targets_ = batch.targets;
+  std::vector<TensorRef> args{{ids_.data(), {batch.batch, batch.seq}},
+                              {targets_.data(), {batch.batch, batch.seq}}};
   for (size_t i = 0; i < specs_.size(); ++i)
     args.push_back({params_[i].data(), specs_[i].shape});
-  args.push_back({&loss, {}});
-  for (size_t i = 0; i < specs_.size(); ++i)
-    args.push_back({grads_[i].data(), specs_[i].shape});
-  if (Error err = program_->call(kTrainStepEntry, args))
-    return std::move(err);
+  return args;
+}
+
+Error Trainer::checkFinite(float loss) const {
   if (!std::isfinite(loss))
-    return makeError("the loss is not finite (" + std::to_string(loss) +
-                     "): the weights or the learning rate diverged");
+    return makeError("the loss is not finite (" + std::to_string(loss) + ")");
   for (size_t i = 0; i < specs_.size(); ++i)
     for (float g : grads_[i])
       if (!std::isfinite(g))
         return makeError("the gradient of " + specs_[i].name +
                          " is not finite (" + std::to_string(g) + ")");
+  return Error::success();
+}
+
+Expected<float> Trainer::computeGradients(const TrainingBatch &batch) {
+  float loss = 0;
+  std::vector<TensorRef> args = inputs(batch);
+  args.push_back({&loss, {}});
+  for (size_t i = 0; i < specs_.size(); ++i)
+    args.push_back({grads_[i].data(), specs_[i].shape});
+  if (Error err = program_->call(kGradStepEntry, args))
+    return std::move(err);
+  if (Error err = checkFinite(loss))
+    return std::move(err);
   return loss;
+}
+
+Expected<StepResult> Trainer::step(const TrainingBatch &batch, double lr) {
+  if (m_.empty()) {
+    // Zero moments before step 1 (CS336's Algorithm 1).
+    for (const std::vector<float> &p : params_) {
+      m_.emplace_back(p.size(), 0.0f);
+      v_.emplace_back(p.size(), 0.0f);
+    }
+  }
+  // Parameters and moments are updated in place: each buffer is both an
+  // input and an output of the entry, never copied.
+  float lrValue = float(lr), t = float(steps_ + 1);
+  StepResult result;
+  std::vector<TensorRef> args = inputs(batch);
+  for (auto *state : {&m_, &v_})
+    for (size_t i = 0; i < specs_.size(); ++i)
+      args.push_back({(*state)[i].data(), specs_[i].shape});
+  args.push_back({&lrValue, {}});
+  args.push_back({&t, {}});
+  args.push_back({&result.loss, {}});
+  args.push_back({&result.gradNorm, {}});
+  for (size_t i = 0; i < specs_.size(); ++i)
+    args.push_back({grads_[i].data(), specs_[i].shape});
+  for (auto *state : {&params_, &m_, &v_})
+    for (size_t i = 0; i < specs_.size(); ++i)
+      args.push_back({(*state)[i].data(), specs_[i].shape});
+  if (Error err = program_->call(kTrainStepEntry, args))
+    return std::move(err);
+  ++steps_;
+  if (Error err = checkFinite(result.loss))
+    return makeError("step " + std::to_string(steps_) + ": " + err.message());
+  return result;
 }
 
 } // namespace tlm::runtime

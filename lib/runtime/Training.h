@@ -1,11 +1,17 @@
 //===- Training.h - a compiled training step and its buffers ----*- C++ -*-===//
 //
-// The runtime side of training: a Program holding `train_step` (built by
-// the compiler's compileTrainingProgram, TrainCompile.h), the parameters it
-// trains (f32, owned here) and their gradients. The step's ABI
-// (docs/training.md#the-entry-abi): inputs `ids (B, T)` and `targets (B, T)`
-// (int64), then every parameter in model::weightSpecs order; outputs the
-// loss (a 0-d f32) then one gradient per parameter, in the same order.
+// The runtime side of training: a Program holding `grad_step` or
+// `train_step` (built by the compiler's compileTrainingProgram,
+// TrainCompile.h), the parameters it trains (f32, owned here), their
+// gradients and AdamW's moments. The entries' ABI
+// (docs/training.md#the-entry-abi):
+//   grad_step(ids (B, T), targets (B, T) int64, params...)
+//     -> (loss, grads...)
+//   train_step(ids, targets, params..., m..., v..., lr, step)
+//     -> (loss, norm, grads..., params'..., m'..., v'...)
+// with the parameters in model::weightSpecs order, lr, step, loss and norm
+// 0-d f32. train_step's parameters and moments are updated in place: their
+// input and output buffers are the same.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TLM_RUNTIME_TRAINING_H
@@ -22,8 +28,29 @@
 
 namespace tlm::runtime {
 
-/// The entry of a compiled training step.
+/// The entries of a compiled training program: the gradients alone, or
+/// the whole step with clipping and AdamW.
+inline constexpr const char *kGradStepEntry = "grad_step";
 inline constexpr const char *kTrainStepEntry = "train_step";
+
+/// AdamW and clipping (tlm-build-train-step's options): CS336's Algorithm 1
+/// by default.
+struct OptimizerOptions {
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0.01;
+  /// Clip the gradients' global L2 norm to this; 0: no clipping.
+  double maxNorm = 1.0;
+  /// PyTorch's form of AdamW instead of CS336's.
+  bool torchForm = false;
+  /// Decay 1-D parameters (norm gains) too.
+  bool decayVectors = true;
+};
+
+/// What one step of train_step reports.
+struct StepResult {
+  float loss = 0;
+  /// The gradients' global L2 norm before clipping.
+  float gradNorm = 0;
+};
 
 /// A token matrix `(batch, seq + 1)` as the step reads it: inputs
 /// `[:, :-1]` and targets `[:, 1:]`, each (batch, seq).
@@ -48,9 +75,18 @@ public:
          const model::Weights &initial);
 
   /// The mean loss of `batch`, and every parameter's gradient into
-  /// gradients(). A NaN or Inf loss or gradient is an error naming the
-  /// first tensor that holds one.
+  /// gradients() (grad_step). A NaN or Inf loss or gradient is an error
+  /// naming the first tensor that holds one.
   Expected<float> computeGradients(const TrainingBatch &batch);
+
+  /// One optimizer step on `batch` with learning rate `lr` (train_step):
+  /// the gradients, clipped, then AdamW on every parameter and moment in
+  /// place. A NaN or Inf loss or gradient is an error naming the step and
+  /// the first tensor that holds one; the parameters, updated in place by
+  /// that step, are then not to be used.
+  Expected<StepResult> step(const TrainingBatch &batch, double lr);
+  /// Steps taken so far.
+  int64_t stepsTaken() const { return steps_; }
 
   const std::vector<std::vector<float>> &parameters() const { return params_; }
   const std::vector<std::vector<float>> &gradients() const { return grads_; }
@@ -62,7 +98,14 @@ private:
   model::Config config_;
   std::unique_ptr<Program> program_;
   std::vector<model::WeightSpec> specs_;
-  std::vector<std::vector<float>> params_, grads_;
+  /// The first tensor (the loss, or a gradient) holding a NaN or Inf.
+  Error checkFinite(float loss) const;
+  /// ids, targets, then every parameter.
+  std::vector<TensorRef> inputs(const TrainingBatch &batch);
+
+  std::vector<std::vector<float>> params_, grads_, m_, v_;
+  std::vector<int64_t> ids_, targets_;
+  int64_t steps_ = 0;
 };
 
 } // namespace tlm::runtime

@@ -37,6 +37,7 @@ enum CommandBit : uint32_t {
   ImportLlama2c = 1u << 12,
   ImportHf = 1u << 13,
   Grad = 1u << 14,
+  Train = 1u << 15,
   /// The model commands, which both tools run.
   Model = Forward | Generate | Eval | Bench,
   /// A flag of the compiler: tlm-run takes it, tlm-exec does not.

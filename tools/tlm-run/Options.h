@@ -64,6 +64,8 @@ Error runCompile(const Options &o);
 /// Writes the loss and every weight's gradient for a token file
 /// (TrainCommands.cpp).
 Error runGrad(const Options &o);
+/// Optimizer steps over a token file's rows (TrainCommands.cpp).
+Error runTrain(const Options &o);
 
 } // namespace tlm::cli
 

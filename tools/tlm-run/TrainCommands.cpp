@@ -1,7 +1,8 @@
 //===- TrainCommands.cpp - tlm-run grad -----------------------------------===//
 //
 // The training commands, which need the compiler (the step is compiled for
-// the config in this process).
+// the config in this process): grad writes one batch's gradients, train
+// runs optimizer steps over a token file's rows.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,7 @@
 #include "lib/io/FileIO.h"
 #include "lib/io/SafeTensors.h"
 #include "lib/runtime/Training.h"
+#include "lib/support/Json.h"
 
 #include <cstdio>
 
@@ -19,9 +21,11 @@ namespace tlm::cli {
 namespace {
 
 /// The config (f32 weights only) and a trainer holding the step compiled
-/// for it, started from --weights or the seeded weights.
-Expected<std::unique_ptr<runtime::Trainer>> makeTrainer(const Options &o,
-                                                        model::Config &config) {
+/// for it (with `optimizer`, train_step, else grad_step), started from
+/// --weights or the seeded weights.
+Expected<std::unique_ptr<runtime::Trainer>>
+makeTrainer(const Options &o, model::Config &config,
+            const runtime::OptimizerOptions *optimizer) {
   if (config.dtype != model::WeightDtype::F32)
     return userError("training is f32, but the weights are " +
                      std::string(model::dtypeName(config.dtype)) +
@@ -32,13 +36,130 @@ Expected<std::unique_ptr<runtime::Trainer>> makeTrainer(const Options &o,
   auto jit = jitOptions(o, config);
   if (!jit)
     return jit.takeError();
-  auto program = runtime::compileTrainingProgram(config, *jit);
+  auto program = runtime::compileTrainingProgram(config, *jit, optimizer);
   if (!program)
     return program.takeError();
   return runtime::Trainer::create(config, std::move(*program), *weights);
 }
 
+/// --beta1 .. --decay-vectors, checked.
+Expected<runtime::OptimizerOptions> optimizerOptions(const Options &o) {
+  runtime::OptimizerOptions opt;
+  opt.beta1 = o.beta1;
+  opt.beta2 = o.beta2;
+  opt.eps = o.adamEps;
+  opt.weightDecay = o.weightDecay;
+  opt.maxNorm = o.maxNorm;
+  auto inUnit = [](double x) { return x >= 0 && x < 1; };
+  if (!inUnit(opt.beta1) || !inUnit(opt.beta2))
+    return flagError("--beta1 and --beta2 must be in [0, 1), found " +
+                     std::to_string(opt.beta1) + " and " +
+                     std::to_string(opt.beta2));
+  if (!(opt.eps > 0))
+    return flagError("--adam-eps must be > 0, found " + std::to_string(opt.eps));
+  if (!(opt.weightDecay >= 0) || !(opt.maxNorm >= 0))
+    return flagError("--weight-decay and --max-norm must be >= 0");
+  if (o.adamw != "cs336" && o.adamw != "torch")
+    return flagError("--adamw must be cs336 or torch, found '" + o.adamw +
+                     "'");
+  opt.torchForm = o.adamw == "torch";
+  if (o.decayVectors != "on" && o.decayVectors != "off")
+    return flagError("--decay-vectors must be on or off, found '" +
+                     o.decayVectors + "'");
+  opt.decayVectors = o.decayVectors == "on";
+  return opt;
+}
+
+/// Rows `[first, first + count)` of `tokens`, wrapping around.
+io::TokenMatrix rows(const io::TokenMatrix &tokens, int64_t first,
+                     int64_t count) {
+  io::TokenMatrix out;
+  out.batch = count;
+  out.seq = tokens.seq;
+  for (int64_t r = 0; r < count; ++r) {
+    const int64_t *row =
+        tokens.ids.data() + ((first + r) % tokens.batch) * tokens.seq;
+    out.ids.insert(out.ids.end(), row, row + tokens.seq);
+  }
+  return out;
+}
+
+/// The parameters as a weights file of the config's names.
+Error writeParameters(const std::string &path,
+                      const runtime::Trainer &trainer) {
+  std::vector<io::TensorView> out;
+  for (size_t i = 0; i < trainer.specs().size(); ++i)
+    out.push_back({trainer.specs()[i].name, io::DType::F32,
+                   trainer.specs()[i].shape, trainer.parameters()[i].data()});
+  return io::writeSafeTensors(path, out);
+}
+
 } // namespace
+
+Error runTrain(const Options &o) {
+  if (o.tokensFile.empty())
+    return flagError("train needs --tokens-file T.safetensors: 'tokens' of "
+                     "shape (rows, seq + 1)");
+  if (o.steps < 1)
+    return flagError("--steps must be at least 1, found " +
+                     std::to_string(o.steps));
+  if (o.batch < 1)
+    return flagError("--batch must be at least 1, found " +
+                     std::to_string(o.batch));
+  if (!(o.lr >= 0))
+    return flagError("--lr must be >= 0, found " + std::to_string(o.lr));
+  if (!o.output.empty())
+    if (Error err = io::refuseOverwritingInput(
+            o.output, {o.config, o.weights, o.tokensFile}, "--output"))
+      return err;
+  if (Error err = checkThreads(o))
+    return err;
+  auto optimizer = optimizerOptions(o);
+  if (!optimizer)
+    return optimizer.takeError();
+  auto config = loadConfig(o);
+  if (!config)
+    return config.takeError();
+  auto tokens = io::readTokenFile(o.tokensFile);
+  if (!tokens)
+    return tokens.takeError();
+  // Every row checked once, before compiling.
+  if (auto all = runtime::splitTokens(*tokens, *config); !all)
+    return userError(o.tokensFile + ": " + all.takeError().message());
+  auto trainer = makeTrainer(o, *config, &*optimizer);
+  if (!trainer)
+    return trainer.takeError();
+
+  json::Value losses = json::Value::array(), norms = json::Value::array();
+  Clock::time_point start = Clock::now();
+  for (int64_t s = 0; s < o.steps; ++s) {
+    auto batch = runtime::splitTokens(rows(*tokens, s * o.batch, o.batch),
+                                      *config);
+    if (!batch)
+      return batch.takeError();
+    auto result = (*trainer)->step(*batch, o.lr);
+    if (!result)
+      return result.takeError();
+    losses.push(double(result->loss));
+    norms.push(double(result->gradNorm));
+    if (!o.quiet && !o.json)
+      std::printf("step %lld: loss %.6f, grad norm %.6f\n", (long long)s + 1,
+                  result->loss, result->gradNorm);
+  }
+  double ms = msSince(start);
+  if (!o.output.empty())
+    if (Error err = writeParameters(o.output, **trainer))
+      return err;
+  if (o.json) {
+    json::Value out = json::Value::object();
+    out.set("steps", o.steps);
+    out.set("losses", std::move(losses));
+    out.set("grad_norms", std::move(norms));
+    out.set("ms_per_step", ms / double(o.steps));
+    std::printf("%s\n", out.dump(json::Value::Layout::Line).c_str());
+  }
+  return Error::success();
+}
 
 Error runGrad(const Options &o) {
   if (o.tokensFile.empty())
@@ -60,7 +181,7 @@ Error runGrad(const Options &o) {
   auto batch = runtime::splitTokens(*tokens, *config);
   if (!batch)
     return userError(o.tokensFile + ": " + batch.takeError().message());
-  auto trainer = makeTrainer(o, *config);
+  auto trainer = makeTrainer(o, *config, nullptr);
   if (!trainer)
     return trainer.takeError();
   auto loss = (*trainer)->computeGradients(*batch);

@@ -127,6 +127,11 @@ const std::map<std::string, Command> &commands() {
         "T.safetensors -o G.safetensors\n"
         "  tlm-run grad --config C.json --weights W.safetensors "
         "--tokens-file T.safetensors -o G.safetensors --threads 1\n"}},
+      {"train",
+       {runTrain, Train,
+        "optimizer steps (AdamW, clipping) over a token file's rows",
+        "  tlm-run train --config examples/tiny.json --tokens-file "
+        "T.safetensors --batch 4 --steps 50 --lr 1e-3 -o W.safetensors\n"}},
       {"compare",
        {runCompare, Compare,
         "compare two safetensors tensors: A.st:name B.st:name",
@@ -138,7 +143,7 @@ const std::map<std::string, Command> &commands() {
 /// The commands that run MLIR's pass pipeline (unless given --artifact), so
 /// MLIR's --mlir-* flags mean something there.
 bool runsPipeline(const Command &command) {
-  return command.bit & (Model | Compile | Emit | Grad);
+  return command.bit & (Model | Compile | Emit | Grad | Train);
 }
 
 /// The MLIR flags a command's --help shows (all --mlir-* parse; these are
