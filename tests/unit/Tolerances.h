@@ -47,6 +47,10 @@ inline constexpr Tolerance kBlock{1e-4, 1e-4};
 inline constexpr Tolerance kOptimizer{1e-6, 0.0};
 /// Gradients scaled by the clipping factor (CS336's test: atol 1e-6).
 inline constexpr Tolerance kClip{1e-6, 0.0};
+/// A gradient op against the f64 central differences of its forward: atol
+/// is relative to the tensor's largest |g| (f32 accumulation over a few
+/// dozen terms; the differences themselves are accurate to ~1e-9).
+inline constexpr Tolerance kGradient{1e-5, 0.0};
 /// A learning rate of the schedule (numpy's default rtol, as CS336's test).
 inline constexpr Tolerance kSchedule{0.0, 1e-7};
 } // namespace tol

@@ -1,7 +1,7 @@
 //===- TrainingReference.h - a plain C++ training step ----*- C++ -*-===//
 //
-// The obviously-correct side of the training tests (issue 45's compiled step
-// will be checked against these): CS336's AdamW (§4.3, Algorithm 1) and
+// The obviously-correct side of the training tests (TrainingStepTest checks
+// the compiled optimizer against the same data): CS336's AdamW (§4.3, Algorithm 1) and
 // PyTorch's form of it, gradient clipping by the global L2 norm (§4.5), and
 // the cosine learning-rate schedule with warmup (§4.4), as CS336's handout
 // and data/conformance/cs336/training/README.md state them. The optimizer computes as PyTorch's does

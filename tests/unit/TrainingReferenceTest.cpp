@@ -2,8 +2,8 @@
 //
 // The plain reference of TrainingReference.h reproduces CS336's conformance
 // data (data/conformance/cs336/training): AdamW's 1000 steps in both forms,
-// clipping by the global norm, the cosine schedule. The compiled training
-// step will be checked against this reference.
+// clipping by the global norm, the cosine schedule; TrainingStepTest checks
+// the compiled optimizer against the same data.
 //
 //===----------------------------------------------------------------------===//
 

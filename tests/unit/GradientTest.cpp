@@ -1,0 +1,252 @@
+//===- GradientTest.cpp - each gradient op against finite differences -----===//
+//
+// Each gradient op of dialect/TlmGradOps.td, compiled and run, against the
+// central differences of its forward op in f64 (GradientReference.h): for
+// L = Σ dy · f(inputs), every element of every gradient the op returns.
+// The op's own inputs are f32 values, which the reference reads exactly, so
+// the check measures the compiled backward alone.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tests/unit/GradientReference.h"
+#include "tests/unit/JitTestUtil.h"
+
+#include <functional>
+#include <map>
+
+using namespace tlm;
+using namespace tlm::test;
+using ref64::Vec;
+
+namespace {
+
+using Values = std::map<std::string, Vec>;
+
+/// One gradient op: its operands (named; `dy` is the incoming gradient),
+/// the forward it differentiates, and which value each result is the
+/// gradient of.
+struct GradCase {
+  std::string entry, op;
+  std::vector<Buffer> operands;
+  /// Values the forward reads that the gradient op does not (the
+  /// embedding's table).
+  std::vector<Buffer> extra;
+  /// The forward op's result, flat, from the named f64 values.
+  std::function<Vec(const Values &)> forward;
+  /// For each result of the op, the name of the value it differentiates.
+  std::vector<std::string> gradOf;
+};
+
+Values valuesOf(const GradCase &c) {
+  Values v;
+  for (const auto *list : {&c.operands, &c.extra})
+    for (const Buffer &b : *list)
+      if (!b.isInt)
+        v[b.name] = Vec(b.f.begin(), b.f.end());
+  return v;
+}
+
+const Buffer &named(const GradCase &c, const std::string &name) {
+  for (const auto *list : {&c.operands, &c.extra})
+    for (const Buffer &b : *list)
+      if (b.name == name)
+        return b;
+  ADD_FAILURE() << "no value " << name;
+  return c.operands.front();
+}
+
+/// Σ dy · forward(values).
+double objective(const GradCase &c, const Values &values) {
+  Vec y = c.forward(values);
+  const Vec &dy = values.at("dy");
+  double l = 0;
+  for (size_t i = 0; i < y.size(); ++i)
+    l += dy[i % dy.size()] * y[i];
+  return l;
+}
+
+/// dL/d(values[name]) by central differences.
+Vec numericGradient(const GradCase &c, const std::string &name) {
+  Values values = valuesOf(c);
+  Vec grad(values[name].size());
+  for (size_t i = 0; i < grad.size(); ++i) {
+    double x = values[name][i], h = 1e-6 * std::max(1.0, std::fabs(x));
+    values[name][i] = x + h;
+    double up = objective(c, values);
+    values[name][i] = x - h;
+    double down = objective(c, values);
+    values[name][i] = x;
+    grad[i] = (up - down) / (2 * h);
+  }
+  return grad;
+}
+
+std::string function(GradCase &c) {
+  std::string results, types, sep;
+  for (size_t r = 0; r < c.gradOf.size(); ++r) {
+    results += sep + "%r#" + std::to_string(r);
+    types += sep + named(c, c.gradOf[r]).type();
+    sep = ", ";
+  }
+  std::string s = "func.func @" + c.entry + "(";
+  for (size_t n = 0; n < c.operands.size(); ++n)
+    s += (n ? ", %" : "%") + c.operands[n].name + ": " + c.operands[n].type();
+  return s + ") -> (" + types + ") {\n  %r:" +
+         std::to_string(c.gradOf.size()) + " = " + c.op + "\n  return " +
+         results + " : " + types + "\n}\n";
+}
+
+/// Compiles every case as one module and checks each result of each.
+void runGradCases(std::vector<GradCase> &cases) {
+  std::string text;
+  for (GradCase &c : cases)
+    text += function(c);
+  std::unique_ptr<mlir::MLIRContext> ctx = makeContext();
+  runtime::JitOptions options;
+  options.optLevel = kSweepOptLevel;
+  std::unique_ptr<runtime::Jit> jit = compileText(*ctx, text, options);
+  ASSERT_TRUE(jit);
+  for (GradCase &c : cases) {
+    SCOPED_TRACE(c.entry + ": " + c.op);
+    std::vector<Tensor> outs;
+    std::vector<runtime::TensorRef> args;
+    for (Buffer &b : c.operands)
+      args.push_back({b.data(), b.shape});
+    for (const std::string &name : c.gradOf)
+      outs.emplace_back(ref::numElements(named(c, name).shape),
+                        std::numeric_limits<float>::quiet_NaN());
+    for (size_t r = 0; r < outs.size(); ++r)
+      args.push_back({outs[r].data(), named(c, c.gradOf[r]).shape});
+    llvm::Error err = jit->call(c.entry, args);
+    ASSERT_FALSE(bool(err)) << llvm::toString(std::move(err));
+    for (size_t r = 0; r < outs.size(); ++r) {
+      SCOPED_TRACE("the gradient of " + c.gradOf[r]);
+      Vec want = numericGradient(c, c.gradOf[r]);
+      double scale = 0;
+      for (double g : want)
+        scale = std::max(scale, std::fabs(g));
+      ASSERT_GT(scale, 0.0) << "a zero gradient checks nothing";
+      Tensor expected(want.begin(), want.end());
+      EXPECT_TRUE(allClose(outs[r], expected,
+                           {tol::kGradient.atol * scale, tol::kGradient.rtol}));
+    }
+  }
+}
+
+std::string types(const std::vector<Buffer> &operands) {
+  std::string s;
+  for (const Buffer &b : operands)
+    s += (s.empty() ? "" : ", ") + b.type();
+  return s;
+}
+
+/// `tlm.<name> %dy, %a, ... {attrs} : (operand types) -> (result types)`.
+std::string opLine(const std::string &name, const std::vector<Buffer> &ops,
+                   const std::vector<std::string> &results,
+                   const GradCase &c, const std::string &attrs = "") {
+  std::string s = "tlm." + name + " ";
+  for (size_t i = 0; i < ops.size(); ++i)
+    s += (i ? ", %" : "%") + ops[i].name;
+  s += (attrs.empty() ? "" : " " + attrs) + " : (" + types(ops) + ") -> (";
+  for (size_t i = 0; i < results.size(); ++i)
+    s += (i ? ", " : "") + named(c, results[i]).type();
+  return s + ")";
+}
+
+GradCase make(const std::string &entry, const std::string &opName,
+              std::vector<Buffer> operands, std::vector<std::string> gradOf,
+              std::function<Vec(const Values &)> forward,
+              const std::string &attrs = "", std::vector<Buffer> extra = {}) {
+  GradCase c;
+  c.entry = entry;
+  c.operands = std::move(operands);
+  c.extra = std::move(extra);
+  c.gradOf = std::move(gradOf);
+  c.forward = std::move(forward);
+  c.op = opLine(opName, c.operands, c.gradOf, c, attrs);
+  return c;
+}
+
+TEST(Gradient, EveryRuleMatchesFiniteDifferences) {
+  Rng rng(451);
+  std::vector<GradCase> cases;
+  cases.push_back(make(
+      "linear", "linear_grad",
+      {rng.f32({2, 3, 4}, 1, "dy"), rng.f32({2, 3, 5}, 1, "x"),
+       rng.weight(4, 5, "w")},
+      {"x", "w"},
+      [](const Values &v) { return ref64::linear(v.at("x"), v.at("w"), 5, 4); }));
+
+  Buffer ids = rng.i64({2, 3}, 0, 3, "ids"); // 6 ids of 4: some repeat
+  Buffer table = rng.f32({6, 4}, 1, "table");
+  cases.push_back(make(
+      "embedding", "embedding_grad", {rng.f32({2, 3, 4}, 1, "dy"), ids},
+      {"table"},
+      [ids = ids.i](const Values &v) {
+        return ref64::embedding(ids, v.at("table"), 4);
+      },
+      "", {table}));
+
+  cases.push_back(make(
+      "rmsnorm", "rmsnorm_grad",
+      {rng.f32({2, 3, 8}, 1, "dy"), rng.f32({2, 3, 8}, 1, "x"),
+       rng.gain(8, "g")},
+      {"x", "g"},
+      [](const Values &v) {
+        return ref64::rmsnorm(v.at("x"), v.at("g"), 8, 1e-5);
+      }));
+
+  for (bool gated : {true, false}) {
+    std::vector<Buffer> ops{rng.f32({2, 3, 6}, 1, "dy"),
+                            rng.f32({2, 3, 6}, 1, "x"),
+                            rng.weight(10, 6, "w1"), rng.weight(6, 10, "w2")};
+    std::vector<std::string> of{"x", "w1", "w2"};
+    if (gated) {
+      ops.push_back(rng.weight(10, 6, "w3"));
+      of.push_back("w3");
+    }
+    cases.push_back(make(
+        gated ? "swiglu" : "silu_ffn", gated ? "swiglu_grad" : "silu_ffn_grad",
+        ops, of, [gated](const Values &v) {
+          return ref64::ffn(v.at("x"), v.at("w1"), v.at("w2"),
+                            gated ? v.at("w3") : Vec(), 6, 10);
+        }));
+  }
+
+  // (heads, kv heads, RoPE): GQA with RoPE, and plain multi-head without.
+  for (auto shape : {std::tuple{4, 2, true}, {2, 2, false}}) {
+    int64_t heads = std::get<0>(shape), kv = std::get<1>(shape), dk = 4;
+    bool rope = std::get<2>(shape);
+    std::vector<Buffer> ops{rng.f32({2, 5, heads * dk}, 1, "dy"),
+                            rng.f32({2, 5, heads * dk}, 1, "q"),
+                            rng.f32({2, 5, kv * dk}, 1, "k"),
+                            rng.f32({2, 5, kv * dk}, 1, "v")};
+    std::string attrs = "{num_heads = " + std::to_string(heads) +
+                        " : i64, num_kv_heads = " + std::to_string(kv) +
+                        " : i64" +
+                        (rope ? ", rope_theta = " + f64Attr(1e4) : "") + "}";
+    std::optional<double> theta;
+    if (rope)
+      theta = 1e4;
+    cases.push_back(make(
+        rope ? "attention_gqa_rope" : "attention_mha", "attention_grad", ops,
+        {"q", "k", "v"},
+        [=](const Values &v) {
+          return ref64::attention(v.at("q"), v.at("k"), v.at("v"), 2, 5, heads,
+                                  kv, dk, theta);
+        },
+        attrs));
+  }
+
+  Buffer targets = rng.i64({2, 3}, 0, 6, "targets");
+  Buffer dl{{}, false, {1.3f}, {}, "dy"};
+  cases.push_back(make(
+      "cross_entropy", "cross_entropy_grad",
+      {dl, rng.f32({2, 3, 7}, 3, "logits"), targets}, {"logits"},
+      [t = targets.i](const Values &v) {
+        return Vec{ref64::crossEntropy(v.at("logits"), t, 7)};
+      }));
+  runGradCases(cases);
+}
+
+} // namespace
