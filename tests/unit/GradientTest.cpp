@@ -10,6 +10,9 @@
 
 #include "tests/unit/GradientReference.h"
 #include "tests/unit/JitTestUtil.h"
+#include "tests/unit/TestData.h"
+
+#include "lib/io/SafeTensors.h"
 
 #include <functional>
 #include <map>
@@ -247,6 +250,59 @@ TEST(Gradient, EveryRuleMatchesFiniteDifferences) {
         return Vec{ref64::crossEntropy(v.at("logits"), t, 7)};
       }));
   runGradCases(cases);
+}
+
+/// CS336's cross-entropy cases (data/conformance/cs336/official), the
+/// second the first times 1000, whose exp overflows f32 unless the row max
+/// is subtracted: the compiled loss against the file's expected value, and
+/// its compiled gradient against softmax − onehot over N in f64.
+TEST(Gradient, CrossEntropyConformanceCases) {
+  for (std::string name : {"cross_entropy", "cross_entropy_large"}) {
+    SCOPED_TRACE(name);
+    auto st = io::SafeTensors::open(dataDir() + "/conformance/cs336/official/" +
+                                    name + ".safetensors");
+    ASSERT_TRUE(bool(st)) << st.takeError().message();
+    const io::Tensor *logits = st->find("logits"), *targets = st->find("targets");
+    const io::Tensor *expected = st->find("expected");
+    ASSERT_TRUE(logits && targets && expected);
+    ASSERT_EQ(logits->dtype, io::DType::F32);
+    ASSERT_EQ(targets->dtype, io::DType::I64);
+    int64_t rows = logits->shape[0], vocab = logits->shape[1];
+    std::string z = tensorType({rows, vocab}), t = tensorType({rows}, "i64");
+    std::string text =
+        "func.func @f(%z: " + z + ", %t: " + t + ") -> (tensor<f32>, " + z +
+        ") {\n  %l = tlm.cross_entropy %z, %t : (" + z + ", " + t +
+        ") -> tensor<f32>\n  %one = arith.constant dense<1.0> : tensor<f32>\n"
+        "  %g = tlm.cross_entropy_grad %one, %z, %t : (tensor<f32>, " + z +
+        ", " + t + ") -> " + z + "\n  return %l, %g : tensor<f32>, " + z +
+        "\n}\n";
+    std::unique_ptr<mlir::MLIRContext> ctx = makeContext();
+    std::unique_ptr<runtime::Jit> jit = compileText(*ctx, text);
+    ASSERT_TRUE(jit);
+    const auto *zs = static_cast<const float *>(logits->data);
+    const auto *ts = static_cast<const int64_t *>(targets->data);
+    std::vector<float> in(zs, zs + rows * vocab), grad(rows * vocab);
+    std::vector<int64_t> ids(ts, ts + rows);
+    float loss = 0;
+    ASSERT_FALSE(bool(jit->call("f", {{in.data(), {rows, vocab}},
+                                      {ids.data(), {rows}},
+                                      {&loss, {}},
+                                      {grad.data(), {rows, vocab}}})));
+    EXPECT_NEAR(loss, *static_cast<const float *>(expected->data), 1e-4);
+    Tensor want(rows * vocab);
+    for (int64_t r = 0; r < rows; ++r) {
+      double mx = zs[r * vocab], sum = 0;
+      for (int64_t i = 0; i < vocab; ++i)
+        mx = std::max(mx, double(zs[r * vocab + i]));
+      for (int64_t i = 0; i < vocab; ++i)
+        sum += std::exp(double(zs[r * vocab + i]) - mx);
+      for (int64_t i = 0; i < vocab; ++i)
+        want[r * vocab + i] = float(
+            (std::exp(double(zs[r * vocab + i]) - mx) / sum - (i == ids[r])) /
+            double(rows));
+    }
+    EXPECT_TRUE(allClose(grad, want, tol::kLossGradient));
+  }
 }
 
 } // namespace

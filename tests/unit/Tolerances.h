@@ -51,6 +51,9 @@ inline constexpr Tolerance kClip{1e-6, 0.0};
 /// is relative to the tensor's largest |g| (f32 accumulation over a few
 /// dozen terms; the differences themselves are accurate to ~1e-9).
 inline constexpr Tolerance kGradient{1e-5, 0.0};
+/// The cross-entropy's gradient on CS336's cases, their ×1000 overflow case
+/// included (the bound; f32 softmax lands within ~1e-8).
+inline constexpr Tolerance kLossGradient{1e-4, 0.0};
 /// A learning rate of the schedule (numpy's default rtol, as CS336's test).
 inline constexpr Tolerance kSchedule{0.0, 1e-7};
 } // namespace tol
