@@ -18,6 +18,11 @@ or untied head), in float32 eager PyTorch, reading tlm's safetensors.
         the same steps in PyTorch (clip_grad_norm_, then CS336's AdamW or
         torch.optim.AdamW): every step's loss within tol (relative) of the
         `losses` of tlm-run train --json's line; exit 1 on any miss
+    torch_train.py bench --config C.json --batch B --seq T --threads N \
+        [--steps 5]
+        PyTorch eager's full step (forward, backward, clipping, AdamW) on
+        seeded weights and random tokens: one JSON line with ms_per_step
+        and tok_s, the peer of tlm-run bench --train
 """
 import argparse
 import json
@@ -221,6 +226,67 @@ def train_check(args):
     return 0 if ok else 1
 
 
+def init_weights(config, gen):
+    """Weights of the config's names and shapes, N(0, 0.02)."""
+    d, dff, vocab = config["d_model"], config["d_ff"], config["vocab_size"]
+    heads = config["num_heads"]
+    kv = config.get("num_kv_heads", heads) * (d // heads)
+    shapes = {"token_embeddings.weight": (vocab, d)}
+    for i in range(config["num_layers"]):
+        p = "layers.%d." % i
+        shapes.update({p + "attn.q_proj.weight": (d, d),
+                       p + "attn.k_proj.weight": (kv, d),
+                       p + "attn.v_proj.weight": (kv, d),
+                       p + "attn.output_proj.weight": (d, d),
+                       p + "ffn.w1.weight": (dff, d),
+                       p + "ffn.w2.weight": (d, dff)})
+        if config.get("use_swiglu", True):
+            shapes[p + "ffn.w3.weight"] = (dff, d)
+        if config.get("use_rmsnorm", True):
+            shapes[p + "ln1.weight"] = (d,)
+            shapes[p + "ln2.weight"] = (d,)
+    if config.get("use_rmsnorm", True):
+        shapes["ln_final.weight"] = (d,)
+    if not config.get("tie_embeddings", False):
+        shapes["lm_head.weight"] = (vocab, d)
+    return {k: (torch.ones(s) if len(s) == 1 else
+                torch.randn(s, generator=gen) * 0.02).requires_grad_()
+            for k, s in shapes.items()}
+
+
+def bench(args):
+    import time
+    torch.set_num_threads(args.threads)
+    with open(args.config) as f:
+        config = json.load(f)
+    gen = torch.Generator().manual_seed(0)
+    params = init_weights(config, gen)
+    model = Model(config)
+    opt = torch.optim.AdamW(params.values(), lr=1e-4)
+    tokens = torch.randint(0, config["vocab_size"], (args.batch, args.seq + 1),
+                           generator=gen)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = model.loss(params, tokens[:, :-1], tokens[:, 1:])
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params.values(), 1.0)
+        opt.step()
+
+    step()  # warm-up
+    times = []
+    for _ in range(args.steps):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    ms = sorted(times)[len(times) // 2] * 1e3
+    print(json.dumps({"peer": "pytorch-eager", "torch": torch.__version__,
+                      "threads": args.threads, "batch": args.batch,
+                      "seq": args.seq, "ms_per_step": round(ms, 2),
+                      "tok_s": round(args.batch * args.seq / ms * 1e3, 1)}))
+    return 0
+
+
 def make_tokens(args):
     gen = torch.Generator().manual_seed(args.seed)
     t = torch.randint(0, args.vocab, (args.batch, args.seq + 1),
@@ -253,10 +319,16 @@ def main():
     r.add_argument("--adamw", choices=("cs336", "torch"), default="cs336")
     r.add_argument("--tol", type=float, default=1e-4)
     r.add_argument("--verbose", action="store_true")
+    b = sub.add_parser("bench")
+    b.add_argument("--config", required=True)
+    b.add_argument("--batch", type=int, required=True)
+    b.add_argument("--seq", type=int, required=True)
+    b.add_argument("--threads", type=int, default=1)
+    b.add_argument("--steps", type=int, default=5)
     args = parser.parse_args()
     torch.manual_seed(0)
     run = {"tokens": make_tokens, "grad-check": grad_check,
-           "train-check": train_check}
+           "train-check": train_check, "bench": bench}
     return run[args.command](args)
 
 

@@ -382,11 +382,12 @@ void addForwardFunction(ModuleOp module, const Config &c,
   func::ReturnOp::create(b, loc, logits);
 }
 
-void addLossFunction(ModuleOp module, const Config &c, llvm::StringRef name) {
+void addLossFunction(ModuleOp module, const Config &c, llvm::StringRef name,
+                     int64_t batch, int64_t seq) {
   OpBuilder b(module.getBodyRegion());
   b.setInsertionPointToEnd(module.getBody());
   Location loc = b.getUnknownLoc();
-  auto ids = RankedTensorType::get({kDyn, kDyn}, b.getI64Type());
+  auto ids = RankedTensorType::get({batch, seq}, b.getI64Type());
   SmallVector<Type> inputs{ids, ids};
   llvm::append_range(inputs, weightTypes(b, weightSpecs(c)));
   auto lossType = RankedTensorType::get({}, b.getF32Type());

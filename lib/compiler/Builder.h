@@ -42,12 +42,14 @@ void addBlockFunction(mlir::ModuleOp module, const Config &config,
 void addForwardFunction(mlir::ModuleOp module, const Config &config,
                         llvm::StringRef name);
 
-/// Adds `func.func @name(%ids: tensor<?x?xi64>, %targets: tensor<?x?xi64>,
+/// Adds `func.func @name(%ids: tensor<BxTxi64>, %targets: tensor<BxTxi64>,
 /// weights...) -> tensor<f32>`: the mean cross-entropy of the model's
 /// logits against `targets`, every layer inline (tlm-build-train-step
-/// differentiates one function of one block).
+/// differentiates one function of one block). `batch` and `seq` may be
+/// dynamic (kDynamic); a training run knows them, and static sizes let
+/// the backward's weight gradients take the tiled matmul path.
 void addLossFunction(mlir::ModuleOp module, const Config &config,
-                     llvm::StringRef name);
+                     llvm::StringRef name, int64_t batch, int64_t seq);
 
 /// Adds the incremental entry `@name(%ids: tensor<Bx?xi64>, %lengths:
 /// tensor<Bxi64>, (k_past_i, v_past_i: tensor<?xBxkv>) per layer,

@@ -19,8 +19,10 @@ constexpr const char *kLossFunction = "loss";
 } // namespace
 
 llvm::Error addTrainStep(mlir::ModuleOp module, const model::Config &config,
-                         const OptimizerOptions *optimizer) {
-  model::addLossFunction(module, config, kLossFunction);
+                         const OptimizerOptions *optimizer,
+                         TrainingShape shape) {
+  model::addLossFunction(module, config, kLossFunction, shape.batch,
+                         shape.seq);
   mlir::PassManager pm(module.getContext());
   mlir::tlm::TlmBuildTrainStepOptions options;
   options.lossFunction = kLossFunction;
@@ -46,7 +48,8 @@ llvm::Error addTrainStep(mlir::ModuleOp module, const model::Config &config,
 
 Expected<std::unique_ptr<Program>>
 compileTrainingProgram(const model::Config &config, const JitOptions &jit,
-                       const OptimizerOptions *optimizer) {
+                       const OptimizerOptions *optimizer,
+                       TrainingShape shape) {
   Expected<std::unique_ptr<Program>> program = makeError("not compiled");
   {
     mlir::DialectRegistry registry;
@@ -55,7 +58,7 @@ compileTrainingProgram(const model::Config &config, const JitOptions &jit,
     context.loadAllAvailableDialects();
     mlir::OwningOpRef<mlir::ModuleOp> module =
         mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
-    if (llvm::Error err = addTrainStep(*module, config, optimizer))
+    if (llvm::Error err = addTrainStep(*module, config, optimizer, shape))
       return fromLlvm(std::move(err));
     JitOptions options = jit;
     options.weightBytes = model::weightBytes(config);

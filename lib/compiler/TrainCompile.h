@@ -18,16 +18,23 @@
 
 namespace tlm::runtime {
 
+/// The sizes a training program is compiled for: `batch` rows of `seq`
+/// inputs each (either may be Program::kDynamic).
+struct TrainingShape {
+  int64_t batch = Program::kDynamic, seq = Program::kDynamic;
+};
+
 /// Adds Training.h's `@grad_step` for `config` to `module`, or with
 /// `optimizer` `@train_step`: the loss function then tlm-build-train-step,
 /// the loss function dropped.
 llvm::Error addTrainStep(mlir::ModuleOp module, const model::Config &config,
-                         const OptimizerOptions *optimizer);
+                         const OptimizerOptions *optimizer,
+                         TrainingShape shape);
 
 /// The entry addTrainStep adds, compiled per `jit` into this process.
 Expected<std::unique_ptr<Program>>
 compileTrainingProgram(const model::Config &config, const JitOptions &jit,
-                       const OptimizerOptions *optimizer);
+                       const OptimizerOptions *optimizer, TrainingShape shape);
 
 } // namespace tlm::runtime
 

@@ -130,54 +130,62 @@ struct LowerEmbedding : OpRewritePattern<EmbeddingOp> {
 // Gradients
 //===----------------------------------------------------------------------===//
 
-/// dx (rows..., k) = acc + Σ_n dy (rows..., n) · W (n, k), over loops
-/// (rows..., k, n); a zero acc when null.
-Value inputGrad(OpBuilder &b, Location loc, Value dy, Value w,
-                Value acc = Value()) {
-  int64_t rank = cast<RankedTensorType>(dy.getType()).getRank();
-  if (!acc) {
-    SmallVector<OpFoldResult> sizes = sizesOf(b, loc, dy);
-    sizes.back() = b.getIndexAttr(
-        cast<RankedTensorType>(w.getType()).getDimSize(1));
-    acc = filledTensor(b, loc, sizes, b.getF32Type(), 0.0);
-  }
-  MLIRContext *ctx = b.getContext();
-  SmallVector<AffineExpr> rows;
-  for (int64_t i = 0; i + 1 < rank; ++i)
-    rows.push_back(b.getAffineDimExpr(i));
-  AffineExpr k = b.getAffineDimExpr(rank - 1), n = b.getAffineDimExpr(rank);
-  auto withRows = [&](AffineExpr last) {
-    SmallVector<AffineExpr> e(rows);
-    e.push_back(last);
-    return AffineMap::get(rank + 1, 0, e, ctx);
-  };
-  return contraction(b, loc, dy, w, acc,
-                     {withRows(n), AffineMap::get(rank + 1, 0, {n, k}, ctx),
-                      withRows(k)});
+/// Wᵀ as a tensor of its own: (k, n) for W (n, k).
+Value transposed(OpBuilder &b, Location loc, Value w) {
+  SmallVector<OpFoldResult> sizes = sizesOf(b, loc, w);
+  std::swap(sizes[0], sizes[1]);
+  Value init = emptyTensor(
+      b, loc, sizes, cast<RankedTensorType>(w.getType()).getElementType());
+  return linalg::TransposeOp::create(b, loc, w, init, ArrayRef<int64_t>{1, 0})
+      .getResult()[0];
 }
 
-/// dW (n, k) = Σ_rows dy (rows..., n) · x (rows..., k), over loops
-/// (n, k, rows...): every row of the batch summed into one f32 matrix.
+/// `x` with its leading dims (all but the last `keep`) collapsed into one,
+/// or a unit dim added when it has none.
+Value collapseLeading(OpBuilder &b, Location loc, Value x, int64_t keep) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank(), lead = rank - keep;
+  SmallVector<ReassociationIndices> groups;
+  if (lead == 0) {
+    // (d...) -> (1, d...): the unit dim joins the first kept one.
+    SmallVector<int64_t> shape{1};
+    llvm::append_range(shape, type.getShape());
+    for (int64_t i = 0; i < rank; ++i)
+      groups.push_back(i == 0 ? ReassociationIndices{0, 1}
+                              : ReassociationIndices{i + 1});
+    if (rank == 0)
+      groups.clear();
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), x,
+        groups);
+  }
+  ReassociationIndices first;
+  for (int64_t i = 0; i < lead; ++i)
+    first.push_back(i);
+  groups.push_back(first);
+  for (int64_t i = lead; i < rank; ++i)
+    groups.push_back({i});
+  return tensor::CollapseShapeOp::create(b, loc, x, groups);
+}
+
+/// dx (rows..., k) = dy (rows..., n) · W (n, k): the forward's projection
+/// of dy by Wᵀ (one transpose of the weight), so it takes the CPU's tiled
+/// matmul path as the forward does.
+Value inputGrad(OpBuilder &b, Location loc, Value dy, Value w) {
+  return projection(b, loc, dy, transposed(b, loc, w));
+}
+
+/// dW (n, k) = Σ_rows dy (rows..., n) · x (rows..., k): the rows collapsed
+/// into one dim R, then the projection of dyᵀ (n, R) by xᵀ (k, R), the
+/// rows being its reduction; a matmul of static sizes when the batch is.
 Value weightGrad(OpBuilder &b, Location loc, Value dy, Value x) {
-  auto dyType = cast<RankedTensorType>(dy.getType());
-  int64_t rank = dyType.getRank(), loops = rank + 1;
-  Value acc = filledTensor(
-      b, loc,
-      {b.getIndexAttr(dyType.getShape().back()),
-       b.getIndexAttr(cast<RankedTensorType>(x.getType()).getShape().back())},
-      b.getF32Type(), 0.0);
-  MLIRContext *ctx = b.getContext();
-  AffineExpr n = b.getAffineDimExpr(0), k = b.getAffineDimExpr(1);
-  auto withRows = [&](AffineExpr last) {
-    SmallVector<AffineExpr> e;
-    for (int64_t i = 2; i < loops; ++i)
-      e.push_back(b.getAffineDimExpr(i));
-    e.push_back(last);
-    return AffineMap::get(loops, 0, e, ctx);
+  auto rows = [&](Value v) {
+    return cast<RankedTensorType>(v.getType()).getRank() > 2
+               ? collapseLeading(b, loc, v, 1)
+               : v;
   };
-  return contraction(b, loc, dy, x, acc,
-                     {withRows(n), withRows(k),
-                      AffineMap::get(loops, 0, {n, k}, ctx)});
+  return projection(b, loc, transposed(b, loc, rows(dy)),
+                    transposed(b, loc, rows(x)));
 }
 
 struct LowerLinearGrad : OpRewritePattern<LinearGradOp> {
@@ -246,7 +254,11 @@ SmallVector<Value> lowerFFNGrad(OpBuilder &b, Location loc, Value dy, Value x,
                                         nb, nl, v[0], siluScalar(nb, nl, v[1]))
                                  .getResult();
                            });
-    grads[0] = inputGrad(b, loc, db, w3, dx);
+    grads[0] = elementwise(b, loc, ValueRange{dx, inputGrad(b, loc, db, w3)},
+                           f32, [](OpBuilder &nb, Location nl, ValueRange v) {
+                             return arith::AddFOp::create(nb, nl, v[0], v[1])
+                                 .getResult();
+                           });
     grads.push_back(weightGrad(b, loc, db, x));
   }
   return grads;
@@ -269,34 +281,6 @@ struct LowerFFNGrad : OpRewritePattern<GradOp> {
     return success();
   }
 };
-
-/// `x` with its leading dims (all but the last `keep`) collapsed into one,
-/// or a unit dim added when it has none.
-Value collapseLeading(OpBuilder &b, Location loc, Value x, int64_t keep) {
-  auto type = cast<RankedTensorType>(x.getType());
-  int64_t rank = type.getRank(), lead = rank - keep;
-  SmallVector<ReassociationIndices> groups;
-  if (lead == 0) {
-    // (d...) -> (1, d...): the unit dim joins the first kept one.
-    SmallVector<int64_t> shape{1};
-    llvm::append_range(shape, type.getShape());
-    for (int64_t i = 0; i < rank; ++i)
-      groups.push_back(i == 0 ? ReassociationIndices{0, 1}
-                              : ReassociationIndices{i + 1});
-    if (rank == 0)
-      groups.clear();
-    return tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get(shape, type.getElementType()), x,
-        groups);
-  }
-  ReassociationIndices first;
-  for (int64_t i = 0; i < lead; ++i)
-    first.push_back(i);
-  groups.push_back(first);
-  for (int64_t i = lead; i < rank; ++i)
-    groups.push_back({i});
-  return tensor::CollapseShapeOp::create(b, loc, x, groups);
-}
 
 /// A zero table, then row ids[n] += dy[n] for n in order: an scf.for whose
 /// rows are slices of the table updated in place, so repeated ids add up in

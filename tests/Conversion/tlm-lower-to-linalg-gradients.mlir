@@ -1,19 +1,25 @@
 // RUN: tlm-opt %s --tlm-lower-to-linalg --canonicalize --cse | FileCheck %s
 // The gradient ops' lowering (passes/conversion/*Lowering.cpp).
 
-// CHECK-DAG: #[[DX_DY:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
-// CHECK-DAG: #[[DX_W:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
-// CHECK-DAG: #[[DX_OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
-// CHECK-DAG: #[[DW_DY:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3, d0)>
-// CHECK-DAG: #[[DW_X:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3, d1)>
-// CHECK-DAG: #[[DW_OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+// CHECK-DAG: #[[P_X:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[P_W:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// CHECK-DAG: #[[P_Y:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-DAG: #[[MM_A:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[MM_B:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[MM_C:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 
-// dx = dy·W over (rows, k, n); dW = Σ_rows dyᵀ·x over (n, k, rows): no
-// transposes, no reshapes, f32 accumulators.
+// Both are the forward's projection form, so the CPU's tiled matmuls take
+// them: dx = dy·W is dy projected by Wᵀ; dW = Σ_rows dyᵀ·x is dyᵀ (n, R)
+// projected by xᵀ (k, R) over the collapsed rows R.
 // CHECK-LABEL: func @linear_grad
 // CHECK-SAME: (%[[DY:[^:]*]]: {{[^,]*}}, %[[X:[^:]*]]: {{[^,]*}}, %[[W:[^:]*]]: tensor<8x4xf32>)
-// CHECK: linalg.generic {indexing_maps = [#[[DX_DY]], #[[DX_W]], #[[DX_OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[DY]], %[[W]] :
-// CHECK: linalg.generic {indexing_maps = [#[[DW_DY]], #[[DW_X]], #[[DW_OUT]]], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins(%[[DY]], %[[X]] :
+// CHECK: %[[WT:.*]] = linalg.transpose ins(%[[W]] : tensor<8x4xf32>) outs(%{{.*}} : tensor<4x8xf32>) permutation = [1, 0]
+// CHECK: linalg.generic {indexing_maps = [#[[P_X]], #[[P_W]], #[[P_Y]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[DY]], %[[WT]] :
+// CHECK: %[[DY_ROWS:.*]] = tensor.collapse_shape %[[DY]] {{\[\[}}0, 1], [2]]
+// CHECK: %[[DYT:.*]] = linalg.transpose ins(%[[DY_ROWS]] : tensor<?x8xf32>) outs(%{{.*}} : tensor<8x?xf32>)
+// CHECK: %[[X_ROWS:.*]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]]
+// CHECK: %[[XT:.*]] = linalg.transpose ins(%[[X_ROWS]] : tensor<?x4xf32>) outs(%{{.*}} : tensor<4x?xf32>)
+// CHECK: linalg.matmul indexing_maps = [#[[MM_A]], #[[MM_B]], #[[MM_C]]] ins(%[[DYT]], %[[XT]] : tensor<8x?xf32>, tensor<4x?xf32>) outs(%{{.*}} : tensor<8x4xf32>)
 func.func @linear_grad(%dy: tensor<?x?x8xf32>, %x: tensor<?x?x4xf32>, %w: tensor<8x4xf32>) -> (tensor<?x?x4xf32>, tensor<8x4xf32>) {
   %dx, %dw = tlm.linear_grad %dy, %x, %w : (tensor<?x?x8xf32>, tensor<?x?x4xf32>, tensor<8x4xf32>) -> (tensor<?x?x4xf32>, tensor<8x4xf32>)
   return %dx, %dw : tensor<?x?x4xf32>, tensor<8x4xf32>

@@ -25,7 +25,8 @@ namespace {
 /// --weights or the seeded weights.
 Expected<std::unique_ptr<runtime::Trainer>>
 makeTrainer(const Options &o, model::Config &config,
-            const runtime::OptimizerOptions *optimizer) {
+            const runtime::OptimizerOptions *optimizer,
+            runtime::TrainingShape shape) {
   if (config.dtype != model::WeightDtype::F32)
     return userError("training is f32, but the weights are " +
                      std::string(model::dtypeName(config.dtype)) +
@@ -36,7 +37,7 @@ makeTrainer(const Options &o, model::Config &config,
   auto jit = jitOptions(o, config);
   if (!jit)
     return jit.takeError();
-  auto program = runtime::compileTrainingProgram(config, *jit, optimizer);
+  auto program = runtime::compileTrainingProgram(config, *jit, optimizer, shape);
   if (!program)
     return program.takeError();
   return runtime::Trainer::create(config, std::move(*program), *weights);
@@ -126,7 +127,8 @@ Error runTrain(const Options &o) {
   // Every row checked once, before compiling.
   if (auto all = runtime::splitTokens(*tokens, *config); !all)
     return userError(o.tokensFile + ": " + all.takeError().message());
-  auto trainer = makeTrainer(o, *config, &*optimizer);
+  auto trainer =
+      makeTrainer(o, *config, &*optimizer, {o.batch, tokens->seq - 1});
   if (!trainer)
     return trainer.takeError();
 
@@ -181,7 +183,7 @@ Error runGrad(const Options &o) {
   auto batch = runtime::splitTokens(*tokens, *config);
   if (!batch)
     return userError(o.tokensFile + ": " + batch.takeError().message());
-  auto trainer = makeTrainer(o, *config, nullptr);
+  auto trainer = makeTrainer(o, *config, nullptr, {batch->batch, batch->seq});
   if (!trainer)
     return trainer.takeError();
   auto loss = (*trainer)->computeGradients(*batch);
