@@ -22,10 +22,13 @@ RankedTensorType tensorOf(OpBuilder &b, ArrayRef<int64_t> shape) {
   return RankedTensorType::get(shape, b.getF32Type());
 }
 
-/// x · Wᵀ on (batch, seq, d_in) activations.
+/// x · Wᵀ on (batch, seq, d_in) activations; the result keeps x's batch
+/// and seq, static or not.
 Value linear(OpBuilder &b, Location loc, Value x, Value w) {
   auto wType = cast<RankedTensorType>(w.getType());
-  auto type = tensorOf(b, {kDyn, kDyn, wType.getDimSize(0)});
+  auto xType = cast<RankedTensorType>(x.getType());
+  auto type = tensorOf(b, {xType.getDimSize(0), xType.getDimSize(1),
+                           wType.getDimSize(0)});
   return tlmd::LinearOp::create(b, loc, type, x, w);
 }
 
@@ -269,11 +272,15 @@ static Value emitModel(OpBuilder &b, Location loc, const Config &c, Value ids,
       logicalWeights(b, loc, tableSpecs, w.take_front(tableArgs))[0];
   auto idsType = cast<RankedTensorType>(ids.getType());
   Value x = tlmd::EmbeddingOp::create(
-      b, loc, tensorOf(b, {kDyn, idsType.getDimSize(1), c.dModel}), ids,
-      embedding);
-  x = castTo(b, loc, x, tensorOf(b, {kDyn, kDyn, c.dModel}));
+      b, loc,
+      tensorOf(b, {form.inlined ? idsType.getDimSize(0) : kDyn,
+                   idsType.getDimSize(1), c.dModel}),
+      ids, embedding);
+  // Inline, the layers keep the ids' static sizes (training's); the block
+  // functions take any.
   if (form.inlined)
     return emitInlineLayers(b, loc, c, x, w, tableArgs, tableSpecs);
+  x = castTo(b, loc, x, tensorOf(b, {kDyn, kDyn, c.dModel}));
   size_t perBlock = blockWeightSpecs(c).size();
   size_t next = tableArgs;
   // Every layer runs the same code on its own weights: one private block

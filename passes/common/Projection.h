@@ -25,6 +25,13 @@ struct ProjectionDims {
   unsigned n, k;
 };
 
+/// Marks a projection the lowering built inside a loop of its own
+/// (training's per-head attention loops, AttentionHeads.cpp): the matmul
+/// passes tile it as one outside any loop, though they leave other ops in
+/// loops alone (those are tiles already). The pass that tiles it drops the
+/// mark.
+inline constexpr llvm::StringLiteral kTileInLoopAttr = "tlm.tile_in_loop";
+
 /// Matches the contractions the lowering makes for tlm.linear: rows first,
 /// then n, then the one reduction k innermost, f32, static n and k. Other
 /// contractions (attention's, whose GQA maps use floordiv) are left alone.

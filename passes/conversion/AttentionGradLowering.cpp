@@ -18,6 +18,7 @@
 #include "passes/common/AttentionParts.h"
 #include "passes/common/Builders.h"
 #include "passes/conversion/AttentionCore.h"
+#include "passes/conversion/AttentionHeads.h"
 #include "passes/conversion/PopulatePatterns.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -71,7 +72,26 @@ Value splitDim(OpBuilder &b, Location loc, Value x, int64_t dim,
 }
 
 struct LowerAttentionGrad : OpRewritePattern<AttentionGradOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LowerAttentionGrad(MLIRContext *ctx, bool byHeads)
+      : OpRewritePattern(ctx), byHeads(byHeads) {}
+  bool byHeads;
+
+  /// The rotated gradients back to the op's operands: rotated by −θ, heads
+  /// merged.
+  LogicalResult finish(AttentionGradOp op, PatternRewriter &rewriter,
+                       SmallVector<Value> grads,
+                       std::optional<double> theta) const {
+    Location loc = op.getLoc();
+    if (theta) {
+      grads[0] = unrotate(rewriter, loc, grads[0], *theta);
+      grads[1] = unrotate(rewriter, loc, grads[1], *theta);
+    }
+    for (auto [g, r] : llvm::zip(grads, op->getResults()))
+      g = castTo(rewriter, loc, mergeHeads(rewriter, loc, g), r.getType());
+    rewriter.replaceOp(op, grads);
+    return success();
+  }
+
   LogicalResult matchAndRewrite(AttentionGradOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
@@ -86,6 +106,10 @@ struct LowerAttentionGrad : OpRewritePattern<AttentionGradOp> {
     std::optional<double> theta = op.getRopeThetaValue();
     if (theta)
       std::tie(q, k) = applyRopeQK(b, loc, q, k, Value(), *theta);
+    if (std::optional<HeadsLayout> layout = staticHeads(q, k);
+        byHeads && layout)
+      return finish(op, rewriter,
+                    attentionGradByHeads(b, loc, q, k, v, dO, *layout), theta);
 
     // Over (b, h, i, j, d), as the forward's scores.
     MLIRContext *ctx = b.getContext();
@@ -143,20 +167,13 @@ struct LowerAttentionGrad : OpRewritePattern<AttentionGradOp> {
         {AffineMap::get(5, 0, {qb, qh, qi, qj}, ctx),
          AffineMap::get(5, 0, {qb, qj, qh.floorDiv(group), qd}, ctx),
          AffineMap::get(5, 0, {qb, qi, qh, qd}, ctx)});
-    if (theta) {
-      dQ = unrotate(b, loc, dQ, *theta);
-      dK = unrotate(b, loc, dK, *theta);
-    }
-    SmallVector<Value> grads{dQ, dK, dV};
-    for (auto [g, r] : llvm::zip(grads, op->getResults()))
-      g = castTo(b, loc, mergeHeads(b, loc, g), r.getType());
-    rewriter.replaceOp(op, grads);
-    return success();
+    return finish(op, rewriter, {dQ, dK, dV}, theta);
   }
 };
 
 } // namespace
 
-void tlm::populateAttentionGradLoweringPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerAttentionGrad>(patterns.getContext());
+void tlm::populateAttentionGradLoweringPatterns(RewritePatternSet &patterns,
+                                                bool byHeads) {
+  patterns.add<LowerAttentionGrad>(patterns.getContext(), byHeads);
 }

@@ -13,6 +13,7 @@
 #include "passes/common/AttentionParts.h"
 #include "passes/common/Builders.h"
 #include "passes/conversion/AttentionCore.h"
+#include "passes/conversion/AttentionHeads.h"
 #include "passes/conversion/PopulatePatterns.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -244,7 +245,9 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
 /// tlm.attention: heads split by reshapes, RoPE on Q and K, then the core
 /// over (b, h, i, j, d) with query head h reading kv head h floordiv G.
 struct LowerAttention : OpRewritePattern<AttentionOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LowerAttention(MLIRContext *ctx, bool byHeads)
+      : OpRewritePattern(ctx), byHeads(byHeads) {}
+  bool byHeads;
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
@@ -256,6 +259,14 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
     if (std::optional<double> theta = op.getRopeThetaValue()) {
       std::tie(q, k) =
           applyRopeQK(rewriter, loc, q, k, op.getPositions(), *theta);
+    }
+    if (std::optional<HeadsLayout> layout = staticHeads(q, k);
+        byHeads && layout) {
+      Value out = attentionByHeads(rewriter, loc, q, k, v, *layout);
+      rewriter.replaceOp(
+          op, castTo(rewriter, loc, mergeHeads(rewriter, loc, out),
+                     op.getType()));
+      return success();
     }
     MLIRContext *ctx = rewriter.getContext();
     AffineExpr bb, h, i, j, d;
@@ -361,7 +372,9 @@ struct LowerCachedAttention : OpRewritePattern<CachedAttentionOp> {
 
 } // namespace
 
-void tlm::populateAttentionLoweringPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerRoPE, LowerSDPA, LowerAttention, LowerCachedAttention>(
+void tlm::populateAttentionLoweringPatterns(RewritePatternSet &patterns,
+                                            bool byHeads) {
+  patterns.add<LowerRoPE, LowerSDPA, LowerCachedAttention>(
       patterns.getContext());
+  patterns.add<LowerAttention>(patterns.getContext(), byHeads);
 }

@@ -45,6 +45,11 @@ def TlmLowerToLinalg : Pass<"tlm-lower-to-linalg", "::mlir::ModuleOp"> {
            outs(%z : tensor<?x128xf32>) -> tensor<?x128xf32>
     ```
   }];
+  let options = [
+    Option<"attentionByHeads", "attention-by-heads", "bool", "false",
+           "tlm.attention and tlm.attention_grad of a static sequence as a "
+           "loop over (batch, head) of 2-D projections (AttentionHeads.h)">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect",

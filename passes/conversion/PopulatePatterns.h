@@ -18,10 +18,13 @@ void populateLinearLoweringPatterns(RewritePatternSet &patterns);
 /// and cross-entropy (NormLowering.cpp).
 void populateNormLoweringPatterns(RewritePatternSet &patterns);
 /// tlm.rope, tlm.sdpa, tlm.attention, tlm.cached_attention
-/// (AttentionLowering.cpp).
-void populateAttentionLoweringPatterns(RewritePatternSet &patterns);
-/// tlm.attention_grad (AttentionGradLowering.cpp).
-void populateAttentionGradLoweringPatterns(RewritePatternSet &patterns);
+/// (AttentionLowering.cpp); with `byHeads`, tlm.attention of a static
+/// sequence as AttentionHeads.h's loop.
+void populateAttentionLoweringPatterns(RewritePatternSet &patterns,
+                                       bool byHeads);
+/// tlm.attention_grad (AttentionGradLowering.cpp), `byHeads` likewise.
+void populateAttentionGradLoweringPatterns(RewritePatternSet &patterns,
+                                           bool byHeads);
 /// tlm.global_norm, tlm.adamw (OptimizerLowering.cpp).
 void populateOptimizerLoweringPatterns(RewritePatternSet &patterns);
 

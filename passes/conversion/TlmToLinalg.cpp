@@ -20,14 +20,15 @@ using namespace mlir::tlm;
 namespace {
 struct TlmLowerToLinalg
     : public tlm::impl::TlmLowerToLinalgBase<TlmLowerToLinalg> {
+  using Base::Base;
 
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
     populateLinearLoweringPatterns(patterns);
     populateNormLoweringPatterns(patterns);
-    populateAttentionLoweringPatterns(patterns);
-    populateAttentionGradLoweringPatterns(patterns);
+    populateAttentionLoweringPatterns(patterns, attentionByHeads);
+    populateAttentionGradLoweringPatterns(patterns, attentionByHeads);
     populateOptimizerLoweringPatterns(patterns);
 
     // Every tlm op must go: a leftover one is reported at its location.

@@ -55,8 +55,10 @@ using Projections =
 static Projections collectProjections(func::FuncOp func) {
   Projections work;
   func.walk([&](linalg::LinalgOp op) {
-    if (op->getParentOfType<scf::ForOp>() ||
-        op->getParentOfType<scf::ForallOp>())
+    bool marked = op->hasAttr(tlm::kTileInLoopAttr);
+    op->removeAttr(tlm::kTileInLoopAttr);
+    if (!marked && (op->getParentOfType<scf::ForOp>() ||
+                    op->getParentOfType<scf::ForallOp>()))
       return; // already tiled
     if (!op.hasPureTensorSemantics())
       return;

@@ -35,8 +35,10 @@ std::unique_ptr<Pass> tlm::createQuickCanonicalizer() {
   return createCanonicalizerPass(config);
 }
 
-void tlm::buildLinalgPipeline(OpPassManager &pm) {
-  pm.addPass(createTlmLowerToLinalg());
+void tlm::buildLinalgPipeline(OpPassManager &pm, bool attentionByHeads) {
+  TlmLowerToLinalgOptions options;
+  options.attentionByHeads = attentionByHeads;
+  pm.addPass(createTlmLowerToLinalg(options));
   // Residual adds are arith.addf on tensors.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());

@@ -50,7 +50,7 @@ static void addFusionAndLoweringStage(OpPassManager &pm,
     attentionOptions.threads = threads;
     pm.addPass(createTlmFuseAttention(attentionOptions));
   }
-  buildLinalgPipeline(pm);
+  buildLinalgPipeline(pm, options.attentionByHeads);
 }
 
 /// tlm-tile-matmuls' options (step 4 of docs/pipelines.md#tlm-cpu-pipeline).

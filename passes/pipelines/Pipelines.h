@@ -23,8 +23,9 @@ namespace mlir::tlm {
 /// region simplification (see Common.cpp).
 std::unique_ptr<Pass> createQuickCanonicalizer();
 
-/// tlm ops → linalg on tensors, canonicalized.
-void buildLinalgPipeline(OpPassManager &pm);
+/// tlm ops → linalg on tensors, canonicalized; with `attentionByHeads`
+/// (the CPU's), attention of a static sequence as a loop over its heads.
+void buildLinalgPipeline(OpPassManager &pm, bool attentionByHeads = false);
 
 /// Tensors → buffers for entries with the memref ABI: results written in
 /// the caller's buffers (with `eliminateEmptyTensors`, also those computed
