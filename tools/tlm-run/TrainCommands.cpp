@@ -37,6 +37,10 @@ makeTrainer(const Options &o, model::Config &config,
   auto jit = jitOptions(o, config);
   if (!jit)
     return jit.takeError();
+  // A step runs many times: `auto`'s quick compile for small models (which
+  // pays off for one forward) would cost more than it saves.
+  if (o.optLevel == "auto")
+    jit->optLevel = 3;
   auto program = runtime::compileTrainingProgram(config, *jit, optimizer, shape);
   if (!program)
     return program.takeError();
