@@ -34,6 +34,9 @@ struct CpuCodegenOptions {
   /// With threads, a top-level loop of at least this many instructions
   /// leaves its function when as many stay behind (see outlineBigLoops).
   uint64_t outlineLoopSize = 1500;
+  /// Optimize the entries' wrappers like the rest rather than quickly
+  /// (JitOptions::optimizeEntries).
+  bool optimizeEntries = false;
   /// When set, the machine code is written there (as one object).
   std::string objectPath;
 };

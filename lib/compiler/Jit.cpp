@@ -50,12 +50,16 @@ double msSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-void compileWrappersQuickly(llvm::Module &m) {
+void inlineEntries(llvm::Module &m) {
   llvm::PassBuilder pb;
   AnalysisManagers am(pb);
   llvm::ModulePassManager mpm;
   mpm.addPass(llvm::AlwaysInlinerPass());
   mpm.run(m, am.mam);
+}
+
+void compileWrappersQuickly(llvm::Module &m) {
+  inlineEntries(m);
   for (llvm::Function &f : m)
     if (!f.isDeclaration() && f.getName().starts_with("_mlir_")) {
       f.addFnAttr(llvm::Attribute::NoInline);
@@ -102,7 +106,7 @@ std::string cpuCacheKey(ModuleOp module, PassManager &pm,
      << " features " << machine.getFeatures().getString() << "\ncodegen opt "
      << codegen.optLevel << " llvm-loops " << codegen.llvmLoopTransforms
      << " parts " << codegen.threads << " outline " << codegen.outlineLoopSize
-     << "\npipeline ";
+     << " optimize-entries " << codegen.optimizeEntries << "\npipeline ";
   pm.printAsTextualPipeline(os);
   os << "\nmodule\n";
   module.print(os);
@@ -321,7 +325,8 @@ Jit::cpuObjects(ModuleOp module, PassManager &pm,
   auto objects = CpuCode::compileObjects(
       std::move(llvm->module), std::move(llvm->context), machine,
       keysOf(entries_),
-      compileWrappersQuickly, codegen);
+      codegen.optimizeEntries ? inlineEntries : compileWrappersQuickly,
+      codegen);
   if (!objects)
     return llvm::createStringError("JIT compilation failed: " +
                                    llvm::toString(objects.takeError()));
@@ -470,6 +475,7 @@ Jit::build(OwningOpRef<ModuleOp> module, const JitOptions &options,
     codegen.llvmLoopTransforms = options.llvmLoopTransforms;
     codegen.threads = options.compileThreads;
     codegen.outlineLoopSize = options.outlineLoopSize;
+    codegen.optimizeEntries = options.optimizeEntries;
     if (objectPath)
       codegen.objectPath = objectPath;
     if (options.threads > 1)

@@ -66,6 +66,12 @@ struct JitOptions {
   /// Loops of this many LLVM instructions get functions of their own
   /// before the split (CpuCodegenOptions::outlineLoopSize; tests lower it).
   uint64_t outlineLoopSize = 1500;
+  /// Compile the entries' wrappers (which hold the entries, inlined) at
+  /// `optLevel` too. Off, they are compiled quickly without optimisation
+  /// (compileWrappersQuickly, JitSteps.h), which suits the model's entries:
+  /// they call the block and head functions, where the work is. The
+  /// training step holds its work itself, so it sets this.
+  bool optimizeEntries = false;
   /// f32 lanes of the vectors the CPU code is blocked for (16, 8 or 4);
   /// 0: the host's widest (HostTarget.h). Another width than the host's
   /// still runs, which lets the tests cover every width on any machine.

@@ -34,6 +34,9 @@ double msSince(std::chrono::steady_clock::time_point start);
 /// yet instruction selection of their thousand-odd descriptor fields was
 /// slow at O3; FastISel takes a fraction of that time.
 void compileWrappersQuickly(llvm::Module &m);
+/// Only the inlining of the entries into their wrappers, which then are
+/// optimized with the rest (JitOptions::optimizeEntries).
+void inlineEntries(llvm::Module &m);
 
 /// `module` (lowered to the LLVM dialect) as LLVM IR for `machine`, in a
 /// context of its own; a null module when the translation fails (its

@@ -62,6 +62,8 @@ compileTrainingProgram(const model::Config &config, const JitOptions &jit,
       return fromLlvm(std::move(err));
     JitOptions options = jit;
     options.weightBytes = model::weightBytes(config);
+    // The step's work is in the entry itself, not in functions it calls.
+    options.optimizeEntries = true;
     auto compiled = Jit::compile(std::move(module), options);
     if (compiled)
       program = std::unique_ptr<Program>(std::move(*compiled));
