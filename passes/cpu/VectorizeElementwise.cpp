@@ -93,6 +93,46 @@ struct TlmVectorizeElementwise
     return tiled;
   }
 
+  /// 2-D transposes of static sizes that split into `lanes` x `lanes`
+  /// blocks (the backward's dyᵀ and xᵀ): one vector transpose a block,
+  /// rather than a scalar loop that writes a column of the result per row
+  /// it reads.
+  LogicalResult vectorizeMatrixTransposes(RewriterBase &rewriter) {
+    SmallVector<linalg::TransposeOp> work;
+    getOperation().walk([&](linalg::TransposeOp op) {
+      auto type = cast<ShapedType>(op.getInput().getType());
+      if (op->getParentOfType<scf::ForOp>() ||
+          op->getParentOfType<scf::ForallOp>() || type.getRank() != 2 ||
+          !op.hasPureTensorSemantics() || !type.hasStaticShape() ||
+          type.getDimSize(0) % lanes != 0 || type.getDimSize(1) % lanes != 0)
+        return;
+      work.push_back(op);
+    });
+    for (linalg::TransposeOp op : work) {
+      scf::SCFTilingOptions options;
+      options.setTileSizes(
+          getAsIndexOpFoldResult(&getContext(), {int64_t(lanes), int64_t(lanes)}));
+      if (threads > 1)
+        options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+      rewriter.setInsertionPoint(op);
+      FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+          rewriter, cast<TilingInterface>(op.getOperation()), options);
+      if (failed(tiled))
+        return op.emitOpError("tiling failed");
+      rewriter.replaceOp(op, tiled->replacements);
+      Operation *block = tiled->tiledOps.front();
+      if (failed(linalg::vectorizeOpPrecondition(block)))
+        continue;
+      rewriter.setInsertionPoint(block);
+      FailureOr<linalg::VectorizationResult> v =
+          linalg::vectorize(rewriter, block);
+      if (failed(v))
+        return block->emitOpError("vectorization failed");
+      rewriter.replaceOp(block, v->replacements);
+    }
+    return success();
+  }
+
   void runOnOperation() override {
     if (failed(
             tlm::checkOptions(getOperation(), "tlm-vectorize-elementwise",
@@ -114,6 +154,8 @@ struct TlmVectorizeElementwise
       if (failed(linalg::generalizeNamedOp(rewriter, op)))
         return signalPassFailure();
     }
+    if (failed(vectorizeMatrixTransposes(rewriter)))
+      return signalPassFailure();
 
     // Row sums (RMSNorm's statistics) with the op that reads them: one loop
     // over the rows (RowReduction.h).
