@@ -249,9 +249,9 @@ std::string tlm::model::memoryShortfall(double bytes, const std::string &what) {
   MemoryLimit limit = memoryLimit();
   if (bytes <= limit.bytes)
     return "";
-  char buf[256];
-  std::snprintf(buf, sizeof(buf), "%s needs %.2f GB but %s %.2f GB",
-                what.c_str(), bytes / 1e9, limit.what.c_str(),
-                limit.bytes / 1e9);
-  return buf;
+  char buf[128];
+  std::snprintf(buf, sizeof(buf), " needs %.2f GB but ", bytes / 1e9);
+  std::string out = what + buf + limit.what;
+  std::snprintf(buf, sizeof(buf), " %.2f GB", limit.bytes / 1e9);
+  return out + buf;
 }

@@ -3,6 +3,7 @@
 #include "lib/runtime/Training.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 namespace tlm::runtime {
@@ -35,6 +36,48 @@ Expected<TrainingBatch> splitTokens(const io::TokenMatrix &tokens,
     out.targets.insert(out.targets.end(), row + 1, row + tokens.seq);
   }
   return out;
+}
+
+std::string TrainingMemory::parts() const {
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "parameters %.1f MB, gradients %.1f MB, moments %.1f MB, "
+                "activations %.1f MB",
+                parameters / 1e6, gradients / 1e6, moments / 1e6,
+                activations / 1e6);
+  return text;
+}
+
+TrainingMemory trainingMemory(const model::Config &c, int64_t batch,
+                              int64_t seq, bool optimizer) {
+  double params = 0;
+  for (const model::WeightSpec &s : model::weightSpecs(c))
+    params += double(s.numElements());
+  TrainingMemory m;
+  m.parameters = 4 * params;
+  m.gradients = 4 * params;
+  m.moments = optimizer ? 8 * params : 0;
+  double d = double(c.dModel), kv = double(c.kvDim()), ff = double(c.dFF);
+  double gates = c.useSwiGLU ? 3 : 2;
+  double perLayer = 7 * d + 3 * kv + gates * ff;
+  double perToken = double(c.numLayers) * perLayer + 3 * double(c.vocabSize) +
+                    4 * d + 2 * ff;
+  double tokens = double(batch) * double(seq);
+  // The compiled step's heap peaks at about twice these saved values: the
+  // backward's gradients in flight and the transposed copies its weight
+  // gradients read (measured 2.04x on the baby-GPT shape and 2.06x on the
+  // CS336 TinyStories one, Program::heap().peak; docs/training.md).
+  constexpr double kWorkspace = 2.0;
+  m.activations = 4 * kWorkspace * (tokens * perToken + 2 * double(seq) * double(seq));
+  return m;
+}
+
+Error checkTrainingMemory(const TrainingMemory &memory) {
+  std::string shortfall = model::memoryShortfall(
+      memory.total(), "training (" + memory.parts() + ")");
+  if (shortfall.empty())
+    return Error::success();
+  return makeError(shortfall);
 }
 
 Expected<std::unique_ptr<Trainer>>

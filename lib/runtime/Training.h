@@ -59,6 +59,32 @@ struct TrainingBatch {
   int64_t batch = 0, seq = 0;
 };
 
+/// What a training run holds, bytes (docs/training.md#memory): the
+/// parameters, their gradients and (with the optimizer) AdamW's two
+/// moments, all f32, and the activations of one step.
+struct TrainingMemory {
+  double parameters = 0, gradients = 0, moments = 0, activations = 0;
+  double total() const {
+    return parameters + gradients + moments + activations;
+  }
+  /// "parameters 90.4 MB, gradients ..., activations ...".
+  std::string parts() const;
+};
+
+/// The estimate for `batch` rows of `seq` tokens. Activations: per token
+/// and layer, the forward values the backward reads (the block's input,
+/// both norms' outputs, Q, K, V and the rotated Q and K, the attention
+/// output, the residual, the FFN's W1·x, W3·x and its gate product), then
+/// per token the logits and their gradient, and the largest layer's
+/// gradients in flight; one head's (T, T) scores and their gradient; all
+/// twice, for the backward's workspace (as measured, Training.cpp).
+TrainingMemory trainingMemory(const model::Config &config, int64_t batch,
+                              int64_t seq, bool optimizer);
+
+/// An error naming each part when `memory` cannot fit in what the process
+/// may take (model::memoryShortfall).
+Error checkTrainingMemory(const TrainingMemory &memory);
+
 /// Splits `tokens` into inputs and targets; an error names what is wrong:
 /// fewer than 2 tokens a row, more than context_length + 1, or an id
 /// outside [0, vocab_size) (with its row and column).

@@ -13,12 +13,23 @@
 #include "lib/io/SafeTensors.h"
 #include "lib/runtime/Training.h"
 #include "lib/support/Json.h"
+#include "tools/common/Progress.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <random>
 
 namespace tlm::cli {
 
 namespace {
+
+/// How the step was compiled, for bench --train.
+struct CompileInfo {
+  double ms = 0;
+  int threads = 1;
+  /// Peak RSS when the compile was done, MiB.
+  double peakMb = 0;
+};
 
 /// The config (f32 weights only) and a trainer holding the step compiled
 /// for it (with `optimizer`, train_step, else grad_step), started from
@@ -26,14 +37,15 @@ namespace {
 Expected<std::unique_ptr<runtime::Trainer>>
 makeTrainer(const Options &o, model::Config &config,
             const runtime::OptimizerOptions *optimizer,
-            runtime::TrainingShape shape) {
+            runtime::TrainingShape shape, CompileInfo *info = nullptr) {
   if (config.dtype != model::WeightDtype::F32)
     return userError("training is f32, but the weights are " +
                      std::string(model::dtypeName(config.dtype)) +
                      " (tlm-run quantize --dtype f32 converts them)");
-  auto weights = loadWeights(o, config);
-  if (!weights)
-    return weights.takeError();
+  // Before any work: a batch that cannot fit is refused with its parts.
+  if (Error err = runtime::checkTrainingMemory(runtime::trainingMemory(
+          config, shape.batch, shape.seq, optimizer != nullptr)))
+    return userError(err.message());
   auto jit = jitOptions(o, config);
   if (!jit)
     return jit.takeError();
@@ -41,9 +53,17 @@ makeTrainer(const Options &o, model::Config &config,
   // pays off for one forward) would cost more than it saves.
   if (o.optLevel == "auto")
     jit->optLevel = 3;
+  Clock::time_point start = Clock::now();
   auto program = runtime::compileTrainingProgram(config, *jit, optimizer, shape);
+  if (info)
+    *info = {msSince(start), jit->threads, peakRssMb()};
   if (!program)
     return program.takeError();
+  // The weights after the compile, whose transient heap is back with the
+  // OS by then (compileTrainingProgram), so the two never add up.
+  auto weights = loadWeights(o, config);
+  if (!weights)
+    return weights.takeError();
   return runtime::Trainer::create(config, std::move(*program), *weights);
 }
 
@@ -99,7 +119,121 @@ Error writeParameters(const std::string &path,
   return io::writeSafeTensors(path, out);
 }
 
+/// FLOPs of one training step: 6 per matmul parameter and token (forward
+/// 2, backward 4), and attention's 12 · layers · d_model · seq per token
+/// (PaLM's count, the causal half included).
+double stepFlops(const model::Config &c, int64_t batch, int64_t seq) {
+  double matmul = 0;
+  for (const model::WeightSpec &s : model::weightSpecs(c))
+    if (s.shape.size() == 2 && s.name != "token_embeddings.weight")
+      matmul += double(s.numElements());
+  if (c.tieEmbeddings)
+    matmul += double(c.vocabSize) * double(c.dModel);
+  double tokens = double(batch) * double(seq);
+  return 6 * matmul * tokens + 12.0 * double(c.numLayers) * double(c.dModel) *
+                                   double(seq) * tokens;
+}
+
+/// `batch` rows of `seq` + 1 seeded random ids.
+io::TokenMatrix randomTokens(int64_t batch, int64_t seq, int64_t vocab,
+                             uint64_t seed) {
+  io::TokenMatrix t;
+  t.batch = batch;
+  t.seq = seq + 1;
+  std::mt19937_64 gen(seed);
+  std::uniform_int_distribution<int64_t> id(0, vocab - 1);
+  for (int64_t i = 0; i < batch * (seq + 1); ++i)
+    t.ids.push_back(id(gen));
+  return t;
+}
+
 } // namespace
+
+Error runTrainBench(const Options &o) {
+  if (Error err = checkThreads(o))
+    return err;
+  if (o.batch < 1 || o.repeat < 1)
+    return flagError("--batch and --repeat must be at least 1");
+  auto config = loadConfig(o);
+  if (!config)
+    return config.takeError();
+  int64_t seq = o.seq ? o.seq : config->contextLength;
+  if (seq < 1 || seq > config->contextLength)
+    return flagError("--seq must be in [1, context_length = " +
+                     std::to_string(config->contextLength) + "], found " +
+                     std::to_string(seq));
+  runtime::OptimizerOptions optimizer;
+  CompileInfo compiled;
+  auto trainer =
+      makeTrainer(o, *config, &optimizer, {o.batch, seq}, &compiled);
+  if (!trainer)
+    return trainer.takeError();
+  auto batch = runtime::splitTokens(
+      randomTokens(o.batch, seq, config->vocabSize, o.seed), *config);
+  if (!batch)
+    return batch.takeError();
+  // One step to warm up (first touches of every buffer), then the timed
+  // ones; the median is reported.
+  std::vector<double> ms;
+  for (int i = 0; i <= std::max(o.repeat, 3); ++i) {
+    Clock::time_point start = Clock::now();
+    if (auto r = (*trainer)->step(*batch, 1e-4); !r)
+      return r.takeError();
+    if (i)
+      ms.push_back(msSince(start));
+  }
+  std::sort(ms.begin(), ms.end());
+  double median = ms[ms.size() / 2];
+  double tokS = double(o.batch * seq) / (median / 1e3);
+  double gflops = stepFlops(*config, o.batch, seq) / (median / 1e3) / 1e9;
+  runtime::TrainingMemory memory =
+      runtime::trainingMemory(*config, o.batch, seq, true);
+  double peak = peakRssMb();
+  const runtime::Program::HeapCounters &heap = (*trainer)->program().heap();
+  double stepHeapMb = heap.peak ? double(heap.peak()) / 1e6 : 0;
+  // As inference's budget: the buffers the trainer owns (1.2x), the
+  // activations, the process at start and the compiler's high-water mark.
+  MemoryBudget budget{
+      (memory.parameters + memory.gradients + memory.moments) / 1e6, 0,
+      memory.activations / 1e6, o.startRssMb,
+      std::max(0.0, compiled.peakMb - o.startRssMb)};
+  if (std::string warning = budget.warning(peak); !warning.empty())
+    std::fprintf(stderr, "%s\n", warning.c_str());
+  if (o.json) {
+    json::Value out = json::Value::object();
+    out.set("train", true);
+    out.set("batch", o.batch);
+    out.set("seq", seq);
+    out.set("threads", compiled.threads);
+    out.set("compile_ms", rounded(compiled.ms, 1));
+    out.set("ms_per_step", rounded(median, 2));
+    out.set("tok_s", rounded(tokS, 1));
+    out.set("gflop_s", rounded(gflops, 1));
+    out.set("peak_rss_mb", rounded(peak, 1));
+    out.set("estimate_mb", rounded(memory.total() / 1e6, 1));
+    out.set("activations_mb", rounded(memory.activations / 1e6, 1));
+    out.set("step_heap_mb", rounded(stepHeapMb, 1));
+    out.set("start_rss_mb", rounded(o.startRssMb, 1));
+    out.set("compile_mb", rounded(budget.compile, 1));
+    out.set("rss_bound_mb", rounded(budget.bound(), 1));
+    std::printf("%s\n", out.dump(json::Value::Layout::Line).c_str());
+    return Error::success();
+  }
+  std::printf("train step    %.2f ms for %lld x %lld tokens (%.1f tok/s, "
+              "%.1f GFLOP/s), median of %zu\n"
+              "compile       %.1f ms (%d threads)\n"
+              "peak RSS      %.1f MB (the step's estimate %.1f MB: %s; "
+              "process at start %.1f MB, compile %.1f MB)\n"
+              "RSS bound     %.1f MB (1.2 x parameters, gradients and "
+              "moments + activations + process at start + compile)\n"
+              "step heap     %.1f MB at its peak (the compiled code's "
+              "buffers: the activations)\n",
+              median, (long long)o.batch, (long long)seq, tokS, gflops,
+              ms.size(), compiled.ms, compiled.threads, peak,
+              memory.total() / 1e6, memory.parts().c_str(), o.startRssMb,
+              budget.compile, budget.bound(), stepHeapMb);
+  return Error::success();
+}
 
 Error runTrain(const Options &o) {
   if (o.tokensFile.empty())

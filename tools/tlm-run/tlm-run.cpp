@@ -54,6 +54,11 @@ Error runModelCommand(const Options &o) {
   return Run(o.flags(), jitSessions(o));
 }
 
+/// bench, or with --train the training step's (which needs the compiler).
+Error runBench(const Options &o) {
+  return o.train ? runTrainBench(o) : runModelCommand<cli::runBench>(o);
+}
+
 const std::map<std::string, Command> &commands() {
   static const std::map<std::string, Command> table = {
       {"forward",
@@ -71,10 +76,12 @@ const std::map<std::string, Command> &commands() {
         "--tokenizer tokenizer.json --prompt \"Once upon a time\" "
         "--temperature 0.8 --top-p 0.9\n"}},
       {"bench",
-       {runModelCommand<runBench>, Bench,
+       {runBench, Bench,
         "compile time, prefill and decode speed, peak memory",
         "  tlm-run bench --config examples/small.json --threads 2 --repeat 5 "
-        "--json\n"}},
+        "--json\n"
+        "  tlm-run bench --train --config examples/cs336-ts.json --batch 8 "
+        "--seq 16 --threads 1\n"}},
       {"eval",
        {runModelCommand<runEval>, Eval,
         "mean next-token cross-entropy and perplexity of a token file",
