@@ -143,6 +143,34 @@ LogicalResult SiLUFFNGradOp::verify() {
                          {"w2_grad", getW2Grad(), "w2", getW2()}});
 }
 
+/// `lse` of (batch, num_heads, seq) for q (batch, seq, ...).
+static LogicalResult verifyLse(Operation *op, Value lse, Value q,
+                               int64_t heads) {
+  RankedTensorType l = ty(lse), qt = ty(q);
+  if (failed(expectRank(op, "lse", l, 3)) ||
+      failed(expectDim(op, "lse", l, 0, qt.getDimSize(0), "batch")) ||
+      failed(expectDim(op, "lse", l, 1, heads, "num_heads")) ||
+      failed(expectDim(op, "lse", l, 2, qt.getDimSize(1), "seq")))
+    return failure();
+  return success();
+}
+
+int64_t AttentionLseOp::getHeadDim() {
+  return ty(getQ()).getDimSize(2) / getNumHeads();
+}
+
+std::optional<double> AttentionLseOp::getRopeThetaValue() {
+  return thetaValue(getRopeTheta());
+}
+
+LogicalResult AttentionLseOp::verify() {
+  if (failed(verifyQKV(*this, getQ(), getK(), getV(), getNumHeads(),
+                       getNumKvHeads(), getRopeThetaValue())) ||
+      failed(sameShape(*this, "result", ty(getResult()), "q", ty(getQ()))))
+    return failure();
+  return verifyLse(*this, getLse(), getQ(), getNumHeads());
+}
+
 int64_t AttentionGradOp::getHeadDim() {
   return ty(getQ()).getDimSize(2) / getNumHeads();
 }
@@ -154,7 +182,9 @@ std::optional<double> AttentionGradOp::getRopeThetaValue() {
 LogicalResult AttentionGradOp::verify() {
   if (failed(verifyQKV(*this, getQ(), getK(), getV(), getNumHeads(),
                        getNumKvHeads(), getRopeThetaValue())) ||
-      failed(sameShape(*this, "grad", ty(getGrad()), "q", ty(getQ()))))
+      failed(sameShape(*this, "grad", ty(getGrad()), "q", ty(getQ()))) ||
+      failed(sameShape(*this, "out", ty(getOut()), "q", ty(getQ()))) ||
+      failed(verifyLse(*this, getLse(), getQ(), getNumHeads())))
     return failure();
   return gradientsMatch(*this, {{"q_grad", getQGrad(), "q", getQ()},
                                 {"k_grad", getKGrad(), "k", getK()},

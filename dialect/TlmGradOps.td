@@ -116,25 +116,54 @@ def Tlm_SiLUFFNGradOp : Tlm_Op<"silu_ffn_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tlm_AttentionLseOp : Tlm_Op<"attention_lse", [Pure]> {
+  let summary = "tlm.attention that also returns each query row's logsumexp";
+  let description = [{
+    The training step's forward attention (tlm-build-train-step puts it in
+    place of `tlm.attention`): `result` is `tlm.attention`'s with the same
+    attributes (positions `0..seq-1`), and `lse (batch, num_heads, seq)` the
+    logsumexp of each query row's scaled, causally masked scores. The
+    backward rebuilds the probabilities from it, `P = exp(S − lse)`, one
+    elementwise pass, rather than keeping them.
+
+    ```mlir
+    %o, %lse = tlm.attention_lse %q, %k, %v {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.0e+04 : f64}
+        : (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>) -> (tensor<?x?x64xf32>, tensor<?x4x?xf32>)
+    ```
+  }];
+  let arguments = (ins Tlm_F32Tensor:$q, Tlm_F32Tensor:$k, Tlm_F32Tensor:$v,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$num_kv_heads,
+                       OptionalAttr<F64Attr>:$rope_theta);
+  let results = (outs Tlm_F32Tensor:$result, Tlm_F32Tensor:$lse);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getHeadDim();
+    std::optional<double> getRopeThetaValue();
+  }];
+}
+
 def Tlm_AttentionGradOp : Tlm_Op<"attention_grad", [Pure]> {
   let summary = "gradients of tlm.attention: dq, dk, dv";
   let description = [{
-    For `tlm.attention` with the same attributes (positions `0..seq-1`):
-    per head, with `S = Q·Kᵀ/sqrt(d_k)` (Q, K rotated when `rope_theta` is
-    set), `P = softmax(S + causal mask)`: `dV = Pᵀ·dO`, `dP = dO·Vᵀ`,
-    `dS = P·(dP − rowsum(P·dP))`, `dQ = dS·K/sqrt(d_k)`,
-    `dK = dSᵀ·Q/sqrt(d_k)`; the gradients of rotated Q and K are rotated
-    back by −θ. A kv head's `dK`, `dV` sum over the query heads that read it
-    (GQA).
+    For `tlm.attention_lse` with the same attributes, from its output `out`
+    and row logsumexps `lse`: per head, with `S = Q·Kᵀ/sqrt(d_k)` (Q, K
+    rotated when `rope_theta` is set) and `P = exp(S − lse)` (0 above the
+    diagonal): `dV = Pᵀ·dO`, `dP = dO·Vᵀ`, `D = rowsum(dO·O)`,
+    `dS = P·(dP − D)`, `dQ = dS·K/sqrt(d_k)`, `dK = dSᵀ·Q/sqrt(d_k)`; the
+    gradients of rotated Q and K are rotated back by −θ. A kv head's `dK`,
+    `dV` sum over the query heads that read it (GQA).
 
     ```mlir
-    %dq, %dk, %dv = tlm.attention_grad %do, %q, %k, %v {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.0e+04 : f64}
-        : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)
+    %dq, %dk, %dv = tlm.attention_grad %do, %q, %k, %v, %o, %lse {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.0e+04 : f64}
+        : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>, tensor<?x?x64xf32>, tensor<?x4x?xf32>)
         -> (tensor<?x?x64xf32>, tensor<?x?x32xf32>, tensor<?x?x32xf32>)
     ```
   }];
   let arguments = (ins Tlm_F32Tensor:$grad, Tlm_F32Tensor:$q,
                        Tlm_F32Tensor:$k, Tlm_F32Tensor:$v,
+                       Tlm_F32Tensor:$out, Tlm_F32Tensor:$lse,
                        ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
                        ConfinedAttr<I64Attr, [IntPositive]>:$num_kv_heads,
                        OptionalAttr<F64Attr>:$rope_theta);

@@ -26,6 +26,14 @@ Value scoresOf(OpBuilder &b, Location loc, Value q, Value k, AffineMap qMap,
 Value scaleAndMask(OpBuilder &b, Location loc, Value scores, int64_t headDim,
                    Value mask, bool causal);
 
+/// The logsumexp of each row (the last dim) of f32 `scores`, masked ones
+/// -inf: max + log Σ exp(x − max).
+Value rowLogSumExp(OpBuilder &b, Location loc, Value scores);
+
+/// exp(scores − lse) with `lse` of every row (rowLogSumExp's): the
+/// probabilities, 0 where a score is -inf.
+Value probsFromLse(OpBuilder &b, Location loc, Value scores, Value lse);
+
 } // namespace mlir::tlm
 
 #endif // TLM_PASSES_CONVERSION_ATTENTIONCORE_H

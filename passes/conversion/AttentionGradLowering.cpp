@@ -1,16 +1,17 @@
 //===- AttentionGradLowering.cpp - tlm.attention_grad to linalg -----------===//
 //
 // The backward of causal attention per head (docs/training.md): the
-// probabilities P are recomputed with the forward's own generics (so CSE
-// merges them with the forward's when both are in one function), then
-// dP = dO·Vᵀ, D = rowsum(P·dP), dS = P·(dP − D)/sqrt(d_k), and the three
+// probabilities are rebuilt from the forward's row logsumexps,
+// P = exp(S − lse), then dP = dO·Vᵀ, D = rowsum(dO·O),
+// dS = P·(dP − D)/sqrt(d_k), and the three
 // contractions dV = Pᵀ·dO, dK = dSᵀ·Q, dQ = dS·K. A kv head's dK and dV sum
 // over its group of query heads: the head dim of P, dS, dO and Q is viewed
 // as (kv, g) (a reshape, no copy), so the group is a loop of its own, which
 // linalg needs to size it. Rotated Q and K gradients are rotated back.
 //
-// P and dS are (B, H, S, S) tensors: the FlashAttention-2 form, which keeps
-// only a row's logsumexp, is not built yet.
+// This form holds P and dS as (B, H, T, T) tensors; with a static sequence
+// (training's), AttentionHeads.h's loop holds one head's (T, T) tile at a
+// time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -103,13 +104,17 @@ struct LowerAttentionGrad : OpRewritePattern<AttentionGradOp> {
     Value k = splitHeads(b, loc, op.getK(), kvHeads, dk);
     Value v = splitHeads(b, loc, op.getV(), kvHeads, dk);
     Value dO = splitHeads(b, loc, op.getGrad(), heads, dk);
+    Value out = splitHeads(b, loc, op.getOut(), heads, dk);
+    Value lse = op.getLse();
     std::optional<double> theta = op.getRopeThetaValue();
     if (theta)
       std::tie(q, k) = applyRopeQK(b, loc, q, k, Value(), *theta);
     if (std::optional<HeadsLayout> layout = staticHeads(q, k);
         byHeads && layout)
       return finish(op, rewriter,
-                    attentionGradByHeads(b, loc, q, k, v, dO, *layout), theta);
+                    attentionGradByHeads(b, loc, q, k, v, out, lse, dO,
+                                         *layout),
+                    theta);
 
     // Over (b, h, i, j, d), as the forward's scores.
     MLIRContext *ctx = b.getContext();
@@ -122,19 +127,24 @@ struct LowerAttentionGrad : OpRewritePattern<AttentionGradOp> {
                                          qSizes[1], kSizes[1]};
     AffineMap qMap = AffineMap::get(5, 0, {bb, i, h, d}, ctx);
     AffineMap kMap = AffineMap::get(5, 0, {bb, j, kvh, d}, ctx);
-    Value probs = softmaxLastDim(
+    Value probs = probsFromLse(
         b, loc,
         scaleAndMask(b, loc, scoresOf(b, loc, q, k, qMap, kMap, scoreSizes),
-                     dk, Value(), /*causal=*/true));
+                     dk, Value(), /*causal=*/true),
+        lse);
     Value dP = scoresOf(b, loc, dO, v, qMap, kMap, scoreSizes);
 
-    // D = rowsum(P·dP), dS = P·(dP − D)/sqrt(d_k), over (b, h, i, j).
+    // D = rowsum(dO·O) over (b, h, i, e), dS = P·(dP − D)/sqrt(d_k) over
+    // (b, h, i, j).
     AffineMap id4 = b.getMultiDimIdentityMap(4), row4 = id4.dropResult(3);
     SmallVector<IteratorType> par(4, IteratorType::parallel);
+    AffineExpr db, dh, di, de;
+    bindDims(ctx, db, dh, di, de);
+    AffineMap heads4 = AffineMap::get(4, 0, {db, di, dh, de}, ctx);
     Value rowDot = contraction(
-        b, loc, probs, dP,
+        b, loc, dO, out,
         filledTensor(b, loc, ArrayRef(scoreSizes).drop_back(), f32, 0.0),
-        {id4, id4, row4});
+        {heads4, heads4, row4});
     Value scale = floatConst(b, loc, f32, 1.0 / std::sqrt(double(dk)));
     Value dS = genericOp(
         b, loc, ValueRange{probs, dP, rowDot},

@@ -75,12 +75,27 @@ Value addToHead(OpBuilder &b, Location loc, Value part, Value into,
   return insertHead(b, loc, sum, into, s);
 }
 
+/// One head's scaled, causally masked scores (T, T).
+Value headScores(OpBuilder &b, Location loc, Value q, Value k,
+                 const HeadsLayout &l) {
+  return scaleAndMask(b, loc, headProjection(b, loc, q, k), l.headDim,
+                      Value(), true);
+}
+
 /// One head's causal probabilities (T, T) from its Q and K (T, dk).
 Value headProbs(OpBuilder &b, Location loc, Value q, Value k,
                 const HeadsLayout &l) {
-  Value scores = headProjection(b, loc, q, k);
-  return softmaxLastDim(
-      b, loc, scaleAndMask(b, loc, scores, l.headDim, Value(), true));
+  return softmaxLastDim(b, loc, headScores(b, loc, q, k, l));
+}
+
+/// Row `h` of sequence `bi` of a (B, H, T) tensor, as (T).
+HeadSlice lseSlice(OpBuilder &b, Value bi, Value h, const HeadsLayout &l) {
+  HeadSlice s;
+  s.offsets = {bi, h, b.getIndexAttr(0)};
+  s.sizes = {b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(l.seq)};
+  s.strides = SmallVector<OpFoldResult>(3, b.getIndexAttr(1));
+  s.type = RankedTensorType::get({l.seq}, b.getF32Type());
+  return s;
 }
 
 using HeadBody = function_ref<SmallVector<Value>(
@@ -130,9 +145,37 @@ Value tlm::attentionByHeads(OpBuilder &b, Location loc, Value q, Value k,
       })[0];
 }
 
+std::pair<Value, Value> tlm::attentionLseByHeads(OpBuilder &b, Location loc,
+                                                Value q, Value k, Value v,
+                                                const HeadsLayout &l) {
+  Type f32 = b.getF32Type();
+  SmallVector<Value> init{
+      emptyTensor(b, loc, sizesOf(b, loc, q), f32),
+      emptyTensor(b, loc,
+                  {b.getIndexAttr(l.batch), b.getIndexAttr(l.heads),
+                   b.getIndexAttr(l.seq)},
+                  f32)};
+  SmallVector<Value> r = forEachHead(
+      b, loc, l, init,
+      [&](OpBuilder &nb, Location nl, Value bi, Value h, Value kvh,
+          ValueRange acc) -> SmallVector<Value> {
+        HeadSlice qs = headSlice(nb, bi, h, l), ks = headSlice(nb, bi, kvh, l);
+        Value scores = headScores(nb, nl, extractHead(nb, nl, q, qs),
+                                  extractHead(nb, nl, k, ks), l);
+        Value lse = rowLogSumExp(nb, nl, scores);
+        Value o = headProjection(
+            nb, nl, probsFromLse(nb, nl, scores, lse),
+            transpose2d(nb, nl, extractHead(nb, nl, v, ks)));
+        return {insertHead(nb, nl, o, acc[0], qs),
+                insertHead(nb, nl, lse, acc[1], lseSlice(nb, bi, h, l))};
+      });
+  return {r[0], r[1]};
+}
+
 SmallVector<Value> tlm::attentionGradByHeads(OpBuilder &b, Location loc,
                                              Value q, Value k, Value v,
-                                             Value dO, const HeadsLayout &l) {
+                                             Value out, Value lse, Value dO,
+                                             const HeadsLayout &l) {
   Type f32 = b.getF32Type();
   SmallVector<Value> init{filledTensor(b, loc, sizesOf(b, loc, q), f32, 0.0),
                           filledTensor(b, loc, sizesOf(b, loc, k), f32, 0.0),
@@ -145,12 +188,14 @@ SmallVector<Value> tlm::attentionGradByHeads(OpBuilder &b, Location loc,
         HeadSlice qs = headSlice(nb, bi, h, l), ks = headSlice(nb, bi, kvh, l);
         Value qh = extractHead(nb, nl, q, qs), kh = extractHead(nb, nl, k, ks);
         Value vh = extractHead(nb, nl, v, ks), dOh = extractHead(nb, nl, dO, qs);
-        Value probs = headProbs(nb, nl, qh, kh, l);
+        Value probs = probsFromLse(
+            nb, nl, headScores(nb, nl, qh, kh, l),
+            extractHead(nb, nl, lse, lseSlice(nb, bi, h, l)));
         Value dP = headProjection(nb, nl, dOh, vh);
-        // dS = P·(dP − rowsum(P·dP)) / sqrt(dk).
+        // dS = P·(dP − D) / sqrt(dk), D = rowsum(dO·O) (= rowsum(P·dP)).
         AffineMap id = nb.getMultiDimIdentityMap(2), row = id.dropResult(1);
         Value rowDot = contraction(
-            nb, nl, probs, dP,
+            nb, nl, dOh, extractHead(nb, nl, out, qs),
             filledTensor(nb, nl, {nb.getIndexAttr(l.seq)}, f32, 0.0),
             {id, id, row});
         Value c = floatConst(nb, nl, f32, scale);

@@ -15,6 +15,7 @@
 #include "mlir/IR/Builders.h"
 
 #include <optional>
+#include <utility>
 
 namespace mlir::tlm {
 
@@ -30,12 +31,19 @@ std::optional<HeadsLayout> staticHeads(Value q, Value k);
 Value attentionByHeads(OpBuilder &b, Location loc, Value q, Value k, Value v,
                        const HeadsLayout &layout);
 
+/// attentionByHeads' output with each row's logsumexp (B, H, T), the
+/// probabilities computed as exp(S − lse).
+std::pair<Value, Value> attentionLseByHeads(OpBuilder &b, Location loc,
+                                            Value q, Value k, Value v,
+                                            const HeadsLayout &layout);
+
 /// dQ, dK, dV (the rotated Q's and K's gradients, not rotated back) of
-/// attentionByHeads for the output gradient dO (B, T, H, dk); a kv head's
-/// dK and dV sum over its query heads.
+/// attentionLseByHeads for the output gradient dO (B, T, H, dk), from its
+/// output `out` (B, T, H, dk) and `lse`; a kv head's dK and dV sum over its
+/// query heads.
 SmallVector<Value> attentionGradByHeads(OpBuilder &b, Location loc, Value q,
-                                        Value k, Value v, Value dO,
-                                        const HeadsLayout &layout);
+                                        Value k, Value v, Value out, Value lse,
+                                        Value dO, const HeadsLayout &layout);
 
 } // namespace mlir::tlm
 

@@ -101,6 +101,48 @@ Value tlm::scaleAndMask(OpBuilder &b, Location loc, Value scores, int64_t headDi
       });
 }
 
+Value tlm::rowLogSumExp(OpBuilder &b, Location loc, Value scores) {
+  Type f32 = b.getF32Type();
+  int64_t rank = cast<RankedTensorType>(scores.getType()).getRank();
+  Value rowMax = reduceLastDim(
+      b, loc, scores, f32, -std::numeric_limits<double>::infinity(),
+      [](OpBuilder &nb, Location l, ValueRange a) {
+        return arith::MaximumFOp::create(nb, l, a[0], a[1]).getResult();
+      });
+  AffineMap id = b.getMultiDimIdentityMap(rank), row = id.dropResult(rank - 1);
+  SmallVector<IteratorType> iters(rank, IteratorType::parallel);
+  iters.back() = IteratorType::reduction;
+  SmallVector<OpFoldResult> rows = sizesOf(b, loc, scores);
+  rows.pop_back();
+  Value sum = genericOp(b, loc, ValueRange{scores, rowMax},
+                        filledTensor(b, loc, rows, f32, 0.0), {id, row, row},
+                        iters, [](OpBuilder &nb, Location l, ValueRange a) {
+                          Value d = arith::SubFOp::create(nb, l, a[0], a[1]);
+                          Value e = math::ExpOp::create(nb, l, d);
+                          return arith::AddFOp::create(nb, l, a[2], e)
+                              .getResult();
+                        });
+  return elementwise(b, loc, ValueRange{rowMax, sum}, f32,
+                     [](OpBuilder &nb, Location l, ValueRange a) {
+                       Value lg = math::LogOp::create(nb, l, a[1]);
+                       return arith::AddFOp::create(nb, l, a[0], lg)
+                           .getResult();
+                     });
+}
+
+Value tlm::probsFromLse(OpBuilder &b, Location loc, Value scores, Value lse) {
+  Type f32 = b.getF32Type();
+  int64_t rank = cast<RankedTensorType>(scores.getType()).getRank();
+  AffineMap id = b.getMultiDimIdentityMap(rank), row = id.dropResult(rank - 1);
+  return genericOp(b, loc, ValueRange{scores, lse},
+                   emptyTensor(b, loc, sizesOf(b, loc, scores), f32),
+                   {id, row, id}, SmallVector<IteratorType>(rank, IteratorType::parallel),
+                   [](OpBuilder &nb, Location l, ValueRange a) {
+                     Value d = arith::SubFOp::create(nb, l, a[0], a[1]);
+                     return math::ExpOp::create(nb, l, d).getResult();
+                   });
+}
+
 namespace {
 
 //===----------------------------------------------------------------------===//
@@ -244,6 +286,30 @@ struct LowerSDPA : OpRewritePattern<SDPAOp> {
 
 /// tlm.attention: heads split by reshapes, RoPE on Q and K, then the core
 /// over (b, h, i, j, d) with query head h reading kv head h floordiv G.
+/// The layout of causal attention on split heads, q (B, T, H, dk) and k, v
+/// (B, T, KV, dk), query head h reading kv head h floordiv `group`.
+AttentionLayout splitHeadsLayout(OpBuilder &b, Location loc, Value q, Value k,
+                                 int64_t heads, int64_t group, int64_t dk) {
+  MLIRContext *ctx = b.getContext();
+  AffineExpr bb, h, i, j, d;
+  bindDims(ctx, bb, h, i, j, d);
+  AffineExpr kvh = h.floorDiv(group);
+  SmallVector<OpFoldResult> qSizes = sizesOf(b, loc, q);
+  SmallVector<OpFoldResult> kSizes = sizesOf(b, loc, k);
+  AttentionLayout layout;
+  layout.scoreSizes = {qSizes[0], b.getIndexAttr(heads), qSizes[1],
+                       kSizes[1]};
+  layout.outSizes = qSizes;
+  layout.q = AffineMap::get(5, 0, {bb, i, h, d}, ctx);
+  layout.k = AffineMap::get(5, 0, {bb, j, kvh, d}, ctx);
+  // Over (b, h, i, e, j): the names bind j↔e positions accordingly.
+  AffineExpr e = j, jj = d;
+  layout.v = AffineMap::get(5, 0, {bb, jj, kvh, e}, ctx);
+  layout.out = AffineMap::get(5, 0, {bb, i, h, e}, ctx);
+  layout.headDim = dk;
+  return layout;
+}
+
 struct LowerAttention : OpRewritePattern<AttentionOp> {
   LowerAttention(MLIRContext *ctx, bool byHeads)
       : OpRewritePattern(ctx), byHeads(byHeads) {}
@@ -268,27 +334,51 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
                      op.getType()));
       return success();
     }
-    MLIRContext *ctx = rewriter.getContext();
-    AffineExpr bb, h, i, j, d;
-    bindDims(ctx, bb, h, i, j, d);
-    AffineExpr kvh = h.floorDiv(group);
-    SmallVector<OpFoldResult> qSizes = sizesOf(rewriter, loc, q);
-    SmallVector<OpFoldResult> kSizes = sizesOf(rewriter, loc, k);
-    AttentionLayout layout;
-    layout.scoreSizes = {qSizes[0], rewriter.getIndexAttr(heads), qSizes[1],
-                         kSizes[1]};
-    layout.outSizes = qSizes;
-    layout.q = AffineMap::get(5, 0, {bb, i, h, d}, ctx);
-    layout.k = AffineMap::get(5, 0, {bb, j, kvh, d}, ctx);
-    // Over (b, h, i, e, j): the names bind j↔e positions accordingly.
-    AffineExpr e = j, jj = d;
-    layout.v = AffineMap::get(5, 0, {bb, jj, kvh, e}, ctx);
-    layout.out = AffineMap::get(5, 0, {bb, i, h, e}, ctx);
-    layout.headDim = dk;
+    AttentionLayout layout = splitHeadsLayout(rewriter, loc, q, k, heads,
+                                              group, dk);
     Value out = attentionCore(rewriter, loc, q, k, v, layout, Value(),
                               /*causal=*/true);
     Value merged = mergeHeads(rewriter, loc, out);
     rewriter.replaceOp(op, castTo(rewriter, loc, merged, op.getType()));
+    return success();
+  }
+};
+
+/// tlm.attention_lse: the probabilities are exp(S − lse), lse each row's
+/// logsumexp, which is the op's second result ((B, H, T), as the scores'
+/// rows are).
+struct LowerAttentionLse : OpRewritePattern<AttentionLseOp> {
+  LowerAttentionLse(MLIRContext *ctx, bool byHeads)
+      : OpRewritePattern(ctx), byHeads(byHeads) {}
+  bool byHeads;
+  LogicalResult matchAndRewrite(AttentionLseOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads();
+    int64_t dk = op.getHeadDim(), group = heads / kvHeads;
+    Value q = splitHeads(b, loc, op.getQ(), heads, dk);
+    Value k = splitHeads(b, loc, op.getK(), kvHeads, dk);
+    Value v = splitHeads(b, loc, op.getV(), kvHeads, dk);
+    if (std::optional<double> theta = op.getRopeThetaValue())
+      std::tie(q, k) = applyRopeQK(b, loc, q, k, Value(), *theta);
+    Value out, lse;
+    if (std::optional<HeadsLayout> perHead = staticHeads(q, k);
+        byHeads && perHead) {
+      std::tie(out, lse) = attentionLseByHeads(b, loc, q, k, v, *perHead);
+    } else {
+      AttentionLayout layout = splitHeadsLayout(b, loc, q, k, heads, group, dk);
+      Value scores = scaleAndMask(
+          b, loc, scoresOf(b, loc, q, k, layout.q, layout.k, layout.scoreSizes),
+          dk, Value(), /*causal=*/true);
+      lse = rowLogSumExp(b, loc, scores);
+      Value acc = filledTensor(b, loc, layout.outSizes, b.getF32Type(), 0.0);
+      out = weightedSum(b, loc, probsFromLse(b, loc, scores, lse), v, layout.v,
+                        layout.out, acc);
+    }
+    rewriter.replaceOp(op, {castTo(b, loc, mergeHeads(b, loc, out),
+                                   op.getResult().getType()),
+                            castTo(b, loc, lse, op.getLse().getType())});
     return success();
   }
 };
@@ -376,5 +466,6 @@ void tlm::populateAttentionLoweringPatterns(RewritePatternSet &patterns,
                                             bool byHeads) {
   patterns.add<LowerRoPE, LowerSDPA, LowerCachedAttention>(
       patterns.getContext());
-  patterns.add<LowerAttention>(patterns.getContext(), byHeads);
+  patterns.add<LowerAttention, LowerAttentionLse>(patterns.getContext(),
+                                                 byHeads);
 }

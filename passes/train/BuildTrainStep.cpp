@@ -134,6 +134,31 @@ struct TlmBuildTrainStep
     llvm::append_range(results, newV);
   }
 
+  /// Puts tlm.attention_lse in place of each tlm.attention of the step's
+  /// forward: its row logsumexps are what the backward rebuilds the
+  /// probabilities from.
+  LogicalResult keepAttentionLse(OpBuilder &b, Block &body) {
+    SmallVector<tlm::AttentionOp> attentions(body.getOps<tlm::AttentionOp>());
+    for (tlm::AttentionOp op : attentions) {
+      if (op.getPositions())
+        return op.emitOpError("has explicit positions, which training does "
+                              "not take: its sequences start at position 0");
+      auto q = cast<RankedTensorType>(op.getQ().getType());
+      auto lseType = RankedTensorType::get(
+          {q.getDimSize(0), int64_t(op.getNumHeads()), q.getDimSize(1)},
+          b.getF32Type());
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(op);
+      auto lse = tlm::AttentionLseOp::create(
+          b, op.getLoc(), TypeRange{op.getType(), lseType}, op.getQ(),
+          op.getK(), op.getV(), op.getNumHeadsAttr(), op.getNumKvHeadsAttr(),
+          op.getRopeThetaAttr());
+      op.getResult().replaceAllUsesWith(lse.getResult());
+      op.erase();
+    }
+    return success();
+  }
+
   LogicalResult buildStep(func::FuncOp loss) {
     OpBuilder b(loss);
     b.setInsertionPointAfter(loss);
@@ -145,6 +170,8 @@ struct TlmBuildTrainStep
     Value lossValue = ret.getOperand(0);
     b.setInsertionPoint(ret);
 
+    if (failed(keepAttentionLse(b, body)))
+      return failure();
     GradientMap grads(b);
     auto lossType = cast<RankedTensorType>(lossValue.getType());
     grads.add(lossValue,

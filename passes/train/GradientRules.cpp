@@ -60,16 +60,15 @@ Grads siluFfnRule(OpBuilder &b, SiLUFFNOp op, Value dy) {
   return Grads(g.getResults());
 }
 
-FailureOr<Grads> attentionRule(OpBuilder &b, AttentionOp op, Value dy) {
-  if (op.getPositions())
-    return op.emitOpError("has explicit positions, which training does not "
-                          "take: its sequences start at position 0");
+/// tlm.attention_lse (which tlm-build-train-step puts in place of
+/// tlm.attention): its gradient reads its output and row logsumexps.
+Grads attentionRule(OpBuilder &b, AttentionLseOp op, Value dy) {
   auto g = AttentionGradOp::create(
       b, op.getLoc(),
       TypeRange{op.getQ().getType(), op.getK().getType(),
                 op.getV().getType()},
-      dy, op.getQ(), op.getK(), op.getV(), op.getNumHeadsAttr(),
-      op.getNumKvHeadsAttr(), op.getRopeThetaAttr());
+      dy, op.getQ(), op.getK(), op.getV(), op.getResult(), op.getLse(),
+      op.getNumHeadsAttr(), op.getNumKvHeadsAttr(), op.getRopeThetaAttr());
   return Grads{g.getQGrad(), g.getKGrad(), g.getVGrad()};
 }
 
@@ -105,11 +104,13 @@ FailureOr<Grads> passThrough(OpBuilder &b, Operation *op, Value dy) {
 FailureOr<SmallVector<Value>>
 tlm::buildOperandGradients(OpBuilder &b, Operation *op,
                            ArrayRef<Value> resultGrads) {
-  if (op->getNumResults() != 1)
-    return op->emitOpError("has no gradient rule (tlm-build-train-step "
-                           "differentiates ops of one result)");
-  Value dy = resultGrads.front();
-  assert(dy && "called for an op whose result reaches the loss");
+  // Every differentiable op has one result that reaches the loss
+  // (tlm.attention_lse's logsumexps are read by its gradient only).
+  Value dy = resultGrads.empty() ? Value() : resultGrads.front();
+  if (!dy || llvm::any_of(resultGrads.drop_front(),
+                          [](Value g) { return bool(g); }))
+    return op->emitOpError("has no gradient rule in tlm-build-train-step "
+                           "(one result of it reaches the loss)");
   FailureOr<Grads> grads =
       TypeSwitch<Operation *, FailureOr<Grads>>(op)
           .Case([&](LinearOp o) { return linearRule(b, o, dy); })
@@ -117,7 +118,7 @@ tlm::buildOperandGradients(OpBuilder &b, Operation *op,
           .Case([&](RMSNormOp o) { return rmsNormRule(b, o, dy); })
           .Case([&](SwiGLUOp o) { return swigluRule(b, o, dy); })
           .Case([&](SiLUFFNOp o) { return siluFfnRule(b, o, dy); })
-          .Case([&](AttentionOp o) { return attentionRule(b, o, dy); })
+          .Case([&](AttentionLseOp o) { return attentionRule(b, o, dy); })
           .Case([&](CrossEntropyOp o) { return crossEntropyRule(b, o, dy); })
           .Default([&](Operation *o) { return passThrough(b, o, dy); });
   if (failed(grads))

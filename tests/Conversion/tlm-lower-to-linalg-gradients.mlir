@@ -66,12 +66,14 @@ func.func @cross_entropy_shares_lse(%z: tensor<8x5xf32>, %t: tensor<8xi64>) -> (
 }
 
 // GQA: the query heads are viewed as (kv, group) so that dK and dV sum the
-// group in a loop of its own; the rotated gradients are rotated back.
+// group in a loop of its own; the probabilities are exp(S − lse), with no
+// max or sum of their own; the rotated gradients are rotated back.
 // CHECK-LABEL: func @attention_grad
+// CHECK-NOT: arith.maximumf
 // CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2], [3], [4]] {{.*}} : tensor<?x4x?x?xf32> into tensor<?x2x2x?x?xf32>
 // CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0], [1], [2, 3], [4]] {{.*}} : tensor<?x?x4x4xf32> into tensor<?x?x2x2x4xf32>
 // CHECK: arith.negf
-func.func @attention_grad(%do: tensor<?x?x16xf32>, %q: tensor<?x?x16xf32>, %k: tensor<?x?x8xf32>, %v: tensor<?x?x8xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>) {
-  %dq, %dk, %dv = tlm.attention_grad %do, %q, %k, %v {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.0e+04 : f64} : (tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>)
+func.func @attention_grad(%do: tensor<?x?x16xf32>, %q: tensor<?x?x16xf32>, %k: tensor<?x?x8xf32>, %v: tensor<?x?x8xf32>, %o: tensor<?x?x16xf32>, %lse: tensor<?x4x?xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>) {
+  %dq, %dk, %dv = tlm.attention_grad %do, %q, %k, %v, %o, %lse {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.0e+04 : f64} : (tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>, tensor<?x?x16xf32>, tensor<?x4x?xf32>) -> (tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>)
   return %dq, %dk, %dv : tensor<?x?x16xf32>, tensor<?x?x8xf32>, tensor<?x?x8xf32>
 }

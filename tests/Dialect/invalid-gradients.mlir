@@ -74,25 +74,41 @@ func.func @case8(%dy: tensor<3x8xf32>, %x: tensor<3x8xf32>, %w1: tensor<16x8xf32
 
 // -----
 
-func.func @case9(%do: tensor<1x4x16xf32>, %q: tensor<1x4x16xf32>, %k: tensor<1x4x8xf32>, %v: tensor<1x4x8xf32>) {
+func.func @case9(%do: tensor<1x4x16xf32>, %q: tensor<1x4x16xf32>, %k: tensor<1x4x8xf32>, %v: tensor<1x4x8xf32>, %o: tensor<1x4x16xf32>, %l: tensor<1x4x4xf32>) {
   // expected-error @+1 {{expected num_heads (4) to be divisible by num_kv_heads (3)}}
-  %dq, %dk, %dv = tlm.attention_grad %do, %q, %k, %v {num_heads = 4 : i64, num_kv_heads = 3 : i64} : (tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> (tensor<1x4x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>)
+  %dq, %dk, %dv = tlm.attention_grad %do, %q, %k, %v, %o, %l {num_heads = 4 : i64, num_kv_heads = 3 : i64} : (tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x16xf32>, tensor<1x4x4xf32>) -> (tensor<1x4x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>)
   return
 }
 
 // -----
 
-func.func @case10(%do: tensor<1x5x16xf32>, %q: tensor<1x4x16xf32>, %k: tensor<1x4x8xf32>, %v: tensor<1x4x8xf32>) {
+func.func @case10(%do: tensor<1x5x16xf32>, %q: tensor<1x4x16xf32>, %k: tensor<1x4x8xf32>, %v: tensor<1x4x8xf32>, %o: tensor<1x4x16xf32>, %l: tensor<1x4x4xf32>) {
   // expected-error @+1 {{expected grad of the shape of q (1, 4, 16), found (1, 5, 16)}}
-  %dq, %dk, %dv = tlm.attention_grad %do, %q, %k, %v {num_heads = 4 : i64, num_kv_heads = 2 : i64} : (tensor<1x5x16xf32>, tensor<1x4x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> (tensor<1x4x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>)
+  %dq, %dk, %dv = tlm.attention_grad %do, %q, %k, %v, %o, %l {num_heads = 4 : i64, num_kv_heads = 2 : i64} : (tensor<1x5x16xf32>, tensor<1x4x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x16xf32>, tensor<1x4x4xf32>) -> (tensor<1x4x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>)
   return
 }
 
 // -----
 
-func.func @case11(%do: tensor<1x4x16xf32>, %q: tensor<1x4x16xf32>, %k: tensor<1x4x8xf32>, %v: tensor<1x4x8xf32>) {
+func.func @case11(%do: tensor<1x4x16xf32>, %q: tensor<1x4x16xf32>, %k: tensor<1x4x8xf32>, %v: tensor<1x4x8xf32>, %o: tensor<1x4x16xf32>, %l: tensor<1x4x4xf32>) {
   // expected-error @+1 {{expected k_grad of the shape of k (1, 4, 8), found (1, 4, 16)}}
-  %dq, %dk, %dv = tlm.attention_grad %do, %q, %k, %v {num_heads = 4 : i64, num_kv_heads = 2 : i64} : (tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> (tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x8xf32>)
+  %dq, %dk, %dv = tlm.attention_grad %do, %q, %k, %v, %o, %l {num_heads = 4 : i64, num_kv_heads = 2 : i64} : (tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x16xf32>, tensor<1x4x4xf32>) -> (tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @case11b(%do: tensor<1x4x16xf32>, %q: tensor<1x4x16xf32>, %k: tensor<1x4x8xf32>, %v: tensor<1x4x8xf32>, %o: tensor<1x4x16xf32>, %l: tensor<1x2x4xf32>) {
+  // expected-error @+1 {{expected lse dim 1 (num_heads) to be 4, found 2 in shape (1, 2, 4)}}
+  %dq, %dk, %dv = tlm.attention_grad %do, %q, %k, %v, %o, %l {num_heads = 4 : i64, num_kv_heads = 2 : i64} : (tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4x16xf32>, tensor<1x2x4xf32>) -> (tensor<1x4x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>)
+  return
+}
+
+// -----
+
+func.func @case11c(%q: tensor<1x4x16xf32>, %k: tensor<1x4x8xf32>, %v: tensor<1x4x8xf32>) {
+  // expected-error @+1 {{expected lse dim 2 (seq) to be 4, found 5 in shape (1, 4, 5)}}
+  %o, %l = tlm.attention_lse %q, %k, %v {num_heads = 4 : i64, num_kv_heads = 2 : i64} : (tensor<1x4x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> (tensor<1x4x16xf32>, tensor<1x4x5xf32>)
   return
 }
 

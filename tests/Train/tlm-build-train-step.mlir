@@ -51,18 +51,22 @@ func.func @loss(%ids: tensor<2x3xi64>, %t: tensor<2x3xi64>, %e: tensor<10x8xf32>
 // -----
 
 // The block's ops: attention (GQA, RoPE) and SwiGLU give their gradient op
-// the forward op's own operands and attributes; a cast passes the gradient
-// back in its source's type. An f32 argument the loss does not read gets
-// zeros.
+// the forward op's own operands and attributes; in the step, attention
+// also returns its row logsumexps (tlm.attention_lse), which its gradient
+// reads with its output. A cast passes the gradient back in its source's
+// type. An f32 argument the loss does not read gets zeros.
+// CHECK-LABEL: func.func @loss(
+// CHECK: tlm.attention %
 // CHECK-LABEL: func.func @train_step(
+// CHECK-NOT: tlm.attention %
 // CHECK: %[[Q:.*]] = tlm.linear
-// CHECK: %[[O:.*]] = tlm.attention %[[Q]], %[[K:.*]], %[[V:.*]] {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.000000e+04 : f64}
+// CHECK: %[[O:.*]], %[[LSE:.*]] = tlm.attention_lse %[[Q]], %[[K:.*]], %[[V:.*]] {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.000000e+04 : f64} : ({{.*}}) -> (tensor<?x?x16xf32>, tensor<?x4x?xf32>)
 // CHECK: %[[F:.*]] = tlm.swiglu %[[O]], %[[W1:.*]], %[[W2:.*]], %[[W3:[^ ]*]] :
 // CHECK: %[[C:.*]] = tensor.cast %[[F]] : tensor<?x?x16xf32> to tensor<1x4x16xf32>
 // CHECK: %[[DC:.*]] = tlm.cross_entropy_grad
 // CHECK: %[[DF:.*]] = tensor.cast %{{.*}} : tensor<1x4x16xf32> to tensor<?x?x16xf32>
 // CHECK: %[[DO:.*]], %{{.*}}, %{{.*}}, %{{.*}} = tlm.swiglu_grad %[[DF]], %[[O]], %[[W1]], %[[W2]], %[[W3]]
-// CHECK: tlm.attention_grad %[[DO]], %[[Q]], %[[K]], %[[V]] {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.000000e+04 : f64}
+// CHECK: tlm.attention_grad %[[DO]], %[[Q]], %[[K]], %[[V]], %[[O]], %[[LSE]] {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.000000e+04 : f64}
 // CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<3xf32>
 // CHECK: return {{.*}}, %[[ZERO]] :
 func.func @loss(%x: tensor<?x?x16xf32>, %wq: tensor<16x16xf32>, %wk: tensor<8x16xf32>, %wv: tensor<8x16xf32>,

@@ -30,6 +30,8 @@ using Values = std::map<std::string, Vec>;
 /// gradient of.
 struct GradCase {
   std::string entry, op;
+  /// Lines before the op (the forward op whose results it reads).
+  std::string prelude;
   std::vector<Buffer> operands;
   /// Values the forward reads that the gradient op does not (the
   /// embedding's table).
@@ -94,19 +96,22 @@ std::string function(GradCase &c) {
   std::string s = "func.func @" + c.entry + "(";
   for (size_t n = 0; n < c.operands.size(); ++n)
     s += (n ? ", %" : "%") + c.operands[n].name + ": " + c.operands[n].type();
-  return s + ") -> (" + types + ") {\n  %r:" +
+  return s + ") -> (" + types + ") {\n" + c.prelude + "  %r:" +
          std::to_string(c.gradOf.size()) + " = " + c.op + "\n  return " +
          results + " : " + types + "\n}\n";
 }
 
-/// Compiles every case as one module and checks each result of each.
-void runGradCases(std::vector<GradCase> &cases) {
+/// Compiles every case as one module and checks each result of each; with
+/// `byHeads` off, attention takes the (B, H, T, T) form instead of the loop
+/// over heads.
+void runGradCases(std::vector<GradCase> &cases, bool byHeads) {
   std::string text;
   for (GradCase &c : cases)
     text += function(c);
   std::unique_ptr<mlir::MLIRContext> ctx = makeContext();
   runtime::JitOptions options;
   options.optLevel = kSweepOptLevel;
+  options.switches.attentionByHeads = byHeads;
   std::unique_ptr<runtime::Jit> jit = compileText(*ctx, text, options);
   ASSERT_TRUE(jit);
   for (GradCase &c : cases) {
@@ -231,14 +236,24 @@ TEST(Gradient, EveryRuleMatchesFiniteDifferences) {
     std::optional<double> theta;
     if (rope)
       theta = 1e4;
-    cases.push_back(make(
+    GradCase c = make(
         rope ? "attention_gqa_rope" : "attention_mha", "attention_grad", ops,
         {"q", "k", "v"},
         [=](const Values &v) {
           return ref64::attention(v.at("q"), v.at("k"), v.at("v"), 2, 5, heads,
                                   kv, dk, theta);
         },
-        attrs));
+        attrs);
+    // The gradient reads the forward's output and row logsumexps, which
+    // the compiled tlm.attention_lse computes in the same entry.
+    std::string q = ops[1].type(), kt = ops[2].type();
+    std::string lse = tensorType({2, heads, 5});
+    c.prelude = "  %o:2 = tlm.attention_lse %q, %k, %v " + attrs + " : (" + q +
+                ", " + kt + ", " + kt + ") -> (" + q + ", " + lse + ")\n";
+    c.op = "tlm.attention_grad %dy, %q, %k, %v, %o#0, %o#1 " + attrs + " : (" +
+           q + ", " + q + ", " + kt + ", " + kt + ", " + q + ", " + lse +
+           ") -> (" + q + ", " + kt + ", " + kt + ")";
+    cases.push_back(c);
   }
 
   Buffer targets = rng.i64({2, 3}, 0, 6, "targets");
@@ -249,7 +264,10 @@ TEST(Gradient, EveryRuleMatchesFiniteDifferences) {
       [t = targets.i](const Values &v) {
         return Vec{ref64::crossEntropy(v.at("logits"), t, 7)};
       }));
-  runGradCases(cases);
+  for (bool byHeads : {true, false}) {
+    SCOPED_TRACE(byHeads ? "attention by heads" : "attention as one tensor");
+    runGradCases(cases, byHeads);
+  }
 }
 
 /// CS336's cross-entropy cases (data/conformance/cs336/official), the
