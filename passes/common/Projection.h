@@ -25,11 +25,12 @@ struct ProjectionDims {
   unsigned n, k;
 };
 
-/// Marks a projection the lowering built inside a loop of its own
-/// (training's per-head attention loops, AttentionHeads.cpp): the matmul
-/// passes tile it as one outside any loop, though they leave other ops in
-/// loops alone (those are tiles already). The pass that tiles it drops the
-/// mark.
+/// Marks an op the lowering built inside a loop of its own (training's
+/// per-head attention loops, AttentionHeads.cpp): tlm-tile-matmuls tiles a
+/// projection so marked, and tlm-vectorize-elementwise an elementwise op
+/// or a transpose, as if it stood outside any loop (both leave other ops in
+/// loops alone: those are tiles already). The pass that takes an op drops
+/// its mark; tlm-vectorize-elementwise drops any left.
 inline constexpr llvm::StringLiteral kTileInLoopAttr = "tlm.tile_in_loop";
 
 /// Matches the contractions the lowering makes for tlm.linear: rows first,

@@ -24,6 +24,13 @@ Value headProjection(OpBuilder &b, Location loc, Value x, Value w) {
   return y;
 }
 
+/// Marks the op defining `v` for the CPU passes that skip ops in loops
+/// (kTileInLoopAttr); `v` itself.
+Value marked(OpBuilder &b, Value v) {
+  v.getDefiningOp()->setAttr(kTileInLoopAttr, b.getUnitAttr());
+  return v;
+}
+
 /// The (rows, cols) tensor `x` transposed, as a tensor of its own.
 Value transpose2d(OpBuilder &b, Location loc, Value x) {
   auto type = cast<RankedTensorType>(x.getType());
@@ -31,8 +38,9 @@ Value transpose2d(OpBuilder &b, Location loc, Value x) {
                            {b.getIndexAttr(type.getDimSize(1)),
                             b.getIndexAttr(type.getDimSize(0))},
                            type.getElementType());
-  return linalg::TransposeOp::create(b, loc, x, init, ArrayRef<int64_t>{1, 0})
-      .getResult()[0];
+  return marked(b, linalg::TransposeOp::create(b, loc, x, init,
+                                               ArrayRef<int64_t>{1, 0})
+                       .getResult()[0]);
 }
 
 /// Offsets, sizes and strides of head `h` of sequence `bi` in a
@@ -66,20 +74,20 @@ Value insertHead(OpBuilder &b, Location loc, Value part, Value into,
 /// `into`'s head slice plus `part`, put back.
 Value addToHead(OpBuilder &b, Location loc, Value part, Value into,
                 const HeadSlice &s) {
-  Value sum = elementwise(b, loc, ValueRange{extractHead(b, loc, into, s), part},
-                          b.getF32Type(),
-                          [](OpBuilder &nb, Location l, ValueRange a) {
-                            return arith::AddFOp::create(nb, l, a[0], a[1])
-                                .getResult();
-                          });
+  Value sum = marked(
+      b, elementwise(b, loc, ValueRange{extractHead(b, loc, into, s), part},
+                     b.getF32Type(), [](OpBuilder &nb, Location l, ValueRange a) {
+                       return arith::AddFOp::create(nb, l, a[0], a[1])
+                           .getResult();
+                     }));
   return insertHead(b, loc, sum, into, s);
 }
 
 /// One head's scaled, causally masked scores (T, T).
 Value headScores(OpBuilder &b, Location loc, Value q, Value k,
                  const HeadsLayout &l) {
-  return scaleAndMask(b, loc, headProjection(b, loc, q, k), l.headDim,
-                      Value(), true);
+  return marked(b, scaleAndMask(b, loc, headProjection(b, loc, q, k),
+                                l.headDim, Value(), true));
 }
 
 /// One head's causal probabilities (T, T) from its Q and K (T, dk).
@@ -164,7 +172,7 @@ std::pair<Value, Value> tlm::attentionLseByHeads(OpBuilder &b, Location loc,
                                   extractHead(nb, nl, k, ks), l);
         Value lse = rowLogSumExp(nb, nl, scores);
         Value o = headProjection(
-            nb, nl, probsFromLse(nb, nl, scores, lse),
+            nb, nl, marked(nb, probsFromLse(nb, nl, scores, lse)),
             transpose2d(nb, nl, extractHead(nb, nl, v, ks)));
         return {insertHead(nb, nl, o, acc[0], qs),
                 insertHead(nb, nl, lse, acc[1], lseSlice(nb, bi, h, l))};
@@ -188,9 +196,9 @@ SmallVector<Value> tlm::attentionGradByHeads(OpBuilder &b, Location loc,
         HeadSlice qs = headSlice(nb, bi, h, l), ks = headSlice(nb, bi, kvh, l);
         Value qh = extractHead(nb, nl, q, qs), kh = extractHead(nb, nl, k, ks);
         Value vh = extractHead(nb, nl, v, ks), dOh = extractHead(nb, nl, dO, qs);
-        Value probs = probsFromLse(
-            nb, nl, headScores(nb, nl, qh, kh, l),
-            extractHead(nb, nl, lse, lseSlice(nb, bi, h, l)));
+        Value probs = marked(
+            nb, probsFromLse(nb, nl, headScores(nb, nl, qh, kh, l),
+                             extractHead(nb, nl, lse, lseSlice(nb, bi, h, l))));
         Value dP = headProjection(nb, nl, dOh, vh);
         // dS = P·(dP − D) / sqrt(dk), D = rowsum(dO·O) (= rowsum(P·dP)).
         AffineMap id = nb.getMultiDimIdentityMap(2), row = id.dropResult(1);
@@ -199,7 +207,7 @@ SmallVector<Value> tlm::attentionGradByHeads(OpBuilder &b, Location loc,
             filledTensor(nb, nl, {nb.getIndexAttr(l.seq)}, f32, 0.0),
             {id, id, row});
         Value c = floatConst(nb, nl, f32, scale);
-        Value dS = genericOp(
+        Value dS = marked(nb, genericOp(
             nb, nl, ValueRange{probs, dP, rowDot},
             emptyTensor(nb, nl, sizesOf(nb, nl, probs), f32),
             {id, id, row, id},
@@ -208,7 +216,7 @@ SmallVector<Value> tlm::attentionGradByHeads(OpBuilder &b, Location loc,
               Value d = arith::SubFOp::create(bb, bl, a[1], a[2]);
               Value p = arith::MulFOp::create(bb, bl, a[0], d);
               return arith::MulFOp::create(bb, bl, p, c).getResult();
-            });
+            }));
         Value dq = headProjection(nb, nl, dS, transpose2d(nb, nl, kh));
         Value dk = headProjection(nb, nl, transpose2d(nb, nl, dS),
                                   transpose2d(nb, nl, qh));

@@ -56,15 +56,17 @@ static Projections collectProjections(func::FuncOp func) {
   Projections work;
   func.walk([&](linalg::LinalgOp op) {
     bool marked = op->hasAttr(tlm::kTileInLoopAttr);
-    op->removeAttr(tlm::kTileInLoopAttr);
     if (!marked && (op->getParentOfType<scf::ForOp>() ||
                     op->getParentOfType<scf::ForallOp>()))
       return; // already tiled
     if (!op.hasPureTensorSemantics())
       return;
     FailureOr<tlm::ProjectionDims> p = tlm::matchProjection(op);
-    if (succeeded(p))
+    if (succeeded(p)) {
+      // Its tiles are copies of it: they must not be taken again.
+      op->removeAttr(tlm::kTileInLoopAttr);
       work.emplace_back(op, *p);
+    }
   });
   return work;
 }

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/common/OptionChecks.h"
+#include "passes/common/Projection.h"
 #include "passes/cpu/Passes.h"
 #include "passes/cpu/RopeRotation.h"
 #include "passes/cpu/RowReduction.h"
@@ -33,6 +34,14 @@ namespace mlir::tlm {
 using namespace mlir;
 
 namespace {
+
+/// Whether `op` sits in a loop another pass made (its tiles), rather than
+/// one the lowering built and marked (kTileInLoopAttr).
+bool inTiledCode(Operation *op) {
+  return !op->hasAttr(tlm::kTileInLoopAttr) &&
+         (op->getParentOfType<scf::ForOp>() ||
+          op->getParentOfType<scf::ForallOp>());
+}
 
 /// Why `op` is left alone, or an empty string.
 std::string reasonToSkip(linalg::GenericOp op, int64_t lanes) {
@@ -101,8 +110,7 @@ struct TlmVectorizeElementwise
     SmallVector<linalg::TransposeOp> work;
     getOperation().walk([&](linalg::TransposeOp op) {
       auto type = cast<ShapedType>(op.getInput().getType());
-      if (op->getParentOfType<scf::ForOp>() ||
-          op->getParentOfType<scf::ForallOp>() || type.getRank() != 2 ||
+      if (inTiledCode(op) || type.getRank() != 2 ||
           !op.hasPureTensorSemantics() || !type.hasStaticShape() ||
           type.getDimSize(0) % lanes != 0 || type.getDimSize(1) % lanes != 0)
         return;
@@ -171,8 +179,7 @@ struct TlmVectorizeElementwise
 
     SmallVector<linalg::GenericOp> work, rotations;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (op->getParentOfType<scf::ForOp>() ||
-          op->getParentOfType<scf::ForallOp>())
+      if (inTiledCode(op))
         return; // inside code another pass has tiled
       if (tlm::ropeRotationMismatch(op, lanes).empty())
         rotations.push_back(op);
@@ -213,6 +220,9 @@ struct TlmVectorizeElementwise
       }
       rewriter.replaceOp(block, v->replacements);
     }
+    // The marks have done their work here (tlm-tile-matmuls ran before).
+    getOperation().walk(
+        [](Operation *op) { op->removeAttr(tlm::kTileInLoopAttr); });
     // Read and write the whole tensors at the block's offsets rather than
     // through one-block slices.
     RewritePatternSet patterns(&getContext());
