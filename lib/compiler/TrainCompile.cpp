@@ -64,6 +64,12 @@ compileTrainingProgram(const model::Config &config, const JitOptions &jit,
     options.weightBytes = model::weightBytes(config);
     // The step's work is in the entry itself, not in functions it calls.
     options.optimizeEntries = true;
+    // That one function holds every loop of the step; LLVM compiles a
+    // function on one thread, so smaller loops leave it too and the parts
+    // compile side by side (TinyStories shape, 2 cores: 6.5 s at the
+    // default 1500, 4.9 s at 400, 4.2 s at 150, no faster below; the
+    // step's speed unchanged).
+    options.outlineLoopSize = 150;
     auto compiled = Jit::compile(std::move(module), options);
     if (compiled)
       program = std::unique_ptr<Program>(std::move(*compiled));
