@@ -166,9 +166,15 @@ Expected<StepResult> Trainer::step(const TrainingBatch &batch, double lr) {
   if (Error err = program_->call(kTrainStepEntry, args))
     return std::move(err);
   ++steps_;
+  // A finite norm (its squares summed in f64, which no f32 overflows)
+  // means every gradient is: only then is scanning them skipped.
+  if (std::isfinite(result.loss) && std::isfinite(result.gradNorm))
+    return result;
   if (Error err = checkFinite(result.loss))
     return makeError("step " + std::to_string(steps_) + ": " + err.message());
-  return result;
+  return makeError("step " + std::to_string(steps_) +
+                   ": the gradient norm is not finite (" +
+                   std::to_string(result.gradNorm) + ")");
 }
 
 } // namespace tlm::runtime
