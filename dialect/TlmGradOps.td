@@ -7,10 +7,11 @@
 // f32, so every float operand and result here is f32.
 //
 // What the backward needs from the forward is the forward's operands; what
-// the forward computed from them (RMSNorm's 1/rms, the FFN's W1·x and W3·x,
-// attention's probabilities) is recomputed by the lowering with the same
-// linalg ops as the forward's, which CSE then merges with the forward's
-// when both are in one function.
+// the forward computed from them (RMSNorm's rms, the FFN's W1·x and W3·x,
+// the cross-entropy's logsumexp) is recomputed by the lowering with the
+// same linalg ops as the forward's, which CSE then merges with the
+// forward's when both are in one function. Attention instead keeps its
+// output and row logsumexps (tlm.attention_lse) for its gradient.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TLM_GRAD_OPS_TD

@@ -14,7 +14,7 @@ def TlmBuildTrainStep : Pass<"tlm-build-train-step", "::mlir::ModuleOp"> {
   let description = [{
     Takes the function named `loss` (its one result a 0-d f32 loss; no
     calls, one block: the builder emits the model inline for training) and
-    adds `@train_step` with the same arguments, returning the loss and the
+    adds `@train_step` (`step-function`) with the same arguments, returning the loss and the
     gradient of the loss with respect to every f32 argument, in argument
     order. The forward is cloned into it; the pass then walks it backwards
     from the loss, seeded with 1, applying each op's rule
@@ -27,8 +27,10 @@ def TlmBuildTrainStep : Pass<"tlm-build-train-step", "::mlir::ModuleOp"> {
     What the backward reads of the forward is the forward ops' operands;
     values the forward computed from them are recomputed by the gradient
     ops' lowering with the forward's own ops, which CSE merges with the
-    forward's (so RMSNorm's rms, the FFN's W1·x and W3·x and attention's
-    probabilities are computed once).
+    forward's (so RMSNorm's rms, the FFN's W1·x and W3·x and the
+    cross-entropy's logsumexp are computed once). Attention is replaced in
+    the step by `tlm.attention_lse`, whose output and row logsumexps its
+    gradient reads: it rebuilds the probabilities, never keeps them.
 
     With `optimizer=adamw` the step also updates the parameters (every f32
     argument): it takes, after the loss function's arguments, the first
