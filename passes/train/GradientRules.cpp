@@ -78,8 +78,9 @@ Grads crossEntropyRule(OpBuilder &b, CrossEntropyOp op, Value dl) {
   return {g.getLogitsGrad(), Value()};
 }
 
-/// Every rule here but these checks that the forward is f32: the gradient
-/// ops are f32 only, and their verifiers name the operand otherwise.
+/// The upstream ops the builder puts between the tlm ops: the residual add
+/// hands its gradient to both operands, a cast casts it back; anything else
+/// has no rule.
 FailureOr<Grads> passThrough(OpBuilder &b, Operation *op, Value dy) {
   return TypeSwitch<Operation *, FailureOr<Grads>>(op)
       .Case([&](arith::AddFOp add) -> FailureOr<Grads> {
@@ -104,13 +105,14 @@ FailureOr<Grads> passThrough(OpBuilder &b, Operation *op, Value dy) {
 FailureOr<SmallVector<Value>>
 tlm::buildOperandGradients(OpBuilder &b, Operation *op,
                            ArrayRef<Value> resultGrads) {
-  // Every differentiable op has one result that reaches the loss
-  // (tlm.attention_lse's logsumexps are read by its gradient only).
+  // Every rule differentiates through an op's first result (the others,
+  // tlm.attention_lse's logsumexps, are read by its gradient only).
   Value dy = resultGrads.empty() ? Value() : resultGrads.front();
   if (!dy || llvm::any_of(resultGrads.drop_front(),
                           [](Value g) { return bool(g); }))
-    return op->emitOpError("has no gradient rule in tlm-build-train-step "
-                           "(one result of it reaches the loss)");
+    return op->emitOpError("reaches the loss through a result other than "
+                           "its first, which tlm-build-train-step does not "
+                           "differentiate");
   FailureOr<Grads> grads =
       TypeSwitch<Operation *, FailureOr<Grads>>(op)
           .Case([&](LinearOp o) { return linearRule(b, o, dy); })
