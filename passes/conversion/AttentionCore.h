@@ -13,9 +13,6 @@
 
 namespace mlir::tlm {
 
-/// All parallel iterators but the innermost loop's.
-SmallVector<utils::IteratorType> contractionIters(int64_t loops);
-
 /// scores[batch..., i, j] = Σ_d q·k in f32, over `sizes` (batch..., Sq, Sk).
 Value scoresOf(OpBuilder &b, Location loc, Value q, Value k, AffineMap qMap,
                AffineMap kMap, ArrayRef<OpFoldResult> sizes);

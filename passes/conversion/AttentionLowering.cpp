@@ -32,7 +32,7 @@ using utils::IteratorType;
 
 /// The reduction iterators shared by the scores and P·V generics: all
 /// parallel but the innermost loop.
-SmallVector<IteratorType> tlm::contractionIters(int64_t loops) {
+static SmallVector<IteratorType> contractionIters(int64_t loops) {
   SmallVector<IteratorType> iters(loops, IteratorType::parallel);
   iters.back() = IteratorType::reduction;
   return iters;
