@@ -85,7 +85,7 @@ struct TlmVectorizeElementwise
 
   /// Tiles `op` by `sizes` (0: untiled), as one forall with threads.
   FailureOr<scf::SCFTilingResult> tileOp(RewriterBase &rewriter,
-                                         linalg::GenericOp op,
+                                         Operation *op,
                                          ArrayRef<int64_t> sizes) {
     scf::SCFTilingOptions options;
     options.setTileSizes(getAsIndexOpFoldResult(&getContext(), sizes));
@@ -94,12 +94,31 @@ struct TlmVectorizeElementwise
     if (threads > 1)
       options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
     rewriter.setInsertionPoint(op);
-    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-        rewriter, cast<TilingInterface>(op.getOperation()), options);
+    FailureOr<scf::SCFTilingResult> tiled =
+        scf::tileUsingSCF(rewriter, cast<TilingInterface>(op), options);
     if (failed(tiled))
-      return op.emitOpError("tiling failed");
+      return op->emitOpError("tiling failed");
     rewriter.replaceOp(op, tiled->replacements);
     return tiled;
+  }
+
+  /// Tiles `op` by `sizes` and vectorizes its one block; a block linalg
+  /// cannot vectorize stays a scalar loop.
+  LogicalResult tileAndVectorize(RewriterBase &rewriter, Operation *op,
+                                 ArrayRef<int64_t> sizes) {
+    FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, op, sizes);
+    if (failed(tiled))
+      return failure();
+    Operation *block = tiled->tiledOps.front();
+    if (failed(linalg::vectorizeOpPrecondition(block)))
+      return success();
+    rewriter.setInsertionPoint(block);
+    FailureOr<linalg::VectorizationResult> v =
+        linalg::vectorize(rewriter, block);
+    if (failed(v))
+      return block->emitOpError("vectorization failed");
+    rewriter.replaceOp(block, v->replacements);
+    return success();
   }
 
   /// 2-D transposes of static sizes that split into `lanes` x `lanes`
@@ -116,28 +135,10 @@ struct TlmVectorizeElementwise
         return;
       work.push_back(op);
     });
-    for (linalg::TransposeOp op : work) {
-      scf::SCFTilingOptions options;
-      options.setTileSizes(
-          getAsIndexOpFoldResult(&getContext(), {int64_t(lanes), int64_t(lanes)}));
-      if (threads > 1)
-        options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-      rewriter.setInsertionPoint(op);
-      FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-          rewriter, cast<TilingInterface>(op.getOperation()), options);
-      if (failed(tiled))
-        return op.emitOpError("tiling failed");
-      rewriter.replaceOp(op, tiled->replacements);
-      Operation *block = tiled->tiledOps.front();
-      if (failed(linalg::vectorizeOpPrecondition(block)))
-        continue;
-      rewriter.setInsertionPoint(block);
-      FailureOr<linalg::VectorizationResult> v =
-          linalg::vectorize(rewriter, block);
-      if (failed(v))
-        return block->emitOpError("vectorization failed");
-      rewriter.replaceOp(block, v->replacements);
-    }
+    for (linalg::TransposeOp op : work)
+      if (failed(tileAndVectorize(rewriter, op,
+                                  {int64_t(lanes), int64_t(lanes)})))
+        return failure();
     return success();
   }
 
@@ -205,20 +206,8 @@ struct TlmVectorizeElementwise
       freshUnreadOutputs(rewriter, op);
       SmallVector<int64_t> sizes(op.getNumLoops(), 1);
       sizes.back() = lanes;
-      FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, op, sizes);
-      if (failed(tiled))
+      if (failed(tileAndVectorize(rewriter, op, sizes)))
         return signalPassFailure();
-      Operation *block = tiled->tiledOps.front();
-      if (failed(linalg::vectorizeOpPrecondition(block)))
-        continue; // stays a scalar loop, as before
-      rewriter.setInsertionPoint(block);
-      FailureOr<linalg::VectorizationResult> v =
-          linalg::vectorize(rewriter, block);
-      if (failed(v)) {
-        block->emitOpError("vectorization failed");
-        return signalPassFailure();
-      }
-      rewriter.replaceOp(block, v->replacements);
     }
     // The marks have done their work here (tlm-tile-matmuls ran before).
     getOperation().walk(
