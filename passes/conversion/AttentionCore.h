@@ -11,7 +11,21 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
+#include <optional>
+
 namespace mlir::tlm {
+
+/// The heads of the projections q (B, T, H·dk), k and v (B, T, KV·dk)
+/// split to (B, T, n, dk), q and k rotated when `theta` is set (at
+/// `positions`, or 0..T-1): what every causal attention lowering starts
+/// from.
+struct SplitHeads {
+  Value q, k, v;
+};
+SplitHeads splitAndRotate(OpBuilder &b, Location loc, Value q, Value k,
+                          Value v, int64_t heads, int64_t kvHeads, int64_t dk,
+                          std::optional<double> theta,
+                          Value positions = Value());
 
 /// scores[batch..., i, j] = Σ_d q·k in f32, over `sizes` (batch..., Sq, Sk).
 Value scoresOf(OpBuilder &b, Location loc, Value q, Value k, AffineMap qMap,

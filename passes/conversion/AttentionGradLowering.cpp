@@ -100,15 +100,12 @@ struct LowerAttentionGrad : OpRewritePattern<AttentionGradOp> {
     Type f32 = b.getF32Type();
     int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads();
     int64_t dk = op.getHeadDim(), group = heads / kvHeads;
-    Value q = splitHeads(b, loc, op.getQ(), heads, dk);
-    Value k = splitHeads(b, loc, op.getK(), kvHeads, dk);
-    Value v = splitHeads(b, loc, op.getV(), kvHeads, dk);
+    std::optional<double> theta = op.getRopeThetaValue();
+    auto [q, k, v] = splitAndRotate(b, loc, op.getQ(), op.getK(), op.getV(),
+                                    heads, kvHeads, dk, theta);
     Value dO = splitHeads(b, loc, op.getGrad(), heads, dk);
     Value out = splitHeads(b, loc, op.getOut(), heads, dk);
     Value lse = op.getLse();
-    std::optional<double> theta = op.getRopeThetaValue();
-    if (theta)
-      std::tie(q, k) = applyRopeQK(b, loc, q, k, Value(), *theta);
     if (std::optional<HeadsLayout> layout = staticHeads(q, k);
         byHeads && layout)
       return finish(op, rewriter,

@@ -101,6 +101,18 @@ Value tlm::scaleAndMask(OpBuilder &b, Location loc, Value scores, int64_t headDi
       });
 }
 
+SplitHeads tlm::splitAndRotate(OpBuilder &b, Location loc, Value q, Value k,
+                              Value v, int64_t heads, int64_t kvHeads,
+                              int64_t dk, std::optional<double> theta,
+                              Value positions) {
+  SplitHeads s{splitHeads(b, loc, q, heads, dk),
+               splitHeads(b, loc, k, kvHeads, dk),
+               splitHeads(b, loc, v, kvHeads, dk)};
+  if (theta)
+    std::tie(s.q, s.k) = applyRopeQK(b, loc, s.q, s.k, positions, *theta);
+  return s;
+}
+
 Value tlm::rowLogSumExp(OpBuilder &b, Location loc, Value scores) {
   Type f32 = b.getF32Type();
   int64_t rank = cast<RankedTensorType>(scores.getType()).getRank();
@@ -319,13 +331,9 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
     Location loc = op.getLoc();
     int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads();
     int64_t dk = op.getHeadDim(), group = heads / kvHeads;
-    Value q = splitHeads(rewriter, loc, op.getQ(), heads, dk);
-    Value k = splitHeads(rewriter, loc, op.getK(), kvHeads, dk);
-    Value v = splitHeads(rewriter, loc, op.getV(), kvHeads, dk);
-    if (std::optional<double> theta = op.getRopeThetaValue()) {
-      std::tie(q, k) =
-          applyRopeQK(rewriter, loc, q, k, op.getPositions(), *theta);
-    }
+    auto [q, k, v] =
+        splitAndRotate(rewriter, loc, op.getQ(), op.getK(), op.getV(), heads,
+                       kvHeads, dk, op.getRopeThetaValue(), op.getPositions());
     if (std::optional<HeadsLayout> layout = staticHeads(q, k);
         byHeads && layout) {
       Value out = attentionByHeads(rewriter, loc, q, k, v, *layout);
@@ -357,11 +365,8 @@ struct LowerAttentionLse : OpRewritePattern<AttentionLseOp> {
     OpBuilder &b = rewriter;
     int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeads();
     int64_t dk = op.getHeadDim(), group = heads / kvHeads;
-    Value q = splitHeads(b, loc, op.getQ(), heads, dk);
-    Value k = splitHeads(b, loc, op.getK(), kvHeads, dk);
-    Value v = splitHeads(b, loc, op.getV(), kvHeads, dk);
-    if (std::optional<double> theta = op.getRopeThetaValue())
-      std::tie(q, k) = applyRopeQK(b, loc, q, k, Value(), *theta);
+    auto [q, k, v] = splitAndRotate(b, loc, op.getQ(), op.getK(), op.getV(),
+                                    heads, kvHeads, dk, op.getRopeThetaValue());
     Value out, lse;
     if (std::optional<HeadsLayout> perHead = staticHeads(q, k);
         byHeads && perHead) {
