@@ -32,6 +32,8 @@
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
+
+#include <malloc.h>
 #include "llvm/Transforms/IPO/AlwaysInliner.h"
 
 #include <chrono>
@@ -175,6 +177,30 @@ void registerAll(DialectRegistry &registry) {
   registerAllExtensions(registry);
   registerAllToLLVMIRTranslations(registry);
   mlir::tlm::registerPipelineInterfaces(registry);
+}
+
+Expected<std::unique_ptr<Program>> compileInOwnContext(
+    llvm::function_ref<llvm::Error(ModuleOp)> build,
+    llvm::function_ref<llvm::Expected<std::unique_ptr<Jit>>(
+        OwningOpRef<ModuleOp>)>
+        compile) {
+  Expected<std::unique_ptr<Program>> program = makeError("not compiled");
+  {
+    DialectRegistry registry;
+    registerAll(registry);
+    MLIRContext context(registry);
+    context.loadAllAvailableDialects();
+    OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&context));
+    if (llvm::Error err = build(*module))
+      return fromLlvm(std::move(err));
+    llvm::Expected<std::unique_ptr<Jit>> compiled = compile(std::move(module));
+    if (compiled)
+      program = std::unique_ptr<Program>(std::move(*compiled));
+    else
+      program = fromLlvm(compiled.takeError());
+  }
+  malloc_trim(0);
+  return program;
 }
 
 llvm::Expected<std::unique_ptr<Jit>> Jit::compile(OwningOpRef<ModuleOp> module,

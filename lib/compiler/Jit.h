@@ -218,6 +218,17 @@ private:
                               const ArtifactRequest &request) const;
 };
 
+/// The module `build` fills, in an MLIR context of its own, compiled by
+/// `compile` (Jit::compile or Jit::compileArtifact). The machine code does
+/// not refer to the context, which is gone when this returns, and the
+/// compiler's heap is handed back to the OS (glibc keeps it otherwise, and
+/// it would count on top of the weights that come next).
+Expected<std::unique_ptr<Program>> compileInOwnContext(
+    llvm::function_ref<llvm::Error(mlir::ModuleOp)> build,
+    llvm::function_ref<llvm::Expected<std::unique_ptr<Jit>>(
+        mlir::OwningOpRef<mlir::ModuleOp>)>
+        compile);
+
 } // namespace tlm::runtime
 
 #endif // TLM_RUNTIME_JIT_H

@@ -10,11 +10,6 @@
 #include "lib/compiler/Builder.h"
 #include "lib/model/ConfigJson.h"
 #include "lib/compiler/Jit.h"
-#include "lib/compiler/LlvmError.h"
-
-#include "mlir/IR/MLIRContext.h"
-
-#include <malloc.h>
 
 namespace tlm::runtime {
 
@@ -38,33 +33,20 @@ Session::create(const model::Config &config,
 Expected<std::unique_ptr<Program>>
 Session::compileProgram(const model::Config &config, const JitOptions &jit,
                         const ArtifactRequest *artifact) {
-  Expected<std::unique_ptr<Program>> program = makeError("not compiled");
-  {
-    // Only the compiler needs the context: the machine code does not refer
-    // to its uniqued types and attributes.
-    mlir::DialectRegistry registry;
-    registerAll(registry);
-    mlir::MLIRContext context(registry);
-    context.loadAllAvailableDialects();
-    mlir::OwningOpRef<mlir::ModuleOp> module =
-        mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
-    model::addGenerationFunctions(*module, config);
-    JitOptions jitOptions = jit;
-    jitOptions.weightBytes = model::weightBytes(config);
-    ArtifactRequest request = artifact ? *artifact : ArtifactRequest();
-    request.model = model::configToJson(config);
-    auto compiled =
-        artifact ? Jit::compileArtifact(std::move(module), jitOptions, request)
-                 : Jit::compile(std::move(module), jitOptions);
-    if (compiled)
-      program = std::unique_ptr<Program>(std::move(*compiled));
-    else
-      program = fromLlvm(compiled.takeError());
-  }
-  // The compiler's heap is free now; hand it back to the OS (glibc keeps
-  // it otherwise, and it would count on top of the weights).
-  malloc_trim(0);
-  return program;
+  JitOptions options = jit;
+  options.weightBytes = model::weightBytes(config);
+  ArtifactRequest request = artifact ? *artifact : ArtifactRequest();
+  request.model = model::configToJson(config);
+  return compileInOwnContext(
+      [&](mlir::ModuleOp module) {
+        model::addGenerationFunctions(module, config);
+        return llvm::Error::success();
+      },
+      [&](mlir::OwningOpRef<mlir::ModuleOp> module) {
+        return artifact
+                   ? Jit::compileArtifact(std::move(module), options, request)
+                   : Jit::compile(std::move(module), options);
+      });
 }
 
 Expected<std::unique_ptr<Session>>

@@ -3,14 +3,10 @@
 #include "lib/compiler/TrainCompile.h"
 
 #include "lib/compiler/Builder.h"
-#include "lib/compiler/LlvmError.h"
 #include "passes/train/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
-
-#include <malloc.h>
 
 namespace tlm::runtime {
 
@@ -50,35 +46,23 @@ Expected<std::unique_ptr<Program>>
 compileTrainingProgram(const model::Config &config, const JitOptions &jit,
                        const OptimizerOptions *optimizer,
                        TrainingShape shape) {
-  Expected<std::unique_ptr<Program>> program = makeError("not compiled");
-  {
-    mlir::DialectRegistry registry;
-    registerAll(registry);
-    mlir::MLIRContext context(registry);
-    context.loadAllAvailableDialects();
-    mlir::OwningOpRef<mlir::ModuleOp> module =
-        mlir::ModuleOp::create(mlir::UnknownLoc::get(&context));
-    if (llvm::Error err = addTrainStep(*module, config, optimizer, shape))
-      return fromLlvm(std::move(err));
-    JitOptions options = jit;
-    options.weightBytes = model::weightBytes(config);
-    // The step's work is in the entry itself, not in functions it calls.
-    options.optimizeEntries = true;
-    // That one function holds every loop of the step; LLVM compiles a
-    // function on one thread, so smaller loops leave it too and the parts
-    // compile side by side (TinyStories shape, 2 cores: 6.5 s at the
-    // default 1500, 4.9 s at 400, 4.2 s at 150, no faster below; the
-    // step's speed unchanged).
-    options.outlineLoopSize = 150;
-    auto compiled = Jit::compile(std::move(module), options);
-    if (compiled)
-      program = std::unique_ptr<Program>(std::move(*compiled));
-    else
-      program = fromLlvm(compiled.takeError());
-  }
-  // As Session::compileProgram: the compiler's heap back to the OS.
-  malloc_trim(0);
-  return program;
+  JitOptions options = jit;
+  options.weightBytes = model::weightBytes(config);
+  // The step's work is in the entry itself, not in functions it calls.
+  options.optimizeEntries = true;
+  // That one function holds every loop of the step; LLVM compiles a
+  // function on one thread, so smaller loops leave it too and the parts
+  // compile side by side (TinyStories shape, 2 cores: 6.5 s at the
+  // default 1500, 4.9 s at 400, 4.2 s at 150, no faster below; the step's
+  // speed unchanged).
+  options.outlineLoopSize = 150;
+  return compileInOwnContext(
+      [&](mlir::ModuleOp module) {
+        return addTrainStep(module, config, optimizer, shape);
+      },
+      [&](mlir::OwningOpRef<mlir::ModuleOp> module) {
+        return Jit::compile(std::move(module), options);
+      });
 }
 
 } // namespace tlm::runtime
