@@ -119,6 +119,35 @@ Error writeParameters(const std::string &path,
   return io::writeSafeTensors(path, out);
 }
 
+/// What grad and train read first: the config and --tokens-file, all of
+/// whose rows (ids, lengths) are checked before anything compiles.
+struct TrainingInput {
+  model::Config config;
+  io::TokenMatrix tokens;
+  /// The whole file as one batch.
+  runtime::TrainingBatch batch;
+};
+
+Expected<TrainingInput> readTrainingInput(const Options &o) {
+  if (!o.output.empty())
+    if (Error err = io::refuseOverwritingInput(
+            o.output, {o.config, o.weights, o.tokensFile}, "--output"))
+      return err;
+  if (Error err = checkThreads(o))
+    return err;
+  auto config = loadConfig(o);
+  if (!config)
+    return config.takeError();
+  auto tokens = io::readTokenFile(o.tokensFile);
+  if (!tokens)
+    return tokens.takeError();
+  auto batch = runtime::splitTokens(*tokens, *config);
+  if (!batch)
+    return userError(o.tokensFile + ": " + batch.takeError().message());
+  return TrainingInput{std::move(*config), std::move(*tokens),
+                       std::move(*batch)};
+}
+
 /// FLOPs of one training step: 6 per matmul parameter and token (forward
 /// 2, backward 4), and attention's 12 · layers · d_model · seq per token
 /// (PaLM's count, the causal half included).
@@ -247,34 +276,23 @@ Error runTrain(const Options &o) {
                      std::to_string(o.batch));
   if (!(o.lr >= 0))
     return flagError("--lr must be >= 0, found " + std::to_string(o.lr));
-  if (!o.output.empty())
-    if (Error err = io::refuseOverwritingInput(
-            o.output, {o.config, o.weights, o.tokensFile}, "--output"))
-      return err;
-  if (Error err = checkThreads(o))
-    return err;
   auto optimizer = optimizerOptions(o);
   if (!optimizer)
     return optimizer.takeError();
-  auto config = loadConfig(o);
-  if (!config)
-    return config.takeError();
-  auto tokens = io::readTokenFile(o.tokensFile);
-  if (!tokens)
-    return tokens.takeError();
-  // Every row checked once, before compiling.
-  if (auto all = runtime::splitTokens(*tokens, *config); !all)
-    return userError(o.tokensFile + ": " + all.takeError().message());
-  auto trainer =
-      makeTrainer(o, *config, &*optimizer, {o.batch, tokens->seq - 1});
+  auto input = readTrainingInput(o);
+  if (!input)
+    return input.takeError();
+  model::Config &config = input->config;
+  const io::TokenMatrix &tokens = input->tokens;
+  auto trainer = makeTrainer(o, config, &*optimizer, {o.batch, tokens.seq - 1});
   if (!trainer)
     return trainer.takeError();
 
   json::Value losses = json::Value::array(), norms = json::Value::array();
   Clock::time_point start = Clock::now();
   for (int64_t s = 0; s < o.steps; ++s) {
-    auto batch = runtime::splitTokens(rows(*tokens, s * o.batch, o.batch),
-                                      *config);
+    auto batch =
+        runtime::splitTokens(rows(tokens, s * o.batch, o.batch), config);
     if (!batch)
       return batch.takeError();
     auto result = (*trainer)->step(*batch, o.lr);
@@ -307,24 +325,15 @@ Error runGrad(const Options &o) {
                      "shape (batch, seq + 1)");
   if (o.output.empty())
     return flagError("grad needs --output G.safetensors");
-  if (Error err = io::refuseOverwritingInput(
-          o.output, {o.config, o.weights, o.tokensFile}, "--output"))
-    return err;
-  if (Error err = checkThreads(o))
-    return err;
-  auto config = loadConfig(o);
-  if (!config)
-    return config.takeError();
-  auto tokens = io::readTokenFile(o.tokensFile);
-  if (!tokens)
-    return tokens.takeError();
-  auto batch = runtime::splitTokens(*tokens, *config);
-  if (!batch)
-    return userError(o.tokensFile + ": " + batch.takeError().message());
-  auto trainer = makeTrainer(o, *config, nullptr, {batch->batch, batch->seq});
+  auto input = readTrainingInput(o);
+  if (!input)
+    return input.takeError();
+  const runtime::TrainingBatch &batch = input->batch;
+  auto trainer =
+      makeTrainer(o, input->config, nullptr, {batch.batch, batch.seq});
   if (!trainer)
     return trainer.takeError();
-  auto loss = (*trainer)->computeGradients(*batch);
+  auto loss = (*trainer)->computeGradients(batch);
   if (!loss)
     return loss.takeError();
 
