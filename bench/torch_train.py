@@ -139,12 +139,18 @@ class Model:
             logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
 
 
-def grad_check(args):
+def load_run(args):
+    """The config, the weights (as leaves autograd differentiates) and the
+    token rows that --config, --weights and --tokens name."""
     with open(args.config) as f:
         config = json.load(f)
     weights = {k: v.requires_grad_() for k, v in
                read_safetensors(args.weights).items()}
-    tokens = read_safetensors(args.tokens)["tokens"].long()
+    return config, weights, read_safetensors(args.tokens)["tokens"].long()
+
+
+def grad_check(args):
+    config, weights, tokens = load_run(args)
     theirs = read_safetensors(args.grads)
     loss = Model(config).loss(weights, tokens[:, :-1], tokens[:, 1:])
     loss.backward()
@@ -185,11 +191,7 @@ def adamw_cs336(params, state, t, lr, beta1, beta2, eps, wd):
 
 
 def train_check(args):
-    with open(args.config) as f:
-        config = json.load(f)
-    params = {k: v.requires_grad_() for k, v in
-              read_safetensors(args.weights).items()}
-    tokens = read_safetensors(args.tokens)["tokens"].long()
+    config, params, tokens = load_run(args)
     with open(args.losses) as f:
         theirs = json.loads(f.read().strip().splitlines()[-1])["losses"]
     model = Model(config)

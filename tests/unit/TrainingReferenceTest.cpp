@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "TestData.h"
+#include "TrainingData.h"
 #include "Tolerances.h"
 #include "TrainingReference.h"
 
@@ -19,78 +19,61 @@
 
 using namespace tlm;
 using tlm::test::allClose;
+using tlm::test::cs336AdamwGradient;
+using tlm::test::f32Tensor;
+using tlm::test::trainingFile;
 namespace tol = tlm::test::tol;
 
 namespace {
-
-std::string trainingDir() {
-  return test::dataDir() + "/conformance/cs336/training";
-}
-
-std::vector<float> tensor(const io::SafeTensors &st, const std::string &name) {
-  const io::Tensor *t = st.find(name);
-  EXPECT_TRUE(t && t->dtype == io::DType::F32) << name;
-  if (!t)
-    return {};
-  const auto *data = static_cast<const float *>(t->data);
-  return std::vector<float>(data, data + t->numElements());
-}
 
 /// CS336's test_adamw: W (2x3) fitted to y = [x0 + x1, -x2] under
 /// loss sum((y - W x)^2), one input a step.
 std::vector<float> runAdamW(const io::SafeTensors &st,
                             ref::AdamWOptions::Form form) {
-  std::vector<float> w = tensor(st, "initial_weight");
-  std::vector<float> inputs = tensor(st, "inputs");
+  std::vector<float> w = f32Tensor(st, "initial_weight");
+  std::vector<float> inputs = f32Tensor(st, "inputs");
   std::vector<float> m(6, 0), v(6, 0), g(6);
   ref::AdamWOptions o;
   o.form = form;
   for (int64_t t = 1; t <= 1000; ++t) {
-    const float *x = &inputs[(t - 1) * 3];
-    float y[2] = {x[0] + x[1], -x[2]};
-    for (int r = 0; r < 2; ++r) {
-      float wx = 0;
-      for (int k = 0; k < 3; ++k)
-        wx += w[r * 3 + k] * x[k];
-      // d/dW of (y - Wx)^2: -2 (y - Wx) x, in f32 as PyTorch's autograd.
-      for (int k = 0; k < 3; ++k)
-        g[r * 3 + k] = -2 * (y[r] - wx) * x[k];
-    }
+    cs336AdamwGradient(w, &inputs[(t - 1) * 3], g);
     ref::adamwStep(w, g, m, v, t, o);
   }
   return w;
 }
 
 TEST(TrainingReference, AdamWReproducesCs336AndTorch) {
-  auto st = io::SafeTensors::open(trainingDir() + "/adamw.safetensors");
+  auto st = io::SafeTensors::open(trainingFile("adamw.safetensors"));
   ASSERT_TRUE(bool(st)) << st.takeError().message();
   EXPECT_TRUE(allClose(runAdamW(*st, ref::AdamWOptions::Form::Cs336),
-                       tensor(*st, "expected_cs336"), tol::kOptimizer));
+                       f32Tensor(*st, "expected_cs336"), tol::kOptimizer));
   EXPECT_TRUE(allClose(runAdamW(*st, ref::AdamWOptions::Form::Torch),
-                       tensor(*st, "expected_torch_adamw"), tol::kOptimizer));
+                       f32Tensor(*st, "expected_torch_adamw"),
+                       tol::kOptimizer));
   // The two forms differ (by 5.4e-6 here): each check above can fail.
   EXPECT_FALSE(allClose(runAdamW(*st, ref::AdamWOptions::Form::Cs336),
-                        tensor(*st, "expected_torch_adamw"),
+                        f32Tensor(*st, "expected_torch_adamw"),
                         tlm::test::Tolerance{1e-7, 0.0}));
 }
 
 TEST(TrainingReference, ClippingByTheGlobalNorm) {
   auto st =
-      io::SafeTensors::open(trainingDir() + "/gradient_clipping.safetensors");
+      io::SafeTensors::open(trainingFile("gradient_clipping.safetensors"));
   ASSERT_TRUE(bool(st)) << st.takeError().message();
   // Five all-ones 5x5 gradients (CS336's case), and five normal ones.
   std::vector<std::vector<float>> ones(5, std::vector<float>(25, 1.0f)),
       random;
   for (int i = 0; i < 5; ++i)
-    random.push_back(tensor(*st, "random.grad" + std::to_string(i)));
+    random.push_back(f32Tensor(*st, "random.grad" + std::to_string(i)));
   EXPECT_NEAR(ref::clipByGlobalNorm(ones, 1e-2), std::sqrt(125.0), 1e-12);
   double before = ref::clipByGlobalNorm(random, 1e-2);
   EXPECT_NEAR(before, 10.426177024841309, 1e-5);
   for (int i = 0; i < 5; ++i) {
     std::string n = std::to_string(i);
-    EXPECT_TRUE(allClose(ones[i], tensor(*st, "ones.clipped" + n), tol::kClip));
     EXPECT_TRUE(
-        allClose(random[i], tensor(*st, "random.clipped" + n), tol::kClip));
+        allClose(ones[i], f32Tensor(*st, "ones.clipped" + n), tol::kClip));
+    EXPECT_TRUE(
+        allClose(random[i], f32Tensor(*st, "random.clipped" + n), tol::kClip));
   }
   // Under the bound nothing changes; a bound of 0 turns clipping off.
   std::vector<std::vector<float>> small = {{3e-3f, 4e-3f}};
@@ -102,7 +85,7 @@ TEST(TrainingReference, ClippingByTheGlobalNorm) {
 }
 
 TEST(TrainingReference, CosineScheduleWithWarmup) {
-  auto text = io::readRegularFile(trainingDir() + "/lr_cosine_schedule.json",
+  auto text = io::readRegularFile(trainingFile("lr_cosine_schedule.json"),
                                   1 << 20);
   ASSERT_TRUE(bool(text)) << text.takeError().message();
   auto j = json::Value::parse(*text);

@@ -9,27 +9,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "tests/unit/JitTestUtil.h"
-#include "tests/unit/TestData.h"
+#include "tests/unit/TrainingData.h"
 
-#include "lib/io/SafeTensors.h"
 
 using namespace tlm;
 using namespace tlm::test;
 
 namespace {
-
-std::vector<float> tensor(const io::SafeTensors &st, const std::string &name) {
-  const io::Tensor *t = st.find(name);
-  EXPECT_TRUE(t && t->dtype == io::DType::F32) << name;
-  if (!t)
-    return {};
-  const auto *data = static_cast<const float *>(t->data);
-  return std::vector<float>(data, data + t->numElements());
-}
-
-std::string trainingFile(const std::string &name) {
-  return dataDir() + "/conformance/cs336/training/" + name;
-}
 
 /// `@name(p, g, m, v, lr, step, norm) -> (p', m', v')` of one tlm.adamw on
 /// `shape` with `attrs`.
@@ -51,20 +37,12 @@ std::string adamwEntry(const std::string &name, const std::string &shape,
 /// input and its output, as the training step runs).
 std::vector<float> runAdamW(runtime::Jit &jit, const std::string &entry,
                             const io::SafeTensors &st) {
-  std::vector<float> w = tensor(st, "initial_weight");
-  std::vector<float> inputs = tensor(st, "inputs");
+  std::vector<float> w = f32Tensor(st, "initial_weight");
+  std::vector<float> inputs = f32Tensor(st, "inputs");
   std::vector<float> m(6, 0), v(6, 0), g(6);
   float lr = 1e-3f, norm = 0;
   for (int64_t t = 1; t <= 1000; ++t) {
-    const float *x = &inputs[(t - 1) * 3];
-    float y[2] = {x[0] + x[1], -x[2]};
-    for (int r = 0; r < 2; ++r) {
-      float wx = 0;
-      for (int k = 0; k < 3; ++k)
-        wx += w[r * 3 + k] * x[k];
-      for (int k = 0; k < 3; ++k)
-        g[r * 3 + k] = -2 * (y[r] - wx) * x[k];
-    }
+    cs336AdamwGradient(w, &inputs[(t - 1) * 3], g);
     float step = float(t);
     std::vector<runtime::TensorRef> args{
         {w.data(), {2, 3}}, {g.data(), {2, 3}}, {m.data(), {2, 3}},
@@ -90,11 +68,12 @@ TEST(TrainingStep, AdamWReproducesCs336AndTorch) {
   ASSERT_TRUE(jit);
   std::vector<float> cs336 = runAdamW(*jit, "cs336", *st);
   std::vector<float> torch = runAdamW(*jit, "torch", *st);
-  EXPECT_TRUE(allClose(cs336, tensor(*st, "expected_cs336"), tol::kOptimizer));
   EXPECT_TRUE(
-      allClose(torch, tensor(*st, "expected_torch_adamw"), tol::kOptimizer));
+      allClose(cs336, f32Tensor(*st, "expected_cs336"), tol::kOptimizer));
+  EXPECT_TRUE(
+      allClose(torch, f32Tensor(*st, "expected_torch_adamw"), tol::kOptimizer));
   // The forms differ (by 5.4e-6): each check above can fail.
-  EXPECT_FALSE(allClose(cs336, tensor(*st, "expected_torch_adamw"),
+  EXPECT_FALSE(allClose(cs336, f32Tensor(*st, "expected_torch_adamw"),
                         Tolerance{1e-7, 0.0}));
 }
 
@@ -122,7 +101,7 @@ TEST(TrainingStep, ClippingByTheGlobalNorm) {
     std::vector<std::vector<float>> grads;
     for (int i = 0; i < 5; ++i)
       grads.push_back(set == "ones" ? std::vector<float>(25, 1.0f)
-                                    : tensor(*st, "random.grad" +
+                                    : f32Tensor(*st, "random.grad" +
                                                       std::to_string(i)));
     float norm = 0;
     std::vector<runtime::TensorRef> args;
@@ -144,7 +123,7 @@ TEST(TrainingStep, ClippingByTheGlobalNorm) {
           {newM.data(), {5, 5}}, {newV.data(), {5, 5}}};
       ASSERT_FALSE(bool(jit->call("clip", a)));
       EXPECT_TRUE(allClose(newM,
-                           tensor(*st, set + ".clipped" + std::to_string(i)),
+                           f32Tensor(*st, set + ".clipped" + std::to_string(i)),
                            tol::kClip));
     }
   }
