@@ -93,29 +93,18 @@ LogicalResult LinearGradOp::verify() {
 LogicalResult EmbeddingGradOp::verify() {
   RankedTensorType ids = ty(getIds()), dy = ty(getGrad()),
                    table = ty(getTableGrad());
-  if (failed(expectRank(*this, "table_grad", table, 2)) ||
-      failed(expectRank(*this, "grad", dy, ids.getRank() + 1)))
+  if (failed(expectRank(*this, "table_grad", table, 2)))
     return failure();
   if (ShapedType::isDynamic(table.getDimSize(0)))
     return emitOpError("expected a static vocab_size (table_grad dim 0)");
-  for (int64_t i = 0; i < ids.getRank(); ++i)
-    if (failed(expectDim(*this, "grad", dy, i, ids.getDimSize(i),
-                         "dim of ids")))
-      return failure();
-  return expectDim(*this, "grad", dy, ids.getRank(), table.getDimSize(1),
-                   "d_model, table_grad's dim 1");
+  return expectIdsRows(*this, "grad", dy, ids, table.getDimSize(1),
+                       "d_model, table_grad's dim 1");
 }
 
 LogicalResult RMSNormGradOp::verify() {
   RankedTensorType in = ty(getInput()), g = ty(getWeight());
-  if (in.getRank() < 1)
-    return emitOpError("expected input of rank >= 1, found a 0-d tensor");
-  if (!(getEps().convertToDouble() > 0.0))
-    return emitOpError() << "expected eps > 0, found "
-                         << getEps().convertToDouble();
-  if (failed(expectRank(*this, "weight", g, 1)) ||
-      failed(expectDim(*this, "weight", g, 0, in.getDimSize(in.getRank() - 1),
-                       "the input's last dim")) ||
+  if (failed(verifyNormInput(*this, in, getEps().convertToDouble())) ||
+      failed(expectGain(*this, g, in)) ||
       failed(sameShape(*this, "grad", ty(getGrad()), "input", in)))
     return failure();
   return gradientsMatch(*this,

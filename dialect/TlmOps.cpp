@@ -104,15 +104,10 @@ LogicalResult EmbeddingOp::verify() {
                    out = ty(getResult());
   if (failed(expectRank(*this, "table", table, 2)) ||
       failed(weightElementType(*this, "table", getTable(),
-                               out.getElementType())) ||
-      failed(expectRank(*this, "result", out, ids.getRank() + 1)))
+                               out.getElementType())))
     return failure();
-  for (int64_t i = 0; i < ids.getRank(); ++i)
-    if (failed(expectDim(*this, "result", out, i, ids.getDimSize(i),
-                         "dim of ids")))
-      return failure();
-  return expectDim(*this, "result", out, ids.getRank(), table.getDimSize(1),
-                   "d_model, the table's dim 1");
+  return expectIdsRows(*this, "result", out, ids, table.getDimSize(1),
+                       "d_model, the table's dim 1");
 }
 
 //===----------------------------------------------------------------------===//
@@ -121,17 +116,11 @@ LogicalResult EmbeddingOp::verify() {
 
 LogicalResult RMSNormOp::verify() {
   RankedTensorType in = ty(getInput()), g = ty(getWeight());
-  if (in.getRank() < 1)
-    return emitOpError("expected input of rank >= 1, found a 0-d tensor");
-  if (!(getEps().convertToDouble() > 0.0))
-    return emitOpError() << "expected eps > 0, found "
-                         << getEps().convertToDouble();
-  if (failed(
-          sameElementType(*this, "input", getInput(), "weight", getWeight())) ||
-      failed(expectRank(*this, "weight", g, 1)))
+  if (failed(verifyNormInput(*this, in, getEps().convertToDouble())) ||
+      failed(
+          sameElementType(*this, "input", getInput(), "weight", getWeight())))
     return failure();
-  return expectDim(*this, "weight", g, 0, in.getDimSize(in.getRank() - 1),
-                   "d_model, the input's last dim");
+  return expectGain(*this, g, in);
 }
 
 //===----------------------------------------------------------------------===//

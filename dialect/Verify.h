@@ -88,6 +88,38 @@ inline LogicalResult verifyProjection(Operation *op, StringRef name, Value weigh
   return success();
 }
 
+/// `rows` (an embedding's result, or its gradient) of ids' shape followed
+/// by `d`, which `dWhat` says the source of.
+inline LogicalResult expectIdsRows(Operation *op, StringRef name,
+                                   RankedTensorType rows, RankedTensorType ids,
+                                   int64_t d, StringRef dWhat) {
+  if (failed(expectRank(op, name, rows, ids.getRank() + 1)))
+    return failure();
+  for (int64_t i = 0; i < ids.getRank(); ++i)
+    if (failed(expectDim(op, name, rows, i, ids.getDimSize(i), "dim of ids")))
+      return failure();
+  return expectDim(op, name, rows, ids.getRank(), d, dWhat);
+}
+
+/// RMSNorm's input (rank >= 1) and eps (> 0).
+inline LogicalResult verifyNormInput(Operation *op, RankedTensorType in,
+                                     double eps) {
+  if (in.getRank() < 1)
+    return op->emitOpError("expected input of rank >= 1, found a 0-d tensor");
+  if (!(eps > 0.0))
+    return op->emitOpError() << "expected eps > 0, found " << eps;
+  return success();
+}
+
+/// RMSNorm's gain `g`: one value per element of the input's last dim.
+inline LogicalResult expectGain(Operation *op, RankedTensorType g,
+                                RankedTensorType in) {
+  if (failed(expectRank(op, "weight", g, 1)))
+    return failure();
+  return expectDim(op, "weight", g, 0, in.getDimSize(in.getRank() - 1),
+                   "d_model, the input's last dim");
+}
+
 /// `rope_theta` as a double, or nullopt when RoPE is off.
 inline std::optional<double> thetaValue(std::optional<APFloat> theta) {
   if (theta)
