@@ -298,6 +298,7 @@ llvm::Error Jit::buildPipeline(PassManager &pm, const JitOptions &options,
   pipelineOptions.avx512 = target.avx512;
   pipelineOptions.gemvColumns =
       mlir::tlm::gemvColumns(target, options.weightBytes, options.gemvColumns);
+  pipelineOptions.attentionBlock = options.attentionBlock;
   // The JIT calls ExecutionEngine's packed wrapper of each entry
   // directly: the C-interface wrappers would only add another call with
   // every descriptor field as an argument, which LLVM is slow to compile.

@@ -79,6 +79,9 @@ struct JitOptions {
   /// Output columns per block of decode's GEMV; 0: the strategy's choice
   /// for `weightBytes` (passes/cpu/Strategy.h).
   int64_t gemvColumns = 0;
+  /// The most queries and keys a block of training's attention holds
+  /// (CpuPipelineOptions::attentionBlock; the switch attention-blocks).
+  int64_t attentionBlock = 64;
   /// The model's weights in bytes, which the strategy sizes decode's GEMV
   /// by (Session sets it); 0: unknown.
   uint64_t weightBytes = 0;

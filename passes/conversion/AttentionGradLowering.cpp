@@ -73,9 +73,9 @@ Value splitDim(OpBuilder &b, Location loc, Value x, int64_t dim,
 }
 
 struct LowerAttentionGrad : OpRewritePattern<AttentionGradOp> {
-  LowerAttentionGrad(MLIRContext *ctx, bool byHeads)
-      : OpRewritePattern(ctx), byHeads(byHeads) {}
-  bool byHeads;
+  LowerAttentionGrad(MLIRContext *ctx, AttentionForm form)
+      : OpRewritePattern(ctx), form(form) {}
+  AttentionForm form;
 
   /// The rotated gradients back to the op's operands: rotated by −θ, heads
   /// merged.
@@ -106,8 +106,8 @@ struct LowerAttentionGrad : OpRewritePattern<AttentionGradOp> {
     Value dO = splitHeads(b, loc, op.getGrad(), heads, dk);
     Value out = splitHeads(b, loc, op.getOut(), heads, dk);
     Value lse = op.getLse();
-    if (std::optional<HeadsLayout> layout = staticHeads(q, k);
-        byHeads && layout)
+    if (std::optional<HeadsLayout> layout = staticHeads(q, k, form.block);
+        form.byHeads && layout)
       return finish(op, rewriter,
                     attentionGradByHeads(b, loc, q, k, v, out, lse, dO,
                                          *layout),
@@ -181,6 +181,6 @@ struct LowerAttentionGrad : OpRewritePattern<AttentionGradOp> {
 } // namespace
 
 void tlm::populateAttentionGradLoweringPatterns(RewritePatternSet &patterns,
-                                                bool byHeads) {
-  patterns.add<LowerAttentionGrad>(patterns.getContext(), byHeads);
+                                                AttentionForm form) {
+  patterns.add<LowerAttentionGrad>(patterns.getContext(), form);
 }

@@ -22,10 +22,14 @@ namespace mlir::tlm {
 /// Q (B, T, H, dk), K and V (B, T, KV, dk), rotated already, all static.
 struct HeadsLayout {
   int64_t batch, seq, heads, kvHeads, headDim;
+  /// Queries and keys per block; `seq` for one (T, T) tile a head.
+  int64_t block;
 };
 
 /// Whether the heads form applies: q (B, T, H, dk) with every size static.
-std::optional<HeadsLayout> staticHeads(Value q, Value k);
+/// Its block is the largest divisor of T up to `blockCap` (at least 8,
+/// else T; 0: no blocks).
+std::optional<HeadsLayout> staticHeads(Value q, Value k, int64_t blockCap);
 
 /// softmax(Q Kᵀ / sqrt(dk) + causal mask) V per head: (B, T, H, dk), f32.
 Value attentionByHeads(OpBuilder &b, Location loc, Value q, Value k, Value v,

@@ -323,9 +323,9 @@ AttentionLayout splitHeadsLayout(OpBuilder &b, Location loc, Value q, Value k,
 }
 
 struct LowerAttention : OpRewritePattern<AttentionOp> {
-  LowerAttention(MLIRContext *ctx, bool byHeads)
-      : OpRewritePattern(ctx), byHeads(byHeads) {}
-  bool byHeads;
+  LowerAttention(MLIRContext *ctx, AttentionForm form)
+      : OpRewritePattern(ctx), form(form) {}
+  AttentionForm form;
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
@@ -334,8 +334,8 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
     auto [q, k, v] =
         splitAndRotate(rewriter, loc, op.getQ(), op.getK(), op.getV(), heads,
                        kvHeads, dk, op.getRopeThetaValue(), op.getPositions());
-    if (std::optional<HeadsLayout> layout = staticHeads(q, k);
-        byHeads && layout) {
+    if (std::optional<HeadsLayout> layout = staticHeads(q, k, form.block);
+        form.byHeads && layout) {
       Value out = attentionByHeads(rewriter, loc, q, k, v, *layout);
       rewriter.replaceOp(
           op, castTo(rewriter, loc, mergeHeads(rewriter, loc, out),
@@ -356,9 +356,9 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
 /// logsumexp, which is the op's second result ((B, H, T), as the scores'
 /// rows are).
 struct LowerAttentionLse : OpRewritePattern<AttentionLseOp> {
-  LowerAttentionLse(MLIRContext *ctx, bool byHeads)
-      : OpRewritePattern(ctx), byHeads(byHeads) {}
-  bool byHeads;
+  LowerAttentionLse(MLIRContext *ctx, AttentionForm form)
+      : OpRewritePattern(ctx), form(form) {}
+  AttentionForm form;
   LogicalResult matchAndRewrite(AttentionLseOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
@@ -368,8 +368,8 @@ struct LowerAttentionLse : OpRewritePattern<AttentionLseOp> {
     auto [q, k, v] = splitAndRotate(b, loc, op.getQ(), op.getK(), op.getV(),
                                     heads, kvHeads, dk, op.getRopeThetaValue());
     Value out, lse;
-    if (std::optional<HeadsLayout> perHead = staticHeads(q, k);
-        byHeads && perHead) {
+    if (std::optional<HeadsLayout> perHead = staticHeads(q, k, form.block);
+        form.byHeads && perHead) {
       std::tie(out, lse) = attentionLseByHeads(b, loc, q, k, v, *perHead);
     } else {
       AttentionLayout layout = splitHeadsLayout(b, loc, q, k, heads, group, dk);
@@ -468,9 +468,8 @@ struct LowerCachedAttention : OpRewritePattern<CachedAttentionOp> {
 } // namespace
 
 void tlm::populateAttentionLoweringPatterns(RewritePatternSet &patterns,
-                                            bool byHeads) {
+                                            AttentionForm form) {
   patterns.add<LowerRoPE, LowerSDPA, LowerCachedAttention>(
       patterns.getContext());
-  patterns.add<LowerAttention, LowerAttentionLse>(patterns.getContext(),
-                                                 byHeads);
+  patterns.add<LowerAttention, LowerAttentionLse>(patterns.getContext(), form);
 }

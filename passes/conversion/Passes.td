@@ -49,6 +49,10 @@ def TlmLowerToLinalg : Pass<"tlm-lower-to-linalg", "::mlir::ModuleOp"> {
     Option<"attentionByHeads", "attention-by-heads", "bool", "false",
            "tlm.attention and tlm.attention_grad of a static sequence as a "
            "loop over (batch, head) of 2-D projections (AttentionHeads.h)">,
+    Option<"attentionBlock", "attention-block", "int64_t", "0",
+           "With attention-by-heads, FlashAttention-2 blocks of up to this "
+           "many queries and keys (the largest divisor of T up to it, at "
+           "least 8); 0: one (T, T) tile a head">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

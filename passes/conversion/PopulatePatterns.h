@@ -17,14 +17,21 @@ void populateLinearLoweringPatterns(RewritePatternSet &patterns);
 /// tlm.rmsnorm, tlm.softmax, tlm.cross_entropy, the gradients of RMSNorm
 /// and cross-entropy (NormLowering.cpp).
 void populateNormLoweringPatterns(RewritePatternSet &patterns);
-/// tlm.rope, tlm.sdpa, tlm.attention, tlm.cached_attention
-/// (AttentionLowering.cpp); with `byHeads`, tlm.attention of a static
-/// sequence as AttentionHeads.h's loop.
+/// How attention of a static sequence lowers: with `byHeads`, as
+/// AttentionHeads.h's loop over heads, in blocks of up to `block` queries
+/// and keys (0: one (T, T) tile a head); else one (B, H, T, T) tensor.
+struct AttentionForm {
+  bool byHeads = false;
+  int64_t block = 0;
+};
+
+/// tlm.rope, tlm.sdpa, tlm.attention, tlm.attention_lse,
+/// tlm.cached_attention (AttentionLowering.cpp).
 void populateAttentionLoweringPatterns(RewritePatternSet &patterns,
-                                       bool byHeads);
-/// tlm.attention_grad (AttentionGradLowering.cpp), `byHeads` likewise.
+                                       AttentionForm form);
+/// tlm.attention_grad (AttentionGradLowering.cpp).
 void populateAttentionGradLoweringPatterns(RewritePatternSet &patterns,
-                                           bool byHeads);
+                                           AttentionForm form);
 /// tlm.global_norm, tlm.adamw (OptimizerLowering.cpp).
 void populateOptimizerLoweringPatterns(RewritePatternSet &patterns);
 

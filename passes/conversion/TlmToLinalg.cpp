@@ -27,8 +27,9 @@ struct TlmLowerToLinalg
     RewritePatternSet patterns(ctx);
     populateLinearLoweringPatterns(patterns);
     populateNormLoweringPatterns(patterns);
-    populateAttentionLoweringPatterns(patterns, attentionByHeads);
-    populateAttentionGradLoweringPatterns(patterns, attentionByHeads);
+    AttentionForm form{attentionByHeads, attentionBlock};
+    populateAttentionLoweringPatterns(patterns, form);
+    populateAttentionGradLoweringPatterns(patterns, form);
     populateOptimizerLoweringPatterns(patterns);
 
     // Every tlm op must go: a leftover one is reported at its location.

@@ -35,9 +35,11 @@ std::unique_ptr<Pass> tlm::createQuickCanonicalizer() {
   return createCanonicalizerPass(config);
 }
 
-void tlm::buildLinalgPipeline(OpPassManager &pm, bool attentionByHeads) {
+void tlm::buildLinalgPipeline(OpPassManager &pm, bool attentionByHeads,
+                              int64_t attentionBlock) {
   TlmLowerToLinalgOptions options;
   options.attentionByHeads = attentionByHeads;
+  options.attentionBlock = attentionBlock;
   pm.addPass(createTlmLowerToLinalg(options));
   // Residual adds are arith.addf on tensors.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());

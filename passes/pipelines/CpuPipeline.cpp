@@ -50,7 +50,8 @@ static void addFusionAndLoweringStage(OpPassManager &pm,
     attentionOptions.threads = threads;
     pm.addPass(createTlmFuseAttention(attentionOptions));
   }
-  buildLinalgPipeline(pm, options.attentionByHeads);
+  buildLinalgPipeline(pm, options.attentionByHeads,
+                      options.attentionBlocks ? options.attentionBlock : 0);
 }
 
 /// tlm-tile-matmuls' options (step 4 of docs/pipelines.md#tlm-cpu-pipeline).

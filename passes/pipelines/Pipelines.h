@@ -24,8 +24,11 @@ namespace mlir::tlm {
 std::unique_ptr<Pass> createQuickCanonicalizer();
 
 /// tlm ops → linalg on tensors, canonicalized; with `attentionByHeads`
-/// (the CPU's), attention of a static sequence as a loop over its heads.
-void buildLinalgPipeline(OpPassManager &pm, bool attentionByHeads = false);
+/// (the CPU's), attention of a static sequence as a loop over its heads, in
+/// blocks of up to `attentionBlock` queries and keys (0: one (T, T) tile a
+/// head).
+void buildLinalgPipeline(OpPassManager &pm, bool attentionByHeads = false,
+                         int64_t attentionBlock = 0);
 
 /// Tensors → buffers for entries with the memref ABI: results written in
 /// the caller's buffers (with `eliminateEmptyTensors`, also those computed
@@ -57,6 +60,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Output columns per block of decode's GEMV (0: the "
                      "strategy's choice)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> attentionBlock{
+      *this, "attention-block",
+      llvm::cl::desc("With attention-blocks, the most queries and keys a "
+                     "block of training's attention holds"),
+      llvm::cl::init(64)};
   PassOptions::Option<int64_t> lanes{
       *this, "lanes",
       llvm::cl::desc("f32 lanes of the target's vectors (16, 8 or 4)"),

@@ -101,17 +101,23 @@ std::string function(GradCase &c) {
          results + " : " + types + "\n}\n";
 }
 
-/// Compiles every case as one module and checks each result of each; with
-/// `byHeads` off, attention takes the (B, H, T, T) form instead of the loop
-/// over heads.
-void runGradCases(std::vector<GradCase> &cases, bool byHeads) {
+/// The forms attention lowers to: FlashAttention-2 blocks of up to
+/// kAttentionBlock rows, one (T, T) tile a head, one (B, H, T, T) tensor.
+enum class AttentionForm { Blocks, Heads, Tensor };
+constexpr int64_t kAttentionBlock = 8;
+
+/// Compiles every case as one module and checks each result of each, with
+/// attention in `form`.
+void runGradCases(std::vector<GradCase> &cases, AttentionForm form) {
   std::string text;
   for (GradCase &c : cases)
     text += function(c);
   std::unique_ptr<mlir::MLIRContext> ctx = makeContext();
   runtime::JitOptions options;
   options.optLevel = kSweepOptLevel;
-  options.switches.attentionByHeads = byHeads;
+  options.switches.attentionByHeads = form != AttentionForm::Tensor;
+  options.switches.attentionBlocks = form == AttentionForm::Blocks;
+  options.attentionBlock = kAttentionBlock;
   std::unique_ptr<runtime::Jit> jit = compileText(*ctx, text, options);
   ASSERT_TRUE(jit);
   for (GradCase &c : cases) {
@@ -221,14 +227,17 @@ TEST(Gradient, EveryRuleMatchesFiniteDifferences) {
         }));
   }
 
-  // (heads, kv heads, RoPE): GQA with RoPE, and plain multi-head without.
-  for (auto shape : {std::tuple{4, 2, true}, {2, 2, false}}) {
+  // (heads, kv heads, RoPE, T): GQA with RoPE, plain multi-head without,
+  // and a sequence of three attention blocks (kAttentionBlock).
+  for (auto shape :
+       {std::tuple{4, 2, true, 5}, {2, 2, false, 5}, {4, 2, true, 24}}) {
     int64_t heads = std::get<0>(shape), kv = std::get<1>(shape), dk = 4;
     bool rope = std::get<2>(shape);
-    std::vector<Buffer> ops{rng.f32({2, 5, heads * dk}, 1, "dy"),
-                            rng.f32({2, 5, heads * dk}, 1, "q"),
-                            rng.f32({2, 5, kv * dk}, 1, "k"),
-                            rng.f32({2, 5, kv * dk}, 1, "v")};
+    int64_t seq = std::get<3>(shape);
+    std::vector<Buffer> ops{rng.f32({2, seq, heads * dk}, 1, "dy"),
+                            rng.f32({2, seq, heads * dk}, 1, "q"),
+                            rng.f32({2, seq, kv * dk}, 1, "k"),
+                            rng.f32({2, seq, kv * dk}, 1, "v")};
     std::string attrs = "{num_heads = " + std::to_string(heads) +
                         " : i64, num_kv_heads = " + std::to_string(kv) +
                         " : i64" +
@@ -237,17 +246,17 @@ TEST(Gradient, EveryRuleMatchesFiniteDifferences) {
     if (rope)
       theta = 1e4;
     GradCase c = make(
-        rope ? "attention_gqa_rope" : "attention_mha", "attention_grad", ops,
-        {"q", "k", "v"},
+        (rope ? "attention_gqa_rope_" : "attention_mha_") + std::to_string(seq),
+        "attention_grad", ops, {"q", "k", "v"},
         [=](const Values &v) {
-          return ref64::attention(v.at("q"), v.at("k"), v.at("v"), 2, 5, heads,
-                                  kv, dk, theta);
+          return ref64::attention(v.at("q"), v.at("k"), v.at("v"), 2, seq,
+                                  heads, kv, dk, theta);
         },
         attrs);
     // The gradient reads the forward's output and row logsumexps, which
     // the compiled tlm.attention_lse computes in the same entry.
     std::string q = ops[1].type(), kt = ops[2].type();
-    std::string lse = tensorType({2, heads, 5});
+    std::string lse = tensorType({2, heads, seq});
     c.prelude = "  %o:2 = tlm.attention_lse %q, %k, %v " + attrs + " : (" + q +
                 ", " + kt + ", " + kt + ") -> (" + q + ", " + lse + ")\n";
     c.op = "tlm.attention_grad %dy, %q, %k, %v, %o#0, %o#1 " + attrs + " : (" +
@@ -264,9 +273,12 @@ TEST(Gradient, EveryRuleMatchesFiniteDifferences) {
       [t = targets.i](const Values &v) {
         return Vec{ref64::crossEntropy(v.at("logits"), t, 7)};
       }));
-  for (bool byHeads : {true, false}) {
-    SCOPED_TRACE(byHeads ? "attention by heads" : "attention as one tensor");
-    runGradCases(cases, byHeads);
+  for (AttentionForm form :
+       {AttentionForm::Blocks, AttentionForm::Heads, AttentionForm::Tensor}) {
+    SCOPED_TRACE(form == AttentionForm::Blocks  ? "attention in blocks"
+                 : form == AttentionForm::Heads ? "attention by heads"
+                                                : "attention as one tensor");
+    runGradCases(cases, form);
   }
 }
 

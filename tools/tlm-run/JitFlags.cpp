@@ -123,6 +123,10 @@ Expected<runtime::JitOptions> jitOptions(const Options &o,
   else
     return flagError("--gemv-columns must be 1, 2, 4, 8, 16 or auto, found '" +
                      o.gemvColumns + "'");
+  if (o.attentionBlock < 8)
+    return flagError("--attention-block must be 8 or more, found " +
+                     std::to_string(o.attentionBlock));
+  j.attentionBlock = o.attentionBlock;
   if (o.tensorCores != "off" && o.tensorCores != "tf32" &&
       o.tensorCores != "bf16")
     return flagError("--tensor-cores must be off, tf32 or bf16, found '" +
