@@ -23,6 +23,9 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <limits>
+#include <optional>
+
 using namespace mlir;
 using mlir::tlm::index;
 
@@ -52,10 +55,42 @@ bool scalarPayload(linalg::GenericOp op, bool f32Only) {
 
 } // namespace
 
+/// How a row reduction reads an input.
+enum class Read { Whole, Row, Column };
+
+/// How `op` (a candidate row reduction over `loops` loops) reads input `i`.
+static std::optional<Read> readOf(linalg::GenericOp op, unsigned i) {
+  AffineMap map = op.getIndexingMapsArray()[i];
+  unsigned loops = op.getNumLoops();
+  if (map.isIdentity())
+    return Read::Whole;
+  if (map == op.getIndexingMapsArray().back())
+    return Read::Row;
+  if (map.getNumResults() == 1 && map.getResult(0).isFunctionOfDim(loops - 1) &&
+      isa<AffineDimExpr>(map.getResult(0)))
+    return Read::Column;
+  return std::nullopt;
+}
+
+/// The kind of reduction `op`'s payload combines with (add or max), if it
+/// is `combine(f(inputs), acc)` with acc read only there.
+static std::optional<vector::CombiningKind> combinerOf(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  BlockArgument acc = body.getArguments().back();
+  Operation *last = body.getTerminator()->getOperand(0).getDefiningOp();
+  if (!last || !acc.hasOneUse() || *acc.getUsers().begin() != last)
+    return std::nullopt;
+  if (isa<arith::AddFOp>(last))
+    return vector::CombiningKind::ADD;
+  if (isa<arith::MaximumFOp>(last))
+    return vector::CombiningKind::MAXIMUMF;
+  return std::nullopt;
+}
+
 std::string tlm::rowReductionMismatch(linalg::GenericOp op, int64_t lanes) {
-  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
-      op.getNumDpsInits() != 1)
-    return "not one input and one output on tensors";
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() < 1 ||
+      op.getNumDpsInits() != 1 || op.getNumResults() != 1)
+    return "not inputs and one output on tensors";
   if (!isF32Tensors(op))
     return "not f32";
   int64_t loops = op.getNumLoops();
@@ -66,18 +101,23 @@ std::string tlm::rowReductionMismatch(linalg::GenericOp op, int64_t lanes) {
   int64_t k = op.getStaticLoopRanges().back();
   if (ShapedType::isDynamic(k) || k % lanes != 0)
     return "the reduced dim is dynamic or not a multiple of the lanes";
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  if (!maps[0].isIdentity() || maps[1] != maps[0].dropResult(loops - 1))
-    return "the input is not read whole or the output not by rows";
-  if (!op.getDpsInits()[0].getDefiningOp<linalg::FillOp>())
-    return "the sums do not start from a fill";
+  AffineMap out = op.getIndexingMapsArray().back();
+  if (out != AffineMap::getMultiDimIdentityMap(loops, op.getContext())
+                 .dropResult(loops - 1))
+    return "the output is not read by the rows";
+  bool whole = false;
+  for (unsigned i = 0; i < op.getNumDpsInputs(); ++i) {
+    std::optional<Read> read = readOf(op, i);
+    if (!read)
+      return "an input is read other than whole, by rows or by k";
+    whole |= *read == Read::Whole;
+  }
+  if (!whole)
+    return "no input is read whole";
   if (!scalarPayload(op, /*f32Only=*/true))
     return "the payload is not elementwise on f32 scalars";
-  Block &body = op.getRegion().front();
-  BlockArgument acc = body.getArgument(1);
-  auto add = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add || !acc.hasOneUse() || (add.getLhs() != acc && add.getRhs() != acc))
-    return "the payload is not f(x) + acc";
+  if (!combinerOf(op))
+    return "the payload is not f(inputs) + acc or max(f(inputs), acc)";
   return "";
 }
 
@@ -103,21 +143,26 @@ tlm::RowReduction tlm::withEpilogue(linalg::GenericOp sum) {
 
 void tlm::fuseRowReduction(RewriterBase &rewriter, RowReduction reduction,
                            int64_t lanes) {
-  linalg::GenericOp sum = reduction.sum;
+  linalg::GenericOp red = reduction.sum;
   Operation *replaced =
-      reduction.epilogue ? reduction.epilogue.getOperation() : sum;
-  Location loc = sum.getLoc();
+      reduction.epilogue ? reduction.epilogue.getOperation() : red;
+  Location loc = red.getLoc();
   rewriter.setInsertionPoint(replaced);
-  Value x = sum.getDpsInputs()[0];
-  Value start =
-      sum.getDpsInits()[0].getDefiningOp<linalg::FillOp>().getInputs()[0];
-  auto xType = cast<RankedTensorType>(x.getType());
-  int64_t rows = xType.getRank() - 1;
-  int64_t k = xType.getShape().back();
+  vector::CombiningKind kind = *combinerOf(red);
+  Value init = red.getDpsInits()[0];
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  unsigned loops = red.getNumLoops();
+  int64_t rows = loops - 1;
+  int64_t k = red.getStaticLoopRanges().back();
+  Value whole;
+  for (unsigned i = 0; i < red.getNumDpsInputs(); ++i)
+    if (*readOf(red, i) == Read::Whole)
+      whole = red.getDpsInputs()[i];
 
   // The rows' output: a fresh tensor (the epilogue's output is unread).
   auto outType = cast<RankedTensorType>(replaced->getResult(0).getType());
-  SmallVector<OpFoldResult> rowSizes = tensor::getMixedSizes(rewriter, loc, x);
+  SmallVector<OpFoldResult> rowSizes =
+      tensor::getMixedSizes(rewriter, loc, whole);
   rowSizes.pop_back();
   Value out = tensor::EmptyOp::create(rewriter, loc, rowSizes,
                                       outType.getElementType());
@@ -132,22 +177,53 @@ void tlm::fuseRowReduction(RewriterBase &rewriter, RowReduction reduction,
   SmallVector<Value> row = forall.getInductionVars();
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
   Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-  Value zeros = arith::ConstantOp::create(
-      b, loc, vecType, DenseElementsAttr::get(vecType, b.getF32FloatAttr(0.0)));
+  // The row's inputs read once: one scalar each, broadcast.
+  SmallVector<Value> perRow(red.getNumDpsInputs());
+  for (unsigned i = 0; i < red.getNumDpsInputs(); ++i)
+    if (*readOf(red, i) == Read::Row)
+      perRow[i] = vector::BroadcastOp::create(
+          b, loc, vecType,
+          tensor::ExtractOp::create(b, loc, red.getDpsInputs()[i], row));
+  // The lanes start at the combiner's identity; the row's own start joins
+  // them in the final reduction.
+  double neutral = kind == vector::CombiningKind::ADD
+                       ? 0.0
+                       : -std::numeric_limits<double>::infinity();
+  Value start = fill ? fill.getInputs()[0]
+                     : tensor::ExtractOp::create(b, loc, init, row).getResult();
+  Value lanesInit = arith::ConstantOp::create(
+      b, loc, vecType,
+      DenseElementsAttr::get(vecType, b.getF32FloatAttr(neutral)));
   auto blocks = scf::ForOp::create(
       b, loc, c0, arith::ConstantIndexOp::create(b, loc, k),
-      arith::ConstantIndexOp::create(b, loc, lanes), ValueRange{zeros},
+      arith::ConstantIndexOp::create(b, loc, lanes), ValueRange{lanesInit},
       [&](OpBuilder &nb, Location nl, Value kb, ValueRange acc) {
         SmallVector<Value> at(row.begin(), row.end());
         at.push_back(kb);
-        Value v = vector::TransferReadOp::create(nb, nl, vecType, x, at, pad,
-                                                 ArrayRef<bool>{true});
+        SmallVector<Value> args;
+        for (unsigned i = 0; i < red.getNumDpsInputs(); ++i) {
+          Value input = red.getDpsInputs()[i];
+          switch (*readOf(red, i)) {
+          case Read::Whole:
+            args.push_back(vector::TransferReadOp::create(
+                nb, nl, vecType, input, at, pad, ArrayRef<bool>{true}));
+            break;
+          case Read::Column:
+            args.push_back(vector::TransferReadOp::create(
+                nb, nl, vecType, input, ValueRange{kb}, pad,
+                ArrayRef<bool>{true}));
+            break;
+          case Read::Row:
+            args.push_back(perRow[i]);
+            break;
+          }
+        }
+        args.push_back(acc[0]);
         scf::YieldOp::create(
-            nb, nl,
-            tlm::packed::applyPayload(nb, nl, sum, ValueRange{v, acc[0]}));
+            nb, nl, tlm::packed::applyPayload(nb, nl, red, args));
       });
-  Value total = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
-                                            blocks.getResult(0), start);
+  Value total =
+      vector::ReductionOp::create(b, loc, kind, blocks.getResult(0), start);
   if (reduction.epilogue) {
     Block &body = reduction.epilogue.getRegion().front();
     IRMapping map;
@@ -169,5 +245,5 @@ void tlm::fuseRowReduction(RewriterBase &rewriter, RowReduction reduction,
       b, loc, element, forall.getRegionIterArgs()[0], offsets, ones, ones);
   rewriter.replaceOp(replaced, forall.getResult(0));
   if (reduction.epilogue)
-    rewriter.eraseOp(sum);
+    rewriter.eraseOp(red);
 }

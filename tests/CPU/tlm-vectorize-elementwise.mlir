@@ -49,14 +49,16 @@ func.func @scale_add(%a: tensor<?x64xf32>, %b: tensor<?x64xf32>,
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 
-// Left alone: a reduction into sums that do not start from a fill (the
-// row-sum form below needs one) and an innermost dim that is not a multiple
-// of 16.
+// A reduction into sums that do not start from a fill takes the row form
+// below, each row starting from its own value; an innermost dim that is not
+// a multiple of 16 is left alone.
 // CHECK-LABEL: func.func @not_elementwise
-// CHECK-NOT:     vector.
-// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK:         scf.forall (%[[ROW:arg[0-9]+]]) in
+// CHECK:           %[[START:.*]] = tensor.extract %{{.*}}[%[[ROW]]] : tensor<?xf32>
+// CHECK:           vector.reduction <add>, %{{.*}}, %[[START]]
 // CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
 // CHECK-NOT:     vector.
+// THREADS-LABEL: func.func @not_elementwise
 func.func @not_elementwise(%a: tensor<?x64xf32>, %r: tensor<?xf32>,
                            %b: tensor<?x24xf32>)
     -> (tensor<?xf32>, tensor<?x24xf32>) {
@@ -93,8 +95,8 @@ func.func @not_elementwise(%a: tensor<?x64xf32>, %r: tensor<?xf32>,
 // fill's value, the epilogue on that scalar, one element stored.
 // CHECK-LABEL: func.func @row_sum
 // CHECK-SAME:    (%[[A:.*]]: tensor<?x64xf32>)
-// CHECK:         scf.forall (%[[R:.*]]) in (%{{.*}}) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<?xf32>)
-// CHECK:           %[[ACC:.*]] = scf.for %[[K:.*]] = %c0 to %c64 step %c16 iter_args(%[[V:.*]] = %{{.*}}) -> (vector<16xf32>)
+// CHECK:         scf.forall (%[[R:arg[0-9]+]]) in (%{{.*}}) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<?xf32>)
+// CHECK:           %[[ACC:.*]] = scf.for %[[K:arg[0-9]+]] = %c0 to %c64 step %c16 iter_args(%[[V:.*]] = %{{.*}}) -> (vector<16xf32>)
 // CHECK:             %[[X:.*]] = vector.transfer_read %[[A]][%[[R]], %[[K]]]{{.*}} : tensor<?x64xf32>, vector<16xf32>
 // CHECK:             %[[SQ:.*]] = arith.mulf %[[X]], %[[X]] : vector<16xf32>
 // CHECK:             %[[NEXT:.*]] = arith.addf %[[SQ]], %[[V]] : vector<16xf32>
@@ -145,16 +147,18 @@ func.func @row_sum(%a: tensor<?x64xf32>) -> tensor<?xf32> {
 #row = affine_map<(d0, d1) -> (d0)>
 
 // A row sum read twice has no epilogue to take: its loop stores the sums,
-// and the readers stay as they are. A payload that does not end in
-// `+ acc` (a running max) is left alone, and so is one that reads the
-// iteration index (it would leave its generic) or computes on integers.
+// and the readers stay as they are. A running max takes the same form with
+// max lanes. A payload that reads the iteration index is
+// left alone (it would leave its generic), and so is one that computes on
+// integers.
 // CHECK-LABEL: func.func @row_sum_two_readers
 // CHECK:         %[[SUMS:.*]] = scf.forall
 // CHECK:           vector.reduction <add>
 // CHECK-NOT:       math.sqrt
 // CHECK:           tensor.parallel_insert_slice
-// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
-// CHECK:           arith.maximumf
+// CHECK:         scf.forall
+// CHECK:           arith.maximumf {{.*}} : vector<16xf32>
+// CHECK:           vector.reduction <maximumf>
 // CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
 // CHECK:           linalg.index 1
 // CHECK:         return %[[SUMS]], %[[SUMS]], %{{.*}}, %{{.*}}
@@ -359,4 +363,57 @@ func.func @transposes(%x: tensor<?x?x64xf32>, %y: tensor<?x64xf32>)
   %u = linalg.transpose ins(%y : tensor<?x64xf32>)
          outs(%f : tensor<64x?xf32>) permutation = [1, 0]
   return %t, %u : tensor<?x?x64xf32>, tensor<64x?xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// Inputs read by the rows (one scalar a row, broadcast) and by k (one
+// vector for every row) beside the whole one: the cross-entropy's
+// Σ exp(x − max) and RMSNorm's backward Σ dy·g·x̂.
+// CHECK-LABEL: func.func @row_and_column_inputs
+// CHECK:         scf.forall (%[[R:arg[0-9]+]]) in
+// CHECK:           %[[M:.*]] = tensor.extract %{{.*}}[%[[R]]] : tensor<?xf32>
+// CHECK:           %[[MV:.*]] = vector.broadcast %[[M]] : f32 to vector<16xf32>
+// CHECK:           scf.for %[[K:arg[0-9]+]] =
+// CHECK:             %[[X:.*]] = vector.transfer_read %{{.*}}[%[[R]], %[[K]]]
+// CHECK:             arith.subf %[[X]], %[[MV]] : vector<16xf32>
+// CHECK:             math.exp {{.*}} : vector<16xf32>
+// CHECK:           vector.reduction <add>
+// CHECK:         scf.forall (%[[R2:arg[0-9]+]]) in
+// CHECK:           scf.for %[[K2:arg[0-9]+]] =
+// CHECK:             vector.transfer_read %{{.*}}[%[[R2]], %[[K2]]]
+// CHECK:             vector.transfer_read %{{.*}}[%[[K2]]]
+// CHECK:           vector.reduction <add>
+func.func @row_and_column_inputs(%x: tensor<?x64xf32>, %max: tensor<?xf32>,
+                                 %g: tensor<64xf32>)
+    -> (tensor<?xf32>, tensor<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %e = tensor.empty(%m) : tensor<?xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<?xf32>) -> tensor<?xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row, #row],
+                         iterator_types = ["parallel", "reduction"]}
+           ins(%x, %max : tensor<?x64xf32>, tensor<?xf32>)
+           outs(%init : tensor<?xf32>) {
+  ^bb0(%a: f32, %mx: f32, %acc: f32):
+    %d = arith.subf %a, %mx : f32
+    %ex = math.exp %d : f32
+    %s = arith.addf %ex, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<?xf32>
+  %dot = linalg.generic {indexing_maps = [#id, #col, #row],
+                         iterator_types = ["parallel", "reduction"]}
+           ins(%x, %g : tensor<?x64xf32>, tensor<64xf32>)
+           outs(%init : tensor<?xf32>) {
+  ^bb0(%a: f32, %w: f32, %acc: f32):
+    %p = arith.mulf %a, %w : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<?xf32>
+  return %sum, %dot : tensor<?xf32>, tensor<?xf32>
 }
