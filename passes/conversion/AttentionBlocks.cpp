@@ -158,27 +158,28 @@ Running onlineStep(OpBuilder &b, Location loc, const Running &r, Value s,
   auto maximum = [](OpBuilder &nb, Location l, ValueRange a) {
     return arith::MaximumFOp::create(nb, l, a[0], a[1]).getResult();
   };
-  Value blockMax = reduceLastDim(b, loc, s, f32, kNegInf, maximum);
+  Value blockMax = marked(b, reduceLastDim(b, loc, s, f32, kNegInf, maximum));
   // e^(m − m'): 0 at the first block, where m = -inf and m' is finite (a
   // query sees at least key 0).
-  Value alpha = elementwise(
+  Value alpha = marked(b, elementwise(
       b, loc, ValueRange{r.max, blockMax}, f32,
       [](OpBuilder &nb, Location l, ValueRange a) {
         Value mx = arith::MaximumFOp::create(nb, l, a[0], a[1]);
         Value d = arith::SubFOp::create(nb, l, a[0], mx);
         return math::ExpOp::create(nb, l, d).getResult();
-      });
-  Value max = genericOp(b, loc, ValueRange{blockMax}, r.max, {vec, vec}, par1,
-                        maximum);
+      }));
+  Value max = marked(b, genericOp(b, loc, ValueRange{blockMax}, r.max,
+                                  {vec, vec}, par1, maximum));
   Value p = marked(b, probsFromLse(b, loc, s, max));
-  Value scaledSum =
-      genericOp(b, loc, ValueRange{alpha}, r.sum, {vec, vec}, par1, mul);
-  Value sum = genericOp(b, loc, ValueRange{p}, scaledSum, {m.id, m.row},
-                        {IteratorType::parallel, IteratorType::reduction},
-                        [](OpBuilder &nb, Location l, ValueRange a) {
-                          return arith::AddFOp::create(nb, l, a[1], a[0])
-                              .getResult();
-                        });
+  Value scaledSum = marked(
+      b, genericOp(b, loc, ValueRange{alpha}, r.sum, {vec, vec}, par1, mul));
+  Value sum = marked(
+      b, genericOp(b, loc, ValueRange{p}, scaledSum, {m.id, m.row},
+                   {IteratorType::parallel, IteratorType::reduction},
+                   [](OpBuilder &nb, Location l, ValueRange a) {
+                     return arith::AddFOp::create(nb, l, a[1], a[0])
+                         .getResult();
+                   }));
   Value scaledOut = marked(b, genericOp(b, loc, ValueRange{alpha}, r.out,
                                         {m.row, m.id}, par2, mul));
   return {max, sum, accumulate2d(b, loc, p, vT, scaledOut)};
@@ -283,10 +284,11 @@ SmallVector<Value> heads::attentionGradByBlocks(OpBuilder &b, Location loc,
         Value lseh = extractHead(hb, hl, lse, lseSlice(hb, bi, h, l));
         TileMaps m(hb);
         // D = rowsum(dO · O) (= rowsum(P · dP)), one per query.
-        Value rowDot = contraction(
-            hb, hl, dOh, extractHead(hb, hl, out, qs),
-            filledTensor(hb, hl, {hb.getIndexAttr(l.seq)}, f32, 0.0),
-            {m.id, m.id, m.row});
+        Value rowDot = marked(
+            hb, contraction(
+                    hb, hl, dOh, extractHead(hb, hl, out, qs),
+                    filledTensor(hb, hl, {hb.getIndexAttr(l.seq)}, f32, 0.0),
+                    {m.id, m.id, m.row}));
         Value qT = transpose2d(hb, hl, qh), kT = transpose2d(hb, hl, kh);
         Value dOT = transpose2d(hb, hl, dOh);
         Value dQInit = filledTensor(

@@ -159,13 +159,18 @@ void tlm::fuseRowReduction(RewriterBase &rewriter, RowReduction reduction,
     if (*readOf(red, i) == Read::Whole)
       whole = red.getDpsInputs()[i];
 
-  // The rows' output: a fresh tensor (the epilogue's output is unread).
+  // The rows' output: a fresh tensor (the epilogue's output is unread),
+  // or the start values themselves when they are not a fill: each row reads
+  // its start before it writes the result there, so a loop that carries
+  // them (attention's running sums) keeps one buffer.
   auto outType = cast<RankedTensorType>(replaced->getResult(0).getType());
   SmallVector<OpFoldResult> rowSizes =
       tensor::getMixedSizes(rewriter, loc, whole);
   rowSizes.pop_back();
-  Value out = tensor::EmptyOp::create(rewriter, loc, rowSizes,
-                                      outType.getElementType());
+  Value out = fill ? tensor::EmptyOp::create(rewriter, loc, rowSizes,
+                                             outType.getElementType())
+                         .getResult()
+                   : init;
 
   auto vecType = VectorType::get({lanes}, rewriter.getF32Type());
   OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
@@ -189,8 +194,11 @@ void tlm::fuseRowReduction(RewriterBase &rewriter, RowReduction reduction,
   double neutral = kind == vector::CombiningKind::ADD
                        ? 0.0
                        : -std::numeric_limits<double>::infinity();
-  Value start = fill ? fill.getInputs()[0]
-                     : tensor::ExtractOp::create(b, loc, init, row).getResult();
+  Value start =
+      fill ? fill.getInputs()[0]
+           : tensor::ExtractOp::create(b, loc, forall.getRegionIterArgs()[0],
+                                       row)
+                 .getResult();
   Value lanesInit = arith::ConstantOp::create(
       b, loc, vecType,
       DenseElementsAttr::get(vecType, b.getF32FloatAttr(neutral)));

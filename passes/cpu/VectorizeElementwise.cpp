@@ -166,13 +166,12 @@ struct TlmVectorizeElementwise
     if (failed(vectorizeMatrixTransposes(rewriter)))
       return signalPassFailure();
 
-    // Row sums (RMSNorm's statistics) with the op that reads them: one loop
-    // over the rows (RowReduction.h).
+    // Row sums and maxima (RMSNorm's statistics, the cross-entropy's,
+    // attention's) with the op that reads them: one loop over the rows
+    // (RowReduction.h).
     SmallVector<tlm::RowReduction> rowSums;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (!op->getParentOfType<scf::ForOp>() &&
-          !op->getParentOfType<scf::ForallOp>() &&
-          tlm::rowReductionMismatch(op, lanes).empty())
+      if (!inTiledCode(op) && tlm::rowReductionMismatch(op, lanes).empty())
         rowSums.push_back(tlm::withEpilogue(op));
     });
     for (tlm::RowReduction reduction : rowSums)

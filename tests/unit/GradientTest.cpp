@@ -103,8 +103,11 @@ std::string function(GradCase &c) {
 
 /// The forms attention lowers to: FlashAttention-2 blocks of up to
 /// kAttentionBlock rows, one (T, T) tile a head, one (B, H, T, T) tensor.
+/// The blocks are compiled for vectors of kBlockLanes, which divide the
+/// block, so that their row statistics take the vector form (RowReduction.h)
+/// as the 64-row blocks of real sequences do on the host's widest vectors.
 enum class AttentionForm { Blocks, Heads, Tensor };
-constexpr int64_t kAttentionBlock = 8;
+constexpr int64_t kAttentionBlock = 8, kBlockLanes = 4;
 
 /// Compiles every case as one module and checks each result of each, with
 /// attention in `form`.
@@ -118,6 +121,8 @@ void runGradCases(std::vector<GradCase> &cases, AttentionForm form) {
   options.switches.attentionByHeads = form != AttentionForm::Tensor;
   options.switches.attentionBlocks = form == AttentionForm::Blocks;
   options.attentionBlock = kAttentionBlock;
+  if (form == AttentionForm::Blocks)
+    options.lanes = kBlockLanes;
   std::unique_ptr<runtime::Jit> jit = compileText(*ctx, text, options);
   ASSERT_TRUE(jit);
   for (GradCase &c : cases) {
