@@ -218,6 +218,44 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
   ];
 }
 
+def TlmFuseElementwise : Pass<"tlm-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "Fuse chains of elementwise linalg.generic ops into one";
+  let description = [{
+    An elementwise `linalg.generic` whose result only one other elementwise
+    generic reads is fused into that reader (upstream's elementwise fusion,
+    linalg::populateElementwiseOpsFusionPatterns): one pass over memory
+    instead of two, and no intermediate tensor. The training step's backward
+    is made of such chains (SwiGLU's, RMSNorm's and RoPE's backward, the
+    sums of a value's gradients where it fans out, the cross-entropy's
+    softmax − onehot). Each element's arithmetic is the same, in the same
+    order: results are bit for bit those of the unfused ops.
+
+    Left apart, so the passes after it still find their forms: a reader of
+    a projection (a residual add folded into it, SwiGLU on the W1/W3 tiles),
+    RMSNorm's scaling (folded into the packed projection), RoPE's rotation
+    (vectorized with shuffles), reductions (tlm-vectorize-elementwise's row
+    form), ops in loops, and a value with more than one reader (fusing it
+    would compute it twice).
+
+    Before:
+    ```mlir
+    %t = linalg.generic {...["parallel", "parallel"]} ins(%a, %b) outs(%e) {
+      arith.mulf }
+    %u = linalg.generic {...["parallel", "parallel"]} ins(%t, %c) outs(%e) {
+      arith.addf }
+    ```
+    After:
+    ```mlir
+    %u = linalg.generic {...["parallel", "parallel"]} ins(%a, %b, %c)
+           outs(%e) { arith.mulf, arith.addf }
+    ```
+  }];
+  let options = [
+    Option<"lanes", "lanes", "int64_t", /*default=*/"16",
+           "Elements per vector (RoPE's rotation form is recognized at it)">
+  ];
+}
+
 def TlmVectorizeElementwise
     : Pass<"tlm-vectorize-elementwise", "::mlir::func::FuncOp"> {
   let summary = "Vectorize elementwise linalg.generic ops with dynamic rows";

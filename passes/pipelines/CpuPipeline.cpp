@@ -52,6 +52,13 @@ static void addFusionAndLoweringStage(OpPassManager &pm,
   }
   buildLinalgPipeline(pm, options.attentionByHeads,
                       options.attentionBlocks ? options.attentionBlock : 0);
+  // Before the projections are tiled: the fusion leaves the ops they read
+  // and the forms they fold in alone.
+  if (options.fuseElementwise) {
+    TlmFuseElementwiseOptions fuseOptions;
+    fuseOptions.lanes = options.lanes;
+    pm.addNestedPass<func::FuncOp>(createTlmFuseElementwise(fuseOptions));
+  }
 }
 
 /// tlm-tile-matmuls' options (step 4 of docs/pipelines.md#tlm-cpu-pipeline).
