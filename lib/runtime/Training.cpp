@@ -63,10 +63,13 @@ TrainingMemory trainingMemory(const model::Config &c, int64_t batch,
   double perToken = double(c.numLayers) * perLayer + 3 * double(c.vocabSize) +
                     4 * d + 2 * ff;
   double tokens = double(batch) * double(seq);
-  // The compiled step's heap peaks at about twice these saved values: the
-  // backward's gradients in flight and the transposed copies its weight
-  // gradients read (measured 2.04x on the baby-GPT shape and 2.06x on the
-  // CS336 TinyStories one, Program::heap().peak; docs/training.md).
+  // The values the backward reads, kept from the forward or (norm outputs,
+  // the gate product, rotated Q and K) recomputed there. The compiled
+  // step's heap peaks at about twice their count: the backward's gradients
+  // in flight and the transposed copies its weight gradients read (measured
+  // 2.04x on the baby-GPT shape and 2.06x on the CS336 TinyStories one with
+  // every value kept, 1.83x and 1.93x since the step recomputes the cheap
+  // ones; Program::heap().peak, docs/training.md).
   constexpr double kWorkspace = 2.0;
   m.activations = 4 * kWorkspace * (tokens * perToken + 2 * double(seq) * double(seq));
   return m;

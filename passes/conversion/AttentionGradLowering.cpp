@@ -17,6 +17,7 @@
 
 #include "dialect/TlmDialect.h"
 #include "passes/common/AttentionParts.h"
+#include "passes/common/Recompute.h"
 #include "passes/common/Builders.h"
 #include "passes/conversion/AttentionCore.h"
 #include "passes/conversion/AttentionHeads.h"
@@ -103,6 +104,12 @@ struct LowerAttentionGrad : OpRewritePattern<AttentionGradOp> {
     std::optional<double> theta = op.getRopeThetaValue();
     auto [q, k, v] = splitAndRotate(b, loc, op.getQ(), op.getK(), op.getV(),
                                     heads, kvHeads, dk, theta);
+    // Marked, the rotated Q and K are rotated again here rather than kept
+    // from the forward (Recompute.h).
+    for (Value rotated : {q, k})
+      if (op->hasAttr(kRecomputeAttr) && theta &&
+          rotated.getDefiningOp<linalg::GenericOp>())
+        recomputed(rotated);
     Value dO = splitHeads(b, loc, op.getGrad(), heads, dk);
     Value out = splitHeads(b, loc, op.getOut(), heads, dk);
     Value lse = op.getLse();

@@ -9,6 +9,7 @@
 #include "dialect/TlmDialect.h"
 #include "passes/common/Builders.h"
 #include "passes/common/Quantized.h"
+#include "passes/common/Recompute.h"
 #include "passes/conversion/PopulatePatterns.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -215,10 +216,11 @@ Value siluDerivative(OpBuilder &b, Location loc, Value a) {
 }
 
 /// The FFNs' gradients (docs/training.md): a = x·W1ᵀ and b = x·W3ᵀ are the
-/// forward's own ops again (CSE merges them with the forward's), then
+/// forward's own ops again (CSE merges them with the forward's), the gate
+/// product h = SiLU(a)·b too unless `recompute` (Recompute.h), then
 /// dW2 = dyᵀ·h, dh = dy·W2, da, db, dW1, dW3, and dx = da·W1 + db·W3.
 SmallVector<Value> lowerFFNGrad(OpBuilder &b, Location loc, Value dy, Value x,
-                                Value w1, Value w2, Value w3) {
+                                Value w1, Value w2, Value w3, bool recompute) {
   Type f32 = b.getF32Type();
   Value a = projection(b, loc, x, w1);
   Value gate = w3 ? projection(b, loc, x, w3) : Value();
@@ -232,6 +234,8 @@ SmallVector<Value> lowerFFNGrad(OpBuilder &b, Location loc, Value dy, Value x,
                                             .getResult()
                                       : s;
                         });
+  if (recompute)
+    recomputed(h);
   Value dw2 = weightGrad(b, loc, dy, h);
   Value dh = inputGrad(b, loc, dy, w2);
   SmallVector<Value> daIn{dh, a};
@@ -274,7 +278,8 @@ struct LowerFFNGrad : OpRewritePattern<GradOp> {
       w3 = op.getW3();
     SmallVector<Value> grads =
         lowerFFNGrad(rewriter, op.getLoc(), op.getGrad(), op.getInput(),
-                     op.getW1(), op.getW2(), w3);
+                     op.getW1(), op.getW2(), w3,
+                     op->hasAttr(kRecomputeAttr));
     for (auto [v, r] : llvm::zip(grads, op->getResults()))
       v = castTo(rewriter, op.getLoc(), v, r.getType());
     rewriter.replaceOp(op, grads);

@@ -7,6 +7,7 @@
 
 #include "dialect/TlmDialect.h"
 #include "passes/common/Builders.h"
+#include "passes/common/Recompute.h"
 #include "passes/conversion/PopulatePatterns.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -71,6 +72,10 @@ struct LowerRMSNorm : OpRewritePattern<RMSNormOp> {
           Value y = arith::MulFOp::create(b, l, n, castFloat(b, l, a[2], f32));
           linalg::YieldOp::create(b, l, castFloat(b, l, y, elem));
         });
+    // The backward's copy (tlm-build-train-step): rms is the forward's, the
+    // scaling its own.
+    if (op->hasAttr(kRecomputeAttr))
+      recomputed(generic.getResult(0));
     rewriter.replaceOp(
         op, castTo(rewriter, loc, generic.getResult(0), op.getType()));
     return success();

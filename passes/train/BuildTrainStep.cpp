@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/common/Recompute.h"
 #include "passes/train/GradientRules.h"
 #include "passes/train/Passes.h"
 
@@ -159,6 +160,48 @@ struct TlmBuildTrainStep
     return success();
   }
 
+  /// Gives the backward its own copy of each RMSNorm output it reads,
+  /// next to its first reader there (Recompute.h): the norm's input and
+  /// gain are alive in the backward anyway (its gradient reads them), so
+  /// the (B, T, d) output need not live from the forward to the backward.
+  /// Not when an FFN's gradient reads it: its lowering rebuilds the
+  /// forward's W1·x and W3·x from x, which CSE merges with the forward's
+  /// only if x is the forward's own.
+  /// The FFN gradients and attention's are marked for their lowering to
+  /// compute the gate product and the rotated Q and K again.
+  static void markRecomputation(ArrayRef<Operation *> forward) {
+    DenseSet<Operation *> inForward(forward.begin(), forward.end());
+    Block *body = forward.front()->getBlock();
+    for (Operation &op : *body)
+      if (!inForward.contains(&op) &&
+          isa<tlm::SwiGLUGradOp, tlm::SiLUFFNGradOp, tlm::AttentionGradOp>(op))
+        op.setAttr(tlm::kRecomputeAttr, UnitAttr::get(op.getContext()));
+    for (Operation *op : forward) {
+      auto norm = dyn_cast<tlm::RMSNormOp>(op);
+      if (!norm)
+        continue;
+      SmallVector<OpOperand *> backwardUses;
+      Operation *first = nullptr;
+      bool readByFfnGrad = false;
+      for (OpOperand &use : norm.getResult().getUses()) {
+        Operation *user = use.getOwner();
+        if (inForward.contains(user))
+          continue;
+        readByFfnGrad |= isa<tlm::SwiGLUGradOp, tlm::SiLUFFNGradOp>(user);
+        backwardUses.push_back(&use);
+        if (!first || user->isBeforeInBlock(first))
+          first = user;
+      }
+      if (backwardUses.empty() || readByFfnGrad)
+        continue;
+      OpBuilder b(first);
+      Operation *copy = b.clone(*norm);
+      tlm::recomputed(copy->getResult(0));
+      for (OpOperand *use : backwardUses)
+        use->set(copy->getResult(0));
+    }
+  }
+
   LogicalResult buildStep(func::FuncOp loss) {
     OpBuilder b(loss);
     b.setInsertionPointAfter(loss);
@@ -197,6 +240,9 @@ struct TlmBuildTrainStep
         if (g)
           grads.add(operand, g);
     }
+
+    if (recompute)
+      markRecomputation(forward);
 
     SmallVector<Value> results{lossValue};
     SmallVector<BlockArgument> params;

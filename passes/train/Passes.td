@@ -25,12 +25,20 @@ def TlmBuildTrainStep : Pass<"tlm-build-train-step", "::mlir::ModuleOp"> {
     gradients are summed with `arith.addf`.
 
     What the backward reads of the forward is the forward ops' operands;
-    values the forward computed from them are recomputed by the gradient
-    ops' lowering with the forward's own ops, which CSE merges with the
+    values the forward computed from them are rebuilt by the gradient ops'
+    lowering with the forward's own ops, which CSE merges with the
     forward's (so RMSNorm's rms, the FFN's W1·x and W3·x and the
     cross-entropy's logsumexp are computed once). Attention is replaced in
     the step by `tlm.attention_lse`, whose output and row logsumexps its
     gradient reads: it rebuilds the probabilities, never keeps them.
+
+    With `recompute` (the default), cheap elementwise values the backward
+    reads are computed again there instead of kept alive from the forward
+    (passes/common/Recompute.h): an RMSNorm output read by a Linear's
+    gradient gets a copy of the norm, marked `tlm.recompute`, next to its
+    first backward reader; the FFN gradients and attention's are marked so
+    that their lowering computes the gate product SiLU(W1·x)·W3·x and the
+    rotated Q and K again. The mark keeps CSE from merging them back.
 
     With `optimizer=adamw` the step also updates the parameters (every f32
     argument): it takes, after the loss function's arguments, the first
@@ -82,6 +90,10 @@ def TlmBuildTrainStep : Pass<"tlm-build-train-step", "::mlir::ModuleOp"> {
     Option<"torchForm", "torch-form", "bool", "false",
            "PyTorch's AdamW (decay first, ε added to sqrt(v̂)) instead of "
            "CS336's Algorithm 1">,
+    Option<"recompute", "recompute", "bool", "true",
+           "compute cheap elementwise values again in the backward (norm "
+           "outputs, the FFN's gate product, the rotated Q and K) instead "
+           "of keeping them from the forward">,
     Option<"decayVectors", "decay-vectors", "bool", "true",
            "decay 1-D parameters (the norm gains) too, as CS336 does; "
            "nanoGPT and llm.c do not">,

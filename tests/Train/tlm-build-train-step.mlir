@@ -1,5 +1,6 @@
 // RUN: tlm-opt %s --split-input-file --tlm-build-train-step | FileCheck %s
 // RUN: tlm-opt %s --split-input-file --tlm-build-train-step --tlm-lower-to-linalg | FileCheck %s --check-prefix=NOTLM
+// RUN: tlm-opt %s --split-input-file --tlm-build-train-step=recompute=false | FileCheck %s --check-prefix=KEEP
 
 // The backward lowers like the forward: no tlm op is left.
 // NOTLM-NOT: = tlm.
@@ -66,7 +67,7 @@ func.func @loss(%ids: tensor<2x3xi64>, %t: tensor<2x3xi64>, %e: tensor<10x8xf32>
 // CHECK: %[[DC:.*]] = tlm.cross_entropy_grad
 // CHECK: %[[DF:.*]] = tensor.cast %{{.*}} : tensor<1x4x16xf32> to tensor<?x?x16xf32>
 // CHECK: %[[DO:.*]], %{{.*}}, %{{.*}}, %{{.*}} = tlm.swiglu_grad %[[DF]], %[[O]], %[[W1]], %[[W2]], %[[W3]]
-// CHECK: tlm.attention_grad %[[DO]], %[[Q]], %[[K]], %[[V]], %[[O]], %[[LSE]] {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.000000e+04 : f64}
+// CHECK: tlm.attention_grad %[[DO]], %[[Q]], %[[K]], %[[V]], %[[O]], %[[LSE]] {num_heads = 4 : i64, num_kv_heads = 2 : i64, rope_theta = 1.000000e+04 : f64, tlm.recompute}
 // CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<3xf32>
 // CHECK: return {{.*}}, %[[ZERO]] :
 func.func @loss(%x: tensor<?x?x16xf32>, %wq: tensor<16x16xf32>, %wk: tensor<8x16xf32>, %wv: tensor<8x16xf32>,
@@ -80,5 +81,33 @@ func.func @loss(%x: tensor<?x?x16xf32>, %wq: tensor<16x16xf32>, %wk: tensor<8x16
   %f = tlm.swiglu %o, %w1, %w2, %w3 : (tensor<?x?x16xf32>, tensor<32x16xf32>, tensor<16x32xf32>, tensor<32x16xf32>) -> tensor<?x?x16xf32>
   %c = tensor.cast %f : tensor<?x?x16xf32> to tensor<1x4x16xf32>
   %l = tlm.cross_entropy %c, %t : (tensor<1x4x16xf32>, tensor<1x4xi64>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Recomputation: the RMSNorm output the LM head's gradient reads is a copy
+// of the norm in the backward (marked tlm.recompute, so CSE keeps it apart),
+// next to that reader; the forward's is read by the forward only. The FFN
+// and attention gradients are marked for their lowering to recompute the
+// gate product and the rotated Q and K. With recompute=false the backward
+// reads the forward's values.
+// CHECK-LABEL: func.func @train_step(
+// CHECK: %[[N:.*]] = tlm.rmsnorm %[[X:[^,]*]], %[[G:[^ ]*]] :
+// CHECK-NOT: tlm.recompute
+// CHECK: %[[Z:.*]] = tlm.linear %[[N]]
+// CHECK: %[[DZ:.*]] = tlm.cross_entropy_grad
+// CHECK: %[[N2:.*]] = tlm.rmsnorm %[[X]], %[[G]] {tlm.recompute}
+// CHECK: tlm.linear_grad %[[DZ]], %[[N2]], %{{.*}}
+// CHECK: tlm.rmsnorm_grad %{{.*}}, %[[X]], %[[G]]
+// KEEP-LABEL: func.func @train_step(%arg0: tensor<2x3x8xf32>
+// KEEP-NOT: tlm.recompute
+// KEEP: %[[N:.*]] = tlm.rmsnorm
+// KEEP: tlm.linear_grad %{{.*}}, %[[N]], %{{.*}}
+// KEEP-NOT: tlm.recompute
+func.func @loss(%x: tensor<2x3x8xf32>, %g: tensor<8xf32>, %w: tensor<10x8xf32>, %t: tensor<2x3xi64>) -> tensor<f32> {
+  %n = tlm.rmsnorm %x, %g {eps = 1.0e-05 : f64} : tensor<2x3x8xf32>, tensor<8xf32> -> tensor<2x3x8xf32>
+  %z = tlm.linear %n, %w : tensor<2x3x8xf32>, tensor<10x8xf32> -> tensor<2x3x10xf32>
+  %l = tlm.cross_entropy %z, %t : (tensor<2x3x10xf32>, tensor<2x3xi64>) -> tensor<f32>
   return %l : tensor<f32>
 }
