@@ -245,12 +245,13 @@ std::pair<Value, Value> heads::attentionLseByBlocks(OpBuilder &b, Location loc,
                                                                a[1])
                                       .getResult();
                                 });
-              Value lse = elementwise(
-                  ib, il, ValueRange{max, sum}, f32,
-                  [](OpBuilder &nb, Location nl, ValueRange a) {
-                    Value lg = math::LogOp::create(nb, nl, a[1]);
-                    return arith::AddFOp::create(nb, nl, a[0], lg).getResult();
-                  });
+              Value lse = marked(
+                  ib, elementwise(ib, il, ValueRange{max, sum}, f32,
+                                  [](OpBuilder &nb, Location nl, ValueRange a) {
+                                    Value lg = math::LogOp::create(nb, nl, a[1]);
+                                    return arith::AddFOp::create(nb, nl, a[0], lg)
+                                        .getResult();
+                                  }));
               scf::YieldOp::create(
                   ib, il,
                   ValueRange{insertRows(ib, il, o, head[0], qFirst),
