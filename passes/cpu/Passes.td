@@ -269,11 +269,13 @@ def TlmVectorizeElementwise
     ragged innermost dim are left alone. An output the payload does not read
     becomes a fresh `tensor.empty`, so bufferization does not copy it first.
 
-    Three shapes get forms of their own (docs/cpu-codegen.md#elementwise-ops):
-    a row sum (RMSNorm's Σ x²) fused with the one op that reads it; a
-    `linalg.transpose` that keeps the innermost dim (the new cache rows); and
-    RoPE's rotation, computed `lanes` elements at a time with a shuffle of
-    the pairs, bit for bit the payload's result.
+    Four shapes get forms of their own (docs/cpu-codegen.md#elementwise-ops):
+    a row sum or max (RMSNorm's Σ x², the cross-entropy's statistics) fused
+    with the one op that reads it; a column sum (the RMSNorm gain's
+    gradient), a row at a time in vectors of columns; a `linalg.transpose`
+    that keeps the innermost dim (the new cache rows); and RoPE's rotation,
+    computed `lanes` elements at a time with a shuffle of the pairs, bit for
+    bit the payload's result.
 
     Before:
     ```mlir

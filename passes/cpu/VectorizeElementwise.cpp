@@ -60,6 +60,26 @@ std::string reasonToSkip(linalg::GenericOp op, int64_t lanes) {
   return "";
 }
 
+/// Why `op` is not a column reduction (a sum over the rows, one result per
+/// column: the RMSNorm gain's gradient), or an empty string: on tensors,
+/// the innermost loop parallel, static and a multiple of `lanes`, at least
+/// one reduction among the others, every operand indexed by a projected
+/// permutation.
+std::string columnReductionMismatch(linalg::GenericOp op, int64_t lanes) {
+  if (!op.hasPureTensorSemantics())
+    return "not on tensors";
+  if (op.getNumReductionLoops() == 0 ||
+      op.getIteratorTypesArray().back() != utils::IteratorType::parallel)
+    return "no reduction, or the innermost loop is one";
+  for (AffineMap map : op.getIndexingMapsArray())
+    if (!map.isProjectedPermutation())
+      return "an operand is not indexed by a projected permutation";
+  int64_t inner = op.getStaticLoopRanges().back();
+  if (ShapedType::isDynamic(inner) || inner % lanes != 0)
+    return "the innermost dim is dynamic or not a multiple of the lanes";
+  return "";
+}
+
 /// Gives every output the payload never reads a fresh tensor.empty. The
 /// lowering passes an input as the output of ops like the residual add
 /// (`outs(%x)`), and bufferization then copied %x into a new buffer before
@@ -83,15 +103,17 @@ struct TlmVectorizeElementwise
     : public tlm::impl::TlmVectorizeElementwiseBase<TlmVectorizeElementwise> {
   using Base::Base;
 
-  /// Tiles `op` by `sizes` (0: untiled), as one forall with threads.
+  /// Tiles `op` by `sizes` (0: untiled), as one forall with threads (not
+  /// when `sequential`: a reduction's blocks accumulate into one output).
   FailureOr<scf::SCFTilingResult> tileOp(RewriterBase &rewriter,
                                          Operation *op,
-                                         ArrayRef<int64_t> sizes) {
+                                         ArrayRef<int64_t> sizes,
+                                         bool sequential = false) {
     scf::SCFTilingOptions options;
     options.setTileSizes(getAsIndexOpFoldResult(&getContext(), sizes));
     // With threads, every block is an iteration of one forall: these ops
     // would otherwise run on one thread between the parallel projections.
-    if (threads > 1)
+    if (threads > 1 && !sequential)
       options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
     rewriter.setInsertionPoint(op);
     FailureOr<scf::SCFTilingResult> tiled =
@@ -105,8 +127,10 @@ struct TlmVectorizeElementwise
   /// Tiles `op` by `sizes` and vectorizes its one block; a block linalg
   /// cannot vectorize stays a scalar loop.
   LogicalResult tileAndVectorize(RewriterBase &rewriter, Operation *op,
-                                 ArrayRef<int64_t> sizes) {
-    FailureOr<scf::SCFTilingResult> tiled = tileOp(rewriter, op, sizes);
+                                 ArrayRef<int64_t> sizes,
+                                 bool sequential = false) {
+    FailureOr<scf::SCFTilingResult> tiled =
+        tileOp(rewriter, op, sizes, sequential);
     if (failed(tiled))
       return failure();
     Operation *block = tiled->tiledOps.front();
@@ -177,7 +201,7 @@ struct TlmVectorizeElementwise
     for (tlm::RowReduction reduction : rowSums)
       tlm::fuseRowReduction(rewriter, reduction, lanes);
 
-    SmallVector<linalg::GenericOp> work, rotations;
+    SmallVector<linalg::GenericOp> work, rotations, columnSums;
     getOperation().walk([&](linalg::GenericOp op) {
       if (inTiledCode(op))
         return; // inside code another pass has tiled
@@ -185,7 +209,17 @@ struct TlmVectorizeElementwise
         rotations.push_back(op);
       else if (reasonToSkip(op, lanes).empty())
         work.push_back(op);
+      else if (columnReductionMismatch(op, lanes).empty())
+        columnSums.push_back(op);
     });
+    // Column sums: the rows one at a time, `lanes` columns at a time, in
+    // the scalar loop's order (each column's sum is the same, bit for bit).
+    for (linalg::GenericOp op : columnSums) {
+      SmallVector<int64_t> sizes(op.getNumLoops(), 1);
+      sizes.back() = lanes;
+      if (failed(tileAndVectorize(rewriter, op, sizes, /*sequential=*/true)))
+        return signalPassFailure();
+    }
     // RoPE's rotation: one tile per (batch, position), rotated in vectors
     // (RopeRotation.h).
     for (linalg::GenericOp op : rotations) {

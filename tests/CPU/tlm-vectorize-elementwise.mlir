@@ -417,3 +417,40 @@ func.func @row_and_column_inputs(%x: tensor<?x64xf32>, %max: tensor<?xf32>,
   } -> tensor<?xf32>
   return %sum, %dot : tensor<?xf32>, tensor<?xf32>
 }
+
+// -----
+
+#x3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#k3 = affine_map<(d0, d1, d2) -> (d2)>
+
+// A column sum (the RMSNorm gain's gradient, Σ over (batch, seq) of
+// dy·x̂): the rows one at a time in plain loops (never a forall, even with
+// threads: every block adds into the same output), 16 columns a vector.
+// CHECK-LABEL: func.func @column_sum
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK:             scf.for %{{.*}} = %c0 to %c64 step %c16
+// CHECK:               vector.transfer_read {{.*}} vector<1x1x16xf32>
+// CHECK:               arith.mulf {{.*}} vector<1x1x16xf32>
+// CHECK:               arith.addf {{.*}} : vector<16xf32>
+// CHECK:               vector.transfer_write {{.*}} : vector<16xf32>, tensor<64xf32>
+// CHECK-NOT:     linalg.generic
+// THREADS-LABEL: func.func @column_sum
+// THREADS-NOT:     scf.forall
+// THREADS:         arith.addf {{.*}} : vector<16xf32>
+func.func @column_sum(%dy: tensor<2x?x64xf32>, %x: tensor<2x?x64xf32>)
+    -> tensor<64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<64xf32>) -> tensor<64xf32>
+  %dg = linalg.generic {indexing_maps = [#x3, #x3, #k3],
+                        iterator_types = ["reduction", "reduction", "parallel"]}
+          ins(%dy, %x : tensor<2x?x64xf32>, tensor<2x?x64xf32>)
+          outs(%init : tensor<64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  return %dg : tensor<64xf32>
+}
