@@ -11,8 +11,25 @@ ByteAlphabet::ByteAlphabet() {
   for (int b = 0; b < 256; ++b) {
     bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) ||
                      (b >= 0xAE && b <= 0xFF);
-    toByte[printable ? b : nextSubstitute++] = static_cast<char>(b);
+    uint32_t cp = printable ? b : nextSubstitute++;
+    toByte[cp] = static_cast<char>(b);
+    toCodepoint[b] = cp;
   }
+}
+
+std::string ByteAlphabet::spell(std::string_view bytes) const {
+  std::string spelled;
+  spelled.reserve(bytes.size() * 2);
+  for (char c : bytes) {
+    uint32_t cp = toCodepoint[static_cast<uint8_t>(c)];
+    if (cp < 0x80) {
+      spelled += static_cast<char>(cp);
+    } else { // below U+0800: two UTF-8 bytes
+      spelled += static_cast<char>(0xC0 | cp >> 6);
+      spelled += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+  }
+  return spelled;
 }
 
 bool ByteAlphabet::unspell(std::string_view spelled, std::string &bytes) const {

@@ -23,9 +23,13 @@ public:
   /// `spelled` (UTF-8 text in the alphabet) as raw bytes in `bytes`; false
   /// when it is not UTF-8 or has a character outside the alphabet.
   bool unspell(std::string_view spelled, std::string &bytes) const;
+  /// Raw `bytes` in the alphabet (UTF-8 text), as vocab.json and
+  /// tokenizer.json spell tokens.
+  std::string spell(std::string_view bytes) const;
 
 private:
   std::unordered_map<uint32_t, char> toByte;
+  uint32_t toCodepoint[256];
 };
 
 } // namespace tlm::io

@@ -9,7 +9,44 @@ namespace tlm::io {
 
 Tokenizer::~Tokenizer() = default;
 
+namespace {
+
+class ByteTokenizer : public Tokenizer {
+public:
+  ByteTokenizer() {
+    for (int b = 0; b < 256; ++b)
+      pieces[b] = char(b);
+  }
+  std::vector<int64_t> encode(std::string_view text, bool) const override {
+    std::vector<int64_t> ids;
+    ids.reserve(text.size());
+    for (char c : text)
+      ids.push_back(uint8_t(c));
+    return ids;
+  }
+  Expected<std::string_view> piece(int64_t, int64_t id) const override {
+    if (id < 0 || id > 255)
+      return makeError("token id " + std::to_string(id) +
+                       " is out of range [0, 256) of the byte tokenizer");
+    return std::string_view(&pieces[id], 1);
+  }
+  int64_t vocabSize() const override { return 256; }
+  int64_t bos() const override { return -1; }
+  int64_t eos() const override { return -1; }
+
+private:
+  char pieces[256];
+};
+
+} // namespace
+
+std::unique_ptr<Tokenizer> makeByteTokenizer() {
+  return std::make_unique<ByteTokenizer>();
+}
+
 Expected<std::unique_ptr<Tokenizer>> Tokenizer::load(const std::string &path) {
+  if (path == "bytes")
+    return makeByteTokenizer();
   struct stat status;
   if (::stat(path.c_str(), &status) != 0)
     return makeError("tokenizer: " + path + ": " + std::strerror(errno));

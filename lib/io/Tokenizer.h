@@ -28,7 +28,8 @@ class Tokenizer {
 public:
   virtual ~Tokenizer();
 
-  /// `path` is a llama2.c tokenizer.bin file, a Hugging Face
+  /// `path` is `bytes` (the built-in byte tokenizer: id = byte, 256 ids,
+  /// no BOS or end of text), a llama2.c tokenizer.bin file, a Hugging Face
   /// tokenizer.json (any file whose name ends in `.json`), or a folder with
   /// GPT-2-style vocab.json + merges.txt or with a tokenizer.json. Errors
   /// name the file and what is wrong (truncated file, bad JSON, a merge
@@ -66,6 +67,10 @@ public:
   /// vocabulary has no such tokens to recognise (only tokenizer.json has).
   virtual bool setParseSpecial(bool on) { return !on; }
 };
+
+/// The built-in byte tokenizer: each byte its own id (the byte-level models
+/// of docs/training.md train on it).
+std::unique_ptr<Tokenizer> makeByteTokenizer();
 
 /// llama2.c's tokenizer.bin: int32 max_token_length, then per entry float32
 /// score, int32 length and the bytes.

@@ -38,6 +38,7 @@ enum CommandBit : uint32_t {
   ImportHf = 1u << 13,
   Grad = 1u << 14,
   Train = 1u << 15,
+  TrainTokenizer = 1u << 16,
   /// The model commands, which both tools run.
   Model = Forward | Generate | Eval | Bench,
   /// A flag of the compiler: tlm-run takes it, tlm-exec does not.

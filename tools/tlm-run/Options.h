@@ -66,6 +66,7 @@ Error runCompile(const Options &o);
 Error runGrad(const Options &o);
 /// Optimizer steps over a token file's rows (TrainCommands.cpp).
 Error runTrain(const Options &o);
+Error runTrainTokenizer(const Options &o);
 /// bench --train: the speed of the whole training step on seeded weights.
 Error runTrainBench(const Options &o);
 

@@ -139,6 +139,11 @@ const std::map<std::string, Command> &commands() {
         "optimizer steps (AdamW, clipping) over a token file's rows",
         "  tlm-run train --config examples/tiny.json --tokens-file "
         "T.safetensors --batch 4 --steps 50 --lr 1e-3 -o W.safetensors\n"}},
+      {"train-tokenizer",
+       {runTrainTokenizer, TrainTokenizer,
+        "train a byte-level BPE tokenizer on a text file (CS336 section 2)",
+        "  tlm-run train-tokenizer --text-file corpus.txt --vocab-size 500 "
+        "--special-token '<|endoftext|>' -o tokenizer.json\n"}},
       {"compare",
        {runCompare, Compare,
         "compare two safetensors tensors: A.st:name B.st:name",
