@@ -15,6 +15,7 @@
 #include "lib/io/Gpt2PreTokenizer.h"
 #include "lib/support/Json.h"
 
+#include <algorithm>
 #include <optional>
 #include <queue>
 #include <unordered_map>
@@ -59,6 +60,33 @@ void forEachOrdinaryPart(std::string_view text,
       piece(text.substr(at, next - at));
     at = next + length;
   }
+}
+
+bool asciiNonSpace(char c) { return c > ' ' && c < 0x7F; }
+
+/// Calls `chunk` on consecutive pieces of `part` of about `bytes` each, cut
+/// only at "X<newline>Y" with X and Y printable ASCII, after the newline:
+/// there GPT-2's pre-tokens are the same whether the text is cut or not
+/// (the newline is a one-character whitespace run, a piece of its own
+/// either way, and Y starts a piece). A part with no such place stays whole.
+template <typename F>
+void forEachSafeChunk(std::string_view part, size_t bytes, F chunk) {
+  size_t at = 0;
+  while (part.size() - at > bytes) {
+    size_t cut = std::string_view::npos;
+    for (size_t p = part.find('\n', at + bytes); p != std::string_view::npos;
+         p = part.find('\n', p + 1))
+      if (p > at && p + 1 < part.size() && asciiNonSpace(part[p - 1]) &&
+          asciiNonSpace(part[p + 1])) {
+        cut = p + 1;
+        break;
+      }
+    if (cut == std::string_view::npos)
+      break;
+    chunk(part.substr(at, cut - at));
+    at = cut;
+  }
+  chunk(part.substr(at));
 }
 
 class Trainer {
@@ -210,8 +238,8 @@ Expected<BpeVocabulary> trainBpe(std::string_view text,
   std::unordered_map<std::string_view, int32_t> index;
   std::vector<Word> words;
   uint64_t preTokens = 0;
-  forEachOrdinaryPart(text, options.specials, [&](std::string_view part) {
-    for (std::string_view piece : splitGpt2(part)) {
+  auto count = [&](std::string_view chunk) {
+    for (std::string_view piece : splitGpt2(chunk)) {
       ++preTokens;
       auto [it, added] = index.try_emplace(piece, int32_t(words.size()));
       if (added) {
@@ -222,6 +250,9 @@ Expected<BpeVocabulary> trainBpe(std::string_view text,
       }
       ++words[it->second].count;
     }
+  };
+  forEachOrdinaryPart(text, options.specials, [&](std::string_view part) {
+    forEachSafeChunk(part, std::max<size_t>(options.chunkBytes, 1), count);
   });
   if (stats)
     *stats = {preTokens, uint64_t(words.size())};

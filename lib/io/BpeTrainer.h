@@ -28,6 +28,10 @@ struct BpeTrainingOptions {
   int64_t vocabSize = 0;
   /// Whole tokens, never merged with their neighbours or inside.
   std::vector<std::string> specials;
+  /// The text is pre-tokenized this many bytes at a time (or a little
+  /// more, up to a place where cutting cannot change the pre-tokens), so
+  /// that the splitter's per-character working memory stays small.
+  size_t chunkBytes = size_t(1) << 20;
 };
 
 /// A trained byte-level BPE: token i's bytes (the special tokens first,

@@ -90,10 +90,11 @@ referenceMerges(std::string_view text, const std::vector<std::string> &specials,
 
 std::vector<std::pair<std::string, std::string>>
 trainedMerges(std::string_view text, const std::vector<std::string> &specials,
-              int64_t vocabSize) {
+              int64_t vocabSize, size_t chunkBytes = size_t(1) << 20) {
   io::BpeTrainingOptions options;
   options.vocabSize = vocabSize;
   options.specials = specials;
+  options.chunkBytes = chunkBytes;
   auto vocab = io::trainBpe(text, options);
   EXPECT_TRUE(bool(vocab));
   std::vector<std::pair<std::string, std::string>> merges;
@@ -132,6 +133,22 @@ TEST(BpeTrainer, MatchesARecountPerMerge) {
     auto want = referenceMerges(text, specials, 320);
     ASSERT_FALSE(want.empty());
     EXPECT_EQ(got, want);
+  }
+}
+
+// Pre-tokenized in chunks of about 16 bytes, cut only where cutting cannot
+// change the pre-tokens: the same merges as the whole text's.
+TEST(BpeTrainer, ChunksDoNotChangeTheMerges) {
+  for (uint32_t seed = 1; seed <= 12; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::string text = randomText(seed, 400);
+    // Lines of ASCII words too, so that the cut places exist.
+    for (int line = 0; line < 40; ++line)
+      text += "line" + std::to_string(line) + "\nx  y\n\nz'" +
+              std::to_string(seed) + "\n";
+    std::vector<std::string> specials{"<|endoftext|>"};
+    EXPECT_EQ(trainedMerges(text, specials, 320, 16),
+              referenceMerges(text, specials, 320));
   }
 }
 
