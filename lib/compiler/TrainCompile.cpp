@@ -10,18 +10,14 @@
 
 namespace tlm::runtime {
 
-namespace {
-constexpr const char *kLossFunction = "loss";
-} // namespace
 
 llvm::Error addTrainStep(mlir::ModuleOp module, const model::Config &config,
                          const OptimizerOptions *optimizer,
                          TrainingShape shape) {
-  model::addLossFunction(module, config, kLossFunction, shape.batch,
-                         shape.seq);
+  model::addLossFunction(module, config, kLossEntry, shape.batch, shape.seq);
   mlir::PassManager pm(module.getContext());
   mlir::tlm::TlmBuildTrainStepOptions options;
-  options.lossFunction = kLossFunction;
+  options.lossFunction = kLossEntry;
   options.stepFunction = optimizer ? kTrainStepEntry : kGradStepEntry;
   if (optimizer) {
     options.optimizer = "adamw";
@@ -36,9 +32,10 @@ llvm::Error addTrainStep(mlir::ModuleOp module, const model::Config &config,
   pm.addPass(mlir::tlm::createTlmBuildTrainStep(options));
   if (mlir::failed(pm.run(module)))
     return llvm::createStringError("tlm-build-train-step failed");
-  // Only the step is an entry: the loss alone would be compiled for
-  // nothing.
-  module.lookupSymbol<mlir::func::FuncOp>(kLossFunction).erase();
+  // Unless asked for, only the step is an entry: the loss alone would be
+  // compiled for nothing.
+  if (!shape.withLoss)
+    module.lookupSymbol<mlir::func::FuncOp>(kLossEntry).erase();
   return llvm::Error::success();
 }
 

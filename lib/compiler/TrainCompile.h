@@ -22,11 +22,14 @@ namespace tlm::runtime {
 /// inputs each (either may be Program::kDynamic).
 struct TrainingShape {
   int64_t batch = Program::kDynamic, seq = Program::kDynamic;
+  /// Keep the loss function as the entry `loss` too (kLossEntry): the
+  /// validation loss without a backward.
+  bool withLoss = false;
 };
 
 /// Adds Training.h's `@grad_step` for `config` to `module`, or with
 /// `optimizer` `@train_step`: the loss function then tlm-build-train-step,
-/// the loss function dropped.
+/// the loss function dropped unless `shape.withLoss`.
 llvm::Error addTrainStep(mlir::ModuleOp module, const model::Config &config,
                          const OptimizerOptions *optimizer,
                          TrainingShape shape);

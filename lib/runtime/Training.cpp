@@ -141,6 +141,17 @@ Expected<float> Trainer::computeGradients(const TrainingBatch &batch) {
   return loss;
 }
 
+Expected<float> Trainer::loss(const TrainingBatch &batch) {
+  float value = 0;
+  std::vector<TensorRef> args = inputs(batch);
+  args.push_back({&value, {}});
+  if (Error err = program_->call(kLossEntry, args))
+    return std::move(err);
+  if (!std::isfinite(value))
+    return makeError("the loss is not finite (" + std::to_string(value) + ")");
+  return value;
+}
+
 Expected<StepResult> Trainer::step(const TrainingBatch &batch, double lr) {
   if (m_.empty()) {
     // Zero moments before step 1 (CS336's Algorithm 1).

@@ -32,6 +32,9 @@ namespace tlm::runtime {
 /// the whole step with clipping and AdamW.
 inline constexpr const char *kGradStepEntry = "grad_step";
 inline constexpr const char *kTrainStepEntry = "train_step";
+/// The forward's mean loss alone (TrainingShape::withLoss):
+///   loss(ids, targets, params...) -> loss
+inline constexpr const char *kLossEntry = "loss";
 
 /// AdamW and clipping (tlm-build-train-step's options): CS336's Algorithm 1
 /// by default.
@@ -111,6 +114,9 @@ public:
   /// the first tensor that holds one; the parameters, updated in place by
   /// that step, are then not to be used.
   Expected<StepResult> step(const TrainingBatch &batch, double lr);
+  /// The mean loss of `batch` at the current parameters, no gradient (the
+  /// program must hold kLossEntry). A NaN or Inf loss is an error.
+  Expected<float> loss(const TrainingBatch &batch);
   /// Steps taken so far.
   int64_t stepsTaken() const { return steps_; }
 

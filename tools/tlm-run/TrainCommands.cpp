@@ -1,12 +1,12 @@
 //===- TrainCommands.cpp - tlm-run grad -----------------------------------===//
 //
 // The training commands, which need the compiler (the step is compiled for
-// the config in this process): grad writes one batch's gradients, train
-// runs optimizer steps over a token file's rows.
+// the config in this process): grad writes one batch's gradients, bench
+// --train times the step; the helpers train shares (TrainSupport.h).
 //
 //===----------------------------------------------------------------------===//
 
-#include "tools/tlm-run/Options.h"
+#include "tools/tlm-run/TrainSupport.h"
 
 #include "lib/compiler/TrainCompile.h"
 #include "lib/io/FileIO.h"
@@ -21,23 +21,10 @@
 
 namespace tlm::cli {
 
-namespace {
-
-/// How the step was compiled, for bench --train.
-struct CompileInfo {
-  double ms = 0;
-  int threads = 1;
-  /// Peak RSS when the compile was done, MiB.
-  double peakMb = 0;
-};
-
-/// The config (f32 weights only) and a trainer holding the step compiled
-/// for it (with `optimizer`, train_step, else grad_step), started from
-/// --weights or the seeded weights.
 Expected<std::unique_ptr<runtime::Trainer>>
 makeTrainer(const Options &o, model::Config &config,
             const runtime::OptimizerOptions *optimizer,
-            runtime::TrainingShape shape, CompileInfo *info = nullptr) {
+            runtime::TrainingShape shape, CompileInfo *info) {
   if (config.dtype != model::WeightDtype::F32)
     return userError("training is f32, but the weights are " +
                      std::string(model::dtypeName(config.dtype)) +
@@ -67,7 +54,6 @@ makeTrainer(const Options &o, model::Config &config,
   return runtime::Trainer::create(config, std::move(*program), *weights);
 }
 
-/// --beta1 .. --decay-vectors, checked.
 Expected<runtime::OptimizerOptions> optimizerOptions(const Options &o) {
   runtime::OptimizerOptions opt;
   opt.beta1 = o.beta1;
@@ -95,7 +81,6 @@ Expected<runtime::OptimizerOptions> optimizerOptions(const Options &o) {
   return opt;
 }
 
-/// Rows `[first, first + count)` of `tokens`, wrapping around.
 io::TokenMatrix rows(const io::TokenMatrix &tokens, int64_t first,
                      int64_t count) {
   io::TokenMatrix out;
@@ -109,7 +94,6 @@ io::TokenMatrix rows(const io::TokenMatrix &tokens, int64_t first,
   return out;
 }
 
-/// The parameters as a weights file of the config's names.
 Error writeParameters(const std::string &path,
                       const runtime::Trainer &trainer) {
   std::vector<io::TensorView> out;
@@ -118,15 +102,6 @@ Error writeParameters(const std::string &path,
                    trainer.specs()[i].shape, trainer.parameters()[i].data()});
   return io::writeSafeTensors(path, out);
 }
-
-/// What grad and train read first: the config and --tokens-file, all of
-/// whose rows (ids, lengths) are checked before anything compiles.
-struct TrainingInput {
-  model::Config config;
-  io::TokenMatrix tokens;
-  /// The whole file as one batch.
-  runtime::TrainingBatch batch;
-};
 
 Expected<TrainingInput> readTrainingInput(const Options &o) {
   if (!o.output.empty())
@@ -147,6 +122,8 @@ Expected<TrainingInput> readTrainingInput(const Options &o) {
   return TrainingInput{std::move(*config), std::move(*tokens),
                        std::move(*batch)};
 }
+
+namespace {
 
 /// FLOPs of one training step: 6 per matmul parameter and token (forward
 /// 2, backward 4), and attention's 12 · layers · d_model · seq per token
@@ -261,61 +238,6 @@ Error runTrainBench(const Options &o) {
               ms.size(), compiled.ms, compiled.threads, peak,
               memory.total() / 1e6, memory.parts().c_str(), o.startRssMb,
               budget.compile, budget.bound(), stepHeapMb);
-  return Error::success();
-}
-
-Error runTrain(const Options &o) {
-  if (o.tokensFile.empty())
-    return flagError("train needs --tokens-file T.safetensors: 'tokens' of "
-                     "shape (rows, seq + 1)");
-  if (o.steps < 1)
-    return flagError("--steps must be at least 1, found " +
-                     std::to_string(o.steps));
-  if (o.batch < 1)
-    return flagError("--batch must be at least 1, found " +
-                     std::to_string(o.batch));
-  if (!(o.lr >= 0))
-    return flagError("--lr must be >= 0, found " + std::to_string(o.lr));
-  auto optimizer = optimizerOptions(o);
-  if (!optimizer)
-    return optimizer.takeError();
-  auto input = readTrainingInput(o);
-  if (!input)
-    return input.takeError();
-  model::Config &config = input->config;
-  const io::TokenMatrix &tokens = input->tokens;
-  auto trainer = makeTrainer(o, config, &*optimizer, {o.batch, tokens.seq - 1});
-  if (!trainer)
-    return trainer.takeError();
-
-  json::Value losses = json::Value::array(), norms = json::Value::array();
-  Clock::time_point start = Clock::now();
-  for (int64_t s = 0; s < o.steps; ++s) {
-    auto batch =
-        runtime::splitTokens(rows(tokens, s * o.batch, o.batch), config);
-    if (!batch)
-      return batch.takeError();
-    auto result = (*trainer)->step(*batch, o.lr);
-    if (!result)
-      return result.takeError();
-    losses.push(double(result->loss));
-    norms.push(double(result->gradNorm));
-    if (!o.quiet && !o.json)
-      std::printf("step %lld: loss %.6f, grad norm %.6f\n", (long long)s + 1,
-                  result->loss, result->gradNorm);
-  }
-  double ms = msSince(start);
-  if (!o.output.empty())
-    if (Error err = writeParameters(o.output, **trainer))
-      return err;
-  if (o.json) {
-    json::Value out = json::Value::object();
-    out.set("steps", o.steps);
-    out.set("losses", std::move(losses));
-    out.set("grad_norms", std::move(norms));
-    out.set("ms_per_step", ms / double(o.steps));
-    std::printf("%s\n", out.dump(json::Value::Layout::Line).c_str());
-  }
   return Error::success();
 }
 

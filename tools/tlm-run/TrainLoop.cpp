@@ -1,0 +1,265 @@
+//===- TrainLoop.cpp - tlm-run train --------------------------------------===//
+//
+// Optimizer steps with a learning-rate schedule, on the rows of a
+// --tokens-file in order, or on batches drawn at random from a flat
+// --train-data file as CS336's get_batch draws them (lib/runtime/Batches.h),
+// with the validation loss of a --val-data file on fixed batches.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/tlm-run/TrainSupport.h"
+
+#include "lib/io/FileIO.h"
+#include "lib/runtime/Batches.h"
+#include "lib/runtime/Schedule.h"
+#include "lib/support/Json.h"
+
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+namespace tlm::cli {
+
+namespace {
+
+/// The validation batches' generator differs from the training one's.
+constexpr uint64_t kValidationSeed = 0x76616C6964ull; // "valid"
+
+Expected<runtime::Schedule> scheduleOf(const Options &o) {
+  runtime::Schedule s;
+  auto kind = runtime::Schedule::kindNamed(o.schedule);
+  if (!kind)
+    return flagError("--schedule: " + kind.takeError().message());
+  s.kind = *kind;
+  s.maxLr = o.lr;
+  s.minLr = o.isGiven("min-lr") ? o.minLr : o.lr / 10;
+  if (!(s.minLr >= 0) || s.minLr > s.maxLr)
+    return flagError("--min-lr must be in [0, --lr], found " +
+                     std::to_string(s.minLr));
+  if (o.warmup < 0 || o.warmup > o.steps)
+    return flagError("--warmup must be in [0, --steps], found " +
+                     std::to_string(o.warmup));
+  s.warmup = o.warmup;
+  // The decay ends at the last step (t = steps - 1 counts from 0).
+  s.decayEnd = std::max<int64_t>(o.steps - 1, o.warmup);
+  return s;
+}
+
+/// What a run reports: one line a step on stderr (unless --quiet or
+/// --json), and with --json one object on stdout at the end.
+class Report {
+public:
+  explicit Report(const Options &o) : o(o) {}
+
+  void step(int64_t s, int64_t steps, const runtime::StepResult &r,
+            double lr, double tokS) {
+    losses.push(double(r.loss));
+    norms.push(double(r.gradNorm));
+    lrs.push(lr);
+    if (!o.quiet && !o.json)
+      std::fprintf(stderr,
+                   "step %lld/%lld: loss %.6f, lr %.3g, grad norm %.4f, "
+                   "%.0f tok/s\n",
+                   (long long)s, (long long)steps, r.loss, lr, r.gradNorm,
+                   tokS);
+  }
+
+  void validation(int64_t s, double loss) {
+    json::Value v = json::Value::object();
+    v.set("step", s);
+    v.set("loss", loss);
+    val.push(std::move(v));
+    if (!o.quiet && !o.json)
+      std::fprintf(stderr, "step %lld: validation loss %.6f, perplexity %.3f\n",
+                   (long long)s, loss, std::exp(loss));
+  }
+
+  void finish(int64_t steps, double ms, int64_t tokensPerStep) {
+    if (!o.json)
+      return;
+    json::Value out = json::Value::object();
+    out.set("steps", steps);
+    out.set("losses", std::move(losses));
+    out.set("grad_norms", std::move(norms));
+    out.set("lrs", std::move(lrs));
+    if (val.size())
+      out.set("validation", std::move(val));
+    out.set("ms_per_step", ms / double(steps));
+    out.set("tok_s", double(tokensPerStep * steps) / (ms / 1e3));
+    std::printf("%s\n", out.dump(json::Value::Layout::Line).c_str());
+  }
+
+private:
+  const Options &o;
+  json::Value losses = json::Value::array(), norms = json::Value::array(),
+              lrs = json::Value::array(), val = json::Value::array();
+};
+
+/// The mean loss over `batches` at the trainer's current parameters.
+Expected<double> validationLoss(runtime::Trainer &trainer,
+                                const std::vector<runtime::TrainingBatch> &batches) {
+  double sum = 0;
+  for (const runtime::TrainingBatch &b : batches) {
+    auto loss = trainer.loss(b);
+    if (!loss)
+      return makeError("the validation loss: " + loss.takeError().message());
+    sum += *loss;
+  }
+  return sum / double(batches.size());
+}
+
+/// --train-data (and --val-data): batches drawn at random starts.
+Error trainOnStream(const Options &o,
+                    const runtime::OptimizerOptions &optimizer,
+                    const runtime::Schedule &schedule) {
+  if (!o.tokensFile.empty())
+    return flagError("give --train-data or --tokens-file, not both");
+  if (!o.output.empty())
+    if (Error err = io::refuseOverwritingInput(
+            o.output, {o.config, o.weights, o.trainData, o.valData},
+            "--output"))
+      return err;
+  if (Error err = checkThreads(o))
+    return err;
+  if (o.evalInterval < 0 || o.evalBatches < 1)
+    return flagError("--eval-interval must be >= 0 and --eval-batches >= 1");
+  auto config = loadConfig(o);
+  if (!config)
+    return config.takeError();
+  int64_t seq = o.isGiven("seq") ? o.seq : config->contextLength;
+  if (seq < 1 || seq > config->contextLength)
+    return flagError("--seq must be in [1, context_length = " +
+                     std::to_string(config->contextLength) + "], found " +
+                     std::to_string(seq));
+  auto train = io::TokenStream::open(o.trainData, o.tokensDtype);
+  if (!train)
+    return userError("--train-data: " + train.takeError().message());
+  auto sampler = runtime::BatchSampler::create(*train, o.trainData, o.batch,
+                                               seq, o.seed);
+  if (!sampler)
+    return userError(sampler.takeError().message());
+  // The validation batches, drawn once: every evaluation sees the same.
+  std::optional<io::TokenStream> val;
+  std::vector<runtime::TrainingBatch> valBatches;
+  if (!o.valData.empty()) {
+    auto opened = io::TokenStream::open(o.valData, o.tokensDtype);
+    if (!opened)
+      return userError("--val-data: " + opened.takeError().message());
+    val.emplace(std::move(*opened));
+    auto valSampler = runtime::BatchSampler::create(
+        *val, o.valData, o.batch, seq, o.seed ^ kValidationSeed);
+    if (!valSampler)
+      return userError(valSampler.takeError().message());
+    for (int64_t i = 0; i < o.evalBatches; ++i) {
+      auto b = valSampler->next(*config);
+      if (!b)
+        return userError(b.takeError().message());
+      valBatches.push_back(std::move(*b));
+    }
+  }
+  auto trainer = makeTrainer(o, *config, &optimizer,
+                             {o.batch, seq, /*withLoss=*/val.has_value()});
+  if (!trainer)
+    return trainer.takeError();
+
+  Report report(o);
+  auto evaluate = [&](int64_t s) -> Error {
+    auto loss = validationLoss(**trainer, valBatches);
+    if (!loss)
+      return userError(loss.takeError().message());
+    report.validation(s, *loss);
+    return Error::success();
+  };
+  if (val)
+    if (Error err = evaluate(0))
+      return err;
+  Clock::time_point start = Clock::now();
+  for (int64_t s = 0; s < o.steps; ++s) {
+    auto batch = sampler->next(*config);
+    if (!batch)
+      return userError(batch.takeError().message());
+    double lr = schedule.at(s);
+    Clock::time_point stepStart = Clock::now();
+    auto result = (*trainer)->step(*batch, lr);
+    if (!result)
+      return userError(result.takeError().message());
+    report.step(s + 1, o.steps, *result, lr,
+                double(o.batch * seq) / (msSince(stepStart) / 1e3));
+    bool last = s + 1 == o.steps;
+    if (val && (last || (o.evalInterval > 0 && (s + 1) % o.evalInterval == 0)))
+      if (Error err = evaluate(s + 1))
+        return err;
+  }
+  double ms = msSince(start);
+  if (!o.output.empty())
+    if (Error err = writeParameters(o.output, **trainer))
+      return err;
+  report.finish(o.steps, ms, o.batch * seq);
+  return Error::success();
+}
+
+/// --tokens-file: its rows in order, `--batch` a step, wrapping around.
+Error trainOnRows(const Options &o, const runtime::OptimizerOptions &optimizer,
+                  const runtime::Schedule &schedule) {
+  if (!o.valData.empty())
+    return flagError("--val-data goes with --train-data");
+  auto input = readTrainingInput(o);
+  if (!input)
+    return input.takeError();
+  model::Config &config = input->config;
+  const io::TokenMatrix &tokens = input->tokens;
+  auto trainer =
+      makeTrainer(o, config, &optimizer, {o.batch, tokens.seq - 1});
+  if (!trainer)
+    return trainer.takeError();
+  Report report(o);
+  Clock::time_point start = Clock::now();
+  for (int64_t s = 0; s < o.steps; ++s) {
+    auto batch =
+        runtime::splitTokens(rows(tokens, s * o.batch, o.batch), config);
+    if (!batch)
+      return batch.takeError();
+    double lr = schedule.at(s);
+    Clock::time_point stepStart = Clock::now();
+    auto result = (*trainer)->step(*batch, lr);
+    if (!result)
+      return result.takeError();
+    report.step(s + 1, o.steps, *result, lr,
+                double(o.batch * (tokens.seq - 1)) /
+                    (msSince(stepStart) / 1e3));
+  }
+  double ms = msSince(start);
+  if (!o.output.empty())
+    if (Error err = writeParameters(o.output, **trainer))
+      return err;
+  report.finish(o.steps, ms, o.batch * (tokens.seq - 1));
+  return Error::success();
+}
+
+} // namespace
+
+Error runTrain(const Options &o) {
+  if (o.tokensFile.empty() && o.trainData.empty())
+    return flagError("train needs --train-data (a flat token file) or "
+                     "--tokens-file T.safetensors ('tokens' of shape (rows, "
+                     "seq + 1))");
+  if (o.steps < 1)
+    return flagError("--steps must be at least 1, found " +
+                     std::to_string(o.steps));
+  if (o.batch < 1)
+    return flagError("--batch must be at least 1, found " +
+                     std::to_string(o.batch));
+  if (!(o.lr >= 0))
+    return flagError("--lr must be >= 0, found " + std::to_string(o.lr));
+  auto optimizer = optimizerOptions(o);
+  if (!optimizer)
+    return optimizer.takeError();
+  auto schedule = scheduleOf(o);
+  if (!schedule)
+    return schedule.takeError();
+  if (!o.trainData.empty())
+    return trainOnStream(o, *optimizer, *schedule);
+  return trainOnRows(o, *optimizer, *schedule);
+}
+
+} // namespace tlm::cli
