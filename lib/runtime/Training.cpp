@@ -106,6 +106,25 @@ Trainer::create(const model::Config &config, std::unique_ptr<Program> program,
   return t;
 }
 
+Error Trainer::restore(std::vector<std::vector<float>> m,
+                       std::vector<std::vector<float>> v, int64_t steps) {
+  if (m.size() != specs_.size() || v.size() != specs_.size())
+    return makeError("the moments do not match the model's " +
+                     std::to_string(specs_.size()) + " parameters");
+  for (size_t i = 0; i < specs_.size(); ++i)
+    if (int64_t(m[i].size()) != specs_[i].numElements() ||
+        int64_t(v[i].size()) != specs_[i].numElements())
+      return makeError("the moments of " + specs_[i].name +
+                       " do not have its " +
+                       std::to_string(specs_[i].numElements()) + " elements");
+  if (steps < 0)
+    return makeError("a negative step count");
+  m_ = std::move(m);
+  v_ = std::move(v);
+  steps_ = steps;
+  return Error::success();
+}
+
 std::vector<TensorRef> Trainer::inputs(const TrainingBatch &batch) {
   // The entry takes non-const buffers; it never writes its inputs.
   ids_ = batch.inputs;
@@ -154,7 +173,8 @@ Expected<float> Trainer::loss(const TrainingBatch &batch) {
 
 Expected<StepResult> Trainer::step(const TrainingBatch &batch, double lr) {
   if (m_.empty()) {
-    // Zero moments before step 1 (CS336's Algorithm 1).
+    // Zero moments before step 1 (CS336's Algorithm 1); a trainer that
+    // only computes gradients never holds them.
     for (const std::vector<float> &p : params_) {
       m_.emplace_back(p.size(), 0.0f);
       v_.emplace_back(p.size(), 0.0f);

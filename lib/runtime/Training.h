@@ -121,6 +121,15 @@ public:
   int64_t stepsTaken() const { return steps_; }
 
   const std::vector<std::vector<float>> &parameters() const { return params_; }
+  /// AdamW's moments (empty before the first step, which starts them at
+  /// zero).
+  const std::vector<std::vector<float>> &firstMoments() const { return m_; }
+  const std::vector<std::vector<float>> &secondMoments() const { return v_; }
+  /// Continues a run from a checkpoint: its moments (each the size of its
+  /// parameter) and the steps it had taken; the parameters are the
+  /// trainer's initial weights.
+  Error restore(std::vector<std::vector<float>> m,
+                std::vector<std::vector<float>> v, int64_t steps);
   const std::vector<std::vector<float>> &gradients() const { return grads_; }
   const std::vector<model::WeightSpec> &specs() const { return specs_; }
   const Program &program() const { return *program_; }

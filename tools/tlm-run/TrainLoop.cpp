@@ -7,9 +7,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tools/tlm-run/RunDir.h"
 #include "tools/tlm-run/TrainSupport.h"
 
 #include "lib/io/FileIO.h"
+#include "lib/model/ConfigJson.h"
 #include "lib/runtime/Batches.h"
 #include "lib/runtime/Schedule.h"
 #include "lib/support/Json.h"
@@ -95,6 +97,32 @@ private:
               lrs = json::Value::array(), val = json::Value::array();
 };
 
+/// The flags that shape a run (run.json, each checkpoint's state.json).
+json::Value runArgs(const Options &o, int64_t seq) {
+  json::Value a = json::Value::object();
+  a.set("train_data", o.trainData);
+  a.set("val_data", o.valData);
+  a.set("tokens_dtype", o.tokensDtype);
+  a.set("batch", o.batch);
+  a.set("seq", seq);
+  a.set("steps", o.steps);
+  a.set("seed", o.seed);
+  a.set("lr", o.lr);
+  a.set("min_lr", o.isGiven("min-lr") ? o.minLr : o.lr / 10);
+  a.set("warmup", o.warmup);
+  a.set("schedule", o.schedule);
+  a.set("beta1", o.beta1);
+  a.set("beta2", o.beta2);
+  a.set("adam_eps", o.adamEps);
+  a.set("weight_decay", o.weightDecay);
+  a.set("max_norm", o.maxNorm);
+  a.set("adamw", o.adamw);
+  a.set("decay_vectors", o.decayVectors);
+  a.set("eval_interval", o.evalInterval);
+  a.set("eval_batches", o.evalBatches);
+  return a;
+}
+
 /// The mean loss over `batches` at the trainer's current parameters.
 Expected<double> validationLoss(runtime::Trainer &trainer,
                                 const std::vector<runtime::TrainingBatch> &batches) {
@@ -157,24 +185,97 @@ Error trainOnStream(const Options &o,
       valBatches.push_back(std::move(*b));
     }
   }
-  auto trainer = makeTrainer(o, *config, &optimizer,
+  // The run's folder: a new one with --out-dir, the run's own with
+  // --resume, whose latest checkpoint gives the weights, the moments, the
+  // step and the batch generator's state.
+  std::optional<RunDir> run;
+  Options from = o;
+  std::string checkpoint;
+  auto configJson = json::Value::parse(model::configToJson(*config));
+  if (!configJson)
+    return configJson.takeError();
+  if (!o.resume.empty()) {
+    if (!o.outDir.empty() && o.outDir != o.resume)
+      return flagError("--resume continues the run in its own folder: give "
+                       "no --out-dir, or the same one");
+    if (o.isGiven("weights"))
+      return flagError("--resume takes the weights from its checkpoint, not "
+                       "--weights");
+    auto opened = RunDir::resume(o.resume, *configJson);
+    if (!opened)
+      return userError(opened.takeError().message());
+    run.emplace(std::move(*opened));
+    auto latest = run->latest();
+    if (!latest)
+      return userError(latest.takeError().message());
+    checkpoint = *latest;
+    from.weights = checkpoint + "/model.safetensors";
+  } else if (!o.outDir.empty()) {
+    json::Value info = json::Value::object();
+    info.set("config", *configJson);
+    info.set("args", runArgs(o, seq));
+    auto started = RunDir::start(o.outDir, info);
+    if (!started)
+      return userError(started.takeError().message());
+    run.emplace(std::move(*started));
+  }
+  auto trainer = makeTrainer(from, *config, &optimizer,
                              {o.batch, seq, /*withLoss=*/val.has_value()});
   if (!trainer)
     return trainer.takeError();
+  int64_t firstStep = 0;
+  if (!checkpoint.empty()) {
+    auto saved = runtime::readCheckpoint(checkpoint, (*trainer)->specs());
+    if (!saved)
+      return userError("--resume: " + saved.takeError().message());
+    firstStep = saved->state.step;
+    if (Error err = (*trainer)->restore(std::move(saved->m),
+                                        std::move(saved->v), firstStep))
+      return userError("--resume: " + checkpoint + ": " + err.message());
+    sampler->generator().setState(saved->state.rng);
+    if (Error err = run->keepMetricsUpTo(firstStep))
+      return userError(err.message());
+    if (!o.quiet && !o.json)
+      std::fprintf(stderr, "resuming from %s at step %lld\n",
+                   checkpoint.c_str(), (long long)firstStep);
+  }
+  auto save = [&](int64_t step) -> Expected<std::string> {
+    runtime::CheckpointState state;
+    state.step = step;
+    state.rng = sampler->generator().state();
+    state.config = *configJson;
+    state.args = runArgs(o, seq);
+    return run->save(**trainer, state, std::max<int64_t>(o.keep, 1));
+  };
 
   Report report(o);
+  Clock::time_point start = Clock::now();
+  auto log = [&](json::Value line) -> Error {
+    if (!run)
+      return Error::success();
+    line.set("time_s", msSince(start) / 1e3);
+    if (Error err = run->log(line))
+      return userError(err.message());
+    return Error::success();
+  };
   auto evaluate = [&](int64_t s) -> Error {
     auto loss = validationLoss(**trainer, valBatches);
     if (!loss)
       return userError(loss.takeError().message());
     report.validation(s, *loss);
-    return Error::success();
+    json::Value line = json::Value::object();
+    line.set("step", s);
+    line.set("val_loss", *loss);
+    return log(std::move(line));
   };
-  if (val)
+  if (val && firstStep == 0)
     if (Error err = evaluate(0))
       return err;
-  Clock::time_point start = Clock::now();
-  for (int64_t s = 0; s < o.steps; ++s) {
+  // SIGINT or SIGTERM ends the run after the step in flight, with a
+  // checkpoint when it has a folder.
+  StopOnSignal stopOnSignal;
+  int64_t tokensPerStep = o.batch * seq;
+  for (int64_t s = firstStep; s < o.steps; ++s) {
     auto batch = sampler->next(*config);
     if (!batch)
       return userError(batch.takeError().message());
@@ -183,26 +284,54 @@ Error trainOnStream(const Options &o,
     auto result = (*trainer)->step(*batch, lr);
     if (!result)
       return userError(result.takeError().message());
-    report.step(s + 1, o.steps, *result, lr,
-                double(o.batch * seq) / (msSince(stepStart) / 1e3));
+    double tokS = double(tokensPerStep) / (msSince(stepStart) / 1e3);
+    report.step(s + 1, o.steps, *result, lr, tokS);
+    json::Value line = json::Value::object();
+    line.set("step", s + 1);
+    line.set("tokens", (s + 1) * tokensPerStep);
+    line.set("train_loss", double(result->loss));
+    line.set("lr", lr);
+    line.set("grad_norm", double(result->gradNorm));
+    line.set("tok_s", tokS);
+    if (Error err = log(std::move(line)))
+      return err;
     bool last = s + 1 == o.steps;
     if (val && (last || (o.evalInterval > 0 && (s + 1) % o.evalInterval == 0)))
       if (Error err = evaluate(s + 1))
         return err;
+    bool stop = stopRequested != 0;
+    if (run && (last || stop ||
+                (o.saveInterval > 0 && (s + 1) % o.saveInterval == 0))) {
+      auto saved = save(s + 1);
+      if (!saved)
+        return userError(saved.takeError().message());
+      if (!o.quiet && !o.json)
+        std::fprintf(stderr, "checkpoint %s\n", saved->c_str());
+    }
+    if (stop)
+      return Error::withExitCode(
+          128 + int(stopRequested),
+          "interrupted after step " + std::to_string(s + 1) +
+              (run ? " (checkpoint saved; --resume " + run->path() +
+                         " continues)"
+                   : ""));
   }
+  int64_t stepsRun = o.steps - firstStep;
   double ms = msSince(start);
   if (!o.output.empty())
     if (Error err = writeParameters(o.output, **trainer))
       return err;
-  report.finish(o.steps, ms, o.batch * seq);
+  if (stepsRun > 0)
+    report.finish(stepsRun, ms, tokensPerStep);
   return Error::success();
 }
 
 /// --tokens-file: its rows in order, `--batch` a step, wrapping around.
 Error trainOnRows(const Options &o, const runtime::OptimizerOptions &optimizer,
                   const runtime::Schedule &schedule) {
-  if (!o.valData.empty())
-    return flagError("--val-data goes with --train-data");
+  if (!o.valData.empty() || !o.outDir.empty() || !o.resume.empty())
+    return flagError("--val-data, --out-dir and --resume go with "
+                     "--train-data");
   auto input = readTrainingInput(o);
   if (!input)
     return input.takeError();
