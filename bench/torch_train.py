@@ -18,6 +18,15 @@ or untied head), in float32 eager PyTorch, reading tlm's safetensors.
         the same steps in PyTorch (clip_grad_norm_, then CS336's AdamW or
         torch.optim.AdamW): every step's loss within tol (relative) of the
         `losses` of tlm-run train --json's line; exit 1 on any miss
+    torch_train.py train-run --config C.json --weights W.safetensors \
+        --train-data train.bin --val-data val.bin --batch B --seq T \
+        --steps N --lr LR --min-lr LR --warmup N [--beta2 B] \
+        [--weight-decay L] [--max-norm M] [--eval-batches N] [--seed S] \
+        [--threads N]
+        tlm-run train --train-data's run in PyTorch: uint16 token files, the
+        same batches (the same SplitMix64 draws, lib/runtime/Batches.h), the
+        same cosine schedule, clipping and CS336's AdamW; one JSON line with
+        the validation loss on the same fixed batches, seconds and tok_s
     torch_train.py bench --config C.json --batch B --seq T --threads N \
         [--steps 5]
         PyTorch eager's full step (forward, backward, clipping, AdamW) on
@@ -289,6 +298,87 @@ def bench(args):
     return 0
 
 
+class SplitMix64:
+    """lib/runtime/Batches.h's generator, bit for bit."""
+
+    MASK = (1 << 64) - 1
+
+    def __init__(self, seed):
+        self.state = seed & self.MASK
+
+    def next(self):
+        self.state = (self.state + 0x9E3779B97F4A7C15) & self.MASK
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & self.MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & self.MASK
+        return z ^ (z >> 31)
+
+    def below(self, n):
+        limit = self.MASK - self.MASK % n  # UINT64_MAX - UINT64_MAX % n
+        while True:
+            x = self.next()
+            if x < limit:
+                return x % n
+
+
+def draw_batch(data, rng, batch, seq):
+    starts = [rng.below(len(data) - seq) for _ in range(batch)]
+    rows = torch.stack([data[s:s + seq + 1] for s in starts])
+    return rows[:, :-1], rows[:, 1:]
+
+
+def cosine_lr(t, max_lr, min_lr, warmup, end):
+    import math
+    if t < warmup:
+        return t / warmup * max_lr
+    if t > end:
+        return min_lr
+    if end == warmup:
+        return max_lr
+    return min_lr + (1 + math.cos(math.pi * (t - warmup) / (end - warmup))) / 2 * (
+        max_lr - min_lr)
+
+
+def train_run(args):
+    import time
+    import numpy
+    torch.set_num_threads(args.threads)
+    with open(args.config) as f:
+        config = json.load(f)
+    params = {k: v.requires_grad_() for k, v in
+              read_safetensors(args.weights).items()}
+    load = lambda p: torch.from_numpy(numpy.fromfile(p, dtype="<u2").astype("int64"))
+    train, val = load(args.train_data), load(args.val_data)
+    model = Model(config)
+    rng = SplitMix64(args.seed)
+    val_rng = SplitMix64(args.seed ^ 0x76616C6964)  # TrainLoop.cpp's kValidationSeed
+    val_batches = [draw_batch(val, val_rng, args.batch, args.seq)
+                   for _ in range(args.eval_batches)]
+    state = {}
+    start = time.perf_counter()
+    end = max(args.steps - 1, args.warmup)
+    for step in range(args.steps):
+        inputs, targets = draw_batch(train, rng, args.batch, args.seq)
+        for p in params.values():
+            p.grad = None
+        loss = model.loss(params, inputs, targets)
+        loss.backward()
+        if args.max_norm > 0:
+            torch.nn.utils.clip_grad_norm_(params.values(), args.max_norm)
+        lr = cosine_lr(step, args.lr, args.min_lr, args.warmup, end)
+        adamw_cs336(params, state, step + 1, lr, 0.9, args.beta2, 1e-8,
+                    args.weight_decay)
+    seconds = time.perf_counter() - start
+    with torch.no_grad():
+        val_loss = sum(model.loss(params, i, t).item()
+                       for i, t in val_batches) / len(val_batches)
+    print(json.dumps({"peer": "pytorch-eager", "torch": torch.__version__,
+                      "threads": args.threads, "steps": args.steps,
+                      "val_loss": val_loss, "seconds": round(seconds, 2),
+                      "tok_s": round(args.steps * args.batch * args.seq / seconds, 1)}))
+    return 0
+
+
 def make_tokens(args):
     gen = torch.Generator().manual_seed(args.seed)
     t = torch.randint(0, args.vocab, (args.batch, args.seq + 1),
@@ -321,6 +411,19 @@ def main():
     r.add_argument("--adamw", choices=("cs336", "torch"), default="cs336")
     r.add_argument("--tol", type=float, default=1e-4)
     r.add_argument("--verbose", action="store_true")
+    w = sub.add_parser("train-run")
+    for name in ("--config", "--weights", "--train-data", "--val-data"):
+        w.add_argument(name, required=True)
+    for name in ("--batch", "--seq", "--steps", "--warmup"):
+        w.add_argument(name, type=int, required=True)
+    w.add_argument("--lr", type=float, required=True)
+    w.add_argument("--min-lr", type=float, required=True)
+    w.add_argument("--beta2", type=float, default=0.999)
+    w.add_argument("--weight-decay", type=float, default=0.01)
+    w.add_argument("--max-norm", type=float, default=1.0)
+    w.add_argument("--eval-batches", type=int, default=8)
+    w.add_argument("--seed", type=int, default=0)
+    w.add_argument("--threads", type=int, default=1)
     b = sub.add_parser("bench")
     b.add_argument("--config", required=True)
     b.add_argument("--batch", type=int, required=True)
@@ -330,7 +433,7 @@ def main():
     args = parser.parse_args()
     torch.manual_seed(0)
     run = {"tokens": make_tokens, "grad-check": grad_check,
-           "train-check": train_check, "bench": bench}
+           "train-check": train_check, "train-run": train_run, "bench": bench}
     return run[args.command](args)
 
 

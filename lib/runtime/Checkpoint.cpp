@@ -65,6 +65,7 @@ Error writeFiles(const std::string &dir, const Trainer &trainer,
   s.set("step", state.step);
   // 64 bits do not fit a JSON number exactly everywhere: a decimal string.
   s.set("rng", std::to_string(state.rng));
+  s.set("time_s", state.seconds);
   s.set("config", state.config);
   s.set("args", state.args);
   return writeJson(dir + "/state.json", s);
@@ -123,6 +124,8 @@ Expected<Checkpoint> readCheckpoint(const std::string &dir,
   c.state.rng = std::strtoull(rng->asString().c_str(), &end, 10);
   if (errno || rng->asString().empty() || *end)
     return makeError(statePath + ": 'rng' is not a 64-bit number");
+  if (const json::Value *t = root->find("time_s"); t && t->isNumber())
+    c.state.seconds = t->asDouble();
   if (const json::Value *config = root->find("config"))
     c.state.config = *config;
   if (const json::Value *args = root->find("args"))

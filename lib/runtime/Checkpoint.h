@@ -28,6 +28,9 @@ struct CheckpointState {
   int64_t step = 0;
   /// The batch sampler's SplitMix64 state.
   uint64_t rng = 0;
+  /// Seconds of training so far (across resumes): metrics' time_s goes on
+  /// from it.
+  double seconds = 0;
   /// model::configToJson's text, parsed.
   json::Value config = json::Value::object();
   /// The flags the run was started with.

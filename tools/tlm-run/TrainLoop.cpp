@@ -224,11 +224,13 @@ Error trainOnStream(const Options &o,
   if (!trainer)
     return trainer.takeError();
   int64_t firstStep = 0;
+  double priorSeconds = 0; // training time before a resume
   if (!checkpoint.empty()) {
     auto saved = runtime::readCheckpoint(checkpoint, (*trainer)->specs());
     if (!saved)
       return userError("--resume: " + saved.takeError().message());
     firstStep = saved->state.step;
+    priorSeconds = saved->state.seconds;
     if (Error err = (*trainer)->restore(std::move(saved->m),
                                         std::move(saved->v), firstStep))
       return userError("--resume: " + checkpoint + ": " + err.message());
@@ -239,21 +241,23 @@ Error trainOnStream(const Options &o,
       std::fprintf(stderr, "resuming from %s at step %lld\n",
                    checkpoint.c_str(), (long long)firstStep);
   }
+
+  Report report(o);
+  Clock::time_point start = Clock::now();
+  auto seconds = [&] { return priorSeconds + msSince(start) / 1e3; };
   auto save = [&](int64_t step) -> Expected<std::string> {
     runtime::CheckpointState state;
     state.step = step;
     state.rng = sampler->generator().state();
+    state.seconds = seconds();
     state.config = *configJson;
     state.args = runArgs(o, seq);
     return run->save(**trainer, state, std::max<int64_t>(o.keep, 1));
   };
-
-  Report report(o);
-  Clock::time_point start = Clock::now();
   auto log = [&](json::Value line) -> Error {
     if (!run)
       return Error::success();
-    line.set("time_s", msSince(start) / 1e3);
+    line.set("time_s", seconds());
     if (Error err = run->log(line))
       return userError(err.message());
     return Error::success();
