@@ -53,8 +53,12 @@ class Report {
 public:
   explicit Report(const Options &o) : o(o) {}
 
+  /// Step `s` of `steps`, which took `ms` (the step alone: no batch
+  /// drawing, evaluation or checkpoint).
   void step(int64_t s, int64_t steps, const runtime::StepResult &r,
-            double lr, double tokS) {
+            double lr, double ms, int64_t tokensPerStep) {
+    stepMs += ms;
+    double tokS = double(tokensPerStep) / (ms / 1e3);
     losses.push(double(r.loss));
     norms.push(double(r.gradNorm));
     lrs.push(lr);
@@ -76,6 +80,7 @@ public:
                    (long long)s, loss, std::exp(loss));
   }
 
+  /// `ms`: the whole loop (steps, batches, evaluations, checkpoints).
   void finish(int64_t steps, double ms, int64_t tokensPerStep) {
     if (!o.json)
       return;
@@ -86,13 +91,15 @@ public:
     out.set("lrs", std::move(lrs));
     if (val.size())
       out.set("validation", std::move(val));
-    out.set("ms_per_step", ms / double(steps));
-    out.set("tok_s", double(tokensPerStep * steps) / (ms / 1e3));
+    out.set("ms_per_step", stepMs / double(steps));
+    out.set("tok_s", double(tokensPerStep * steps) / (stepMs / 1e3));
+    out.set("loop_s", ms / 1e3);
     std::printf("%s\n", out.dump(json::Value::Layout::Line).c_str());
   }
 
 private:
   const Options &o;
+  double stepMs = 0;
   json::Value losses = json::Value::array(), norms = json::Value::array(),
               lrs = json::Value::array(), val = json::Value::array();
 };
@@ -288,8 +295,9 @@ Error trainOnStream(const Options &o,
     auto result = (*trainer)->step(*batch, lr);
     if (!result)
       return userError(result.takeError().message());
-    double tokS = double(tokensPerStep) / (msSince(stepStart) / 1e3);
-    report.step(s + 1, o.steps, *result, lr, tokS);
+    double stepMs = msSince(stepStart);
+    double tokS = double(tokensPerStep) / (stepMs / 1e3);
+    report.step(s + 1, o.steps, *result, lr, stepMs, tokensPerStep);
     json::Value line = json::Value::object();
     line.set("step", s + 1);
     line.set("tokens", (s + 1) * tokensPerStep);
@@ -357,9 +365,8 @@ Error trainOnRows(const Options &o, const runtime::OptimizerOptions &optimizer,
     auto result = (*trainer)->step(*batch, lr);
     if (!result)
       return result.takeError();
-    report.step(s + 1, o.steps, *result, lr,
-                double(o.batch * (tokens.seq - 1)) /
-                    (msSince(stepStart) / 1e3));
+    report.step(s + 1, o.steps, *result, lr, msSince(stepStart),
+                o.batch * (tokens.seq - 1));
   }
   double ms = msSince(start);
   if (!o.output.empty())
