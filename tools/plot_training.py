@@ -44,6 +44,8 @@ def main():
     parser.add_argument("runs", nargs="+", help="run folders (--out-dir)")
     parser.add_argument("-o", "--output", required=True, help="the figure (.png, .svg, .pdf)")
     parser.add_argument("--smooth", type=int, default=20, help="steps the training loss is averaged over")
+    parser.add_argument("--ymax", type=float, help="the loss axis's top (default: 4 x the lowest final "
+                        "validation loss, so that one diverging start does not flatten the rest)")
     args = parser.parse_args()
     if args.smooth < 1:
         sys.exit("error: --smooth must be at least 1")
@@ -65,7 +67,11 @@ def main():
                          color=color, marker="o", ms=3, label=name)
             by_time.plot([m["time_s"] for m in val], [m["val_loss"] for m in val],
                          color=color, marker="o", ms=3, label=name)
+    finals = [val[-1]["val_loss"] for _, _, val in runs if val]
+    ymax = args.ymax if args.ymax else (4 * min(finals) if finals else None)
     for ax, x in ((by_step, "step"), (by_time, "wall time (s)")):
+        if ymax:
+            ax.set_ylim(top=ymax)
         ax.set_xlabel(x)
         ax.set_ylabel("loss (thin: train, running mean; dots: validation)")
         ax.grid(alpha=0.3)
