@@ -51,7 +51,10 @@ Expected<runtime::Schedule> scheduleOf(const Options &o) {
 /// --json), and with --json one object on stdout at the end.
 class Report {
 public:
-  explicit Report(const Options &o) : o(o) {}
+  /// A run whose loop starts now at step `first` (0, or a resumed
+  /// checkpoint's).
+  Report(const Options &o, int64_t first = 0)
+      : o(o), first(first), start(Clock::now()) {}
 
   /// Step `s` of `steps`, which took `ms` (the step alone: no batch
   /// drawing, evaluation or checkpoint).
@@ -62,12 +65,29 @@ public:
     losses.push(double(r.loss));
     norms.push(double(r.gradNorm));
     lrs.push(lr);
-    if (!o.quiet && !o.json)
-      std::fprintf(stderr,
-                   "step %lld/%lld: loss %.6f, lr %.3g, grad norm %.4f, "
-                   "%.0f tok/s\n",
-                   (long long)s, (long long)steps, r.loss, lr, r.gradNorm,
-                   tokS);
+    if (o.quiet || o.json)
+      return;
+    double elapsed = msSince(start) / 1e3;
+    double eta = elapsed / double(s - first) * double(steps - s);
+    std::fprintf(stderr,
+                 "step %lld/%lld: loss %.6f, lr %.3g, grad norm %.4f, "
+                 "%.0f tok/s, %s elapsed, ETA %s\n",
+                 (long long)s, (long long)steps, r.loss, lr, r.gradNorm, tokS,
+                 duration(elapsed).c_str(), duration(eta).c_str());
+  }
+
+  /// "42.0 s", "3m05s", "1h02m".
+  static std::string duration(double seconds) {
+    char text[32];
+    if (seconds < 60)
+      std::snprintf(text, sizeof text, "%.1f s", seconds);
+    else if (seconds < 3600)
+      std::snprintf(text, sizeof text, "%dm%02ds", int(seconds) / 60,
+                    int(seconds) % 60);
+    else
+      std::snprintf(text, sizeof text, "%dh%02dm", int(seconds) / 3600,
+                    int(seconds) % 3600 / 60);
+    return text;
   }
 
   void validation(int64_t s, double loss) {
@@ -99,6 +119,8 @@ public:
 
 private:
   const Options &o;
+  int64_t first;
+  Clock::time_point start;
   double stepMs = 0;
   json::Value losses = json::Value::array(), norms = json::Value::array(),
               lrs = json::Value::array(), val = json::Value::array();
@@ -249,7 +271,7 @@ Error trainOnStream(const Options &o,
                    checkpoint.c_str(), (long long)firstStep);
   }
 
-  Report report(o);
+  Report report(o, firstStep);
   Clock::time_point start = Clock::now();
   auto seconds = [&] { return priorSeconds + msSince(start) / 1e3; };
   auto save = [&](int64_t step) -> Expected<std::string> {

@@ -180,33 +180,58 @@ Error runTokenize(const Options &o) {
     return flagError("--tokens-dtype must be uint16, int32 or int64, found '" +
                      dtype + "'");
   int64_t most = width == 2 ? 65535 : width == 4 ? INT32_MAX : INT64_MAX;
-  std::string raw;
-  raw.reserve(ids.size() * width);
-  for (int64_t id : ids) {
+  for (int64_t id : ids)
     if (id > most)
       return flagError("token id " + std::to_string(id) + " does not fit " +
                        dtype);
-    for (size_t b = 0; b < width; ++b)
-      raw.push_back(char(uint64_t(id) >> (8 * b)));
+  // --split F: the first F of the ids to --output, the rest to
+  // --val-output (nanoGPT's split: 0.9).
+  size_t trainCount = ids.size();
+  if (o.isGiven("split") != !o.valOutput.empty())
+    return flagError("--split and --val-output go together");
+  if (o.isGiven("split")) {
+    if (!(o.split > 0 && o.split < 1))
+      return flagError("--split must be in (0, 1), found " +
+                       std::to_string(o.split));
+    if (Error err = io::refuseOverwritingInput(
+            o.valOutput, {o.textFile, o.tokenizer, o.output}, "--val-output"))
+      return err;
+    trainCount = size_t(double(ids.size()) * o.split);
+    if (trainCount == 0 || trainCount == ids.size())
+      return flagError("--split " + std::to_string(o.split) + " of " +
+                       std::to_string(ids.size()) +
+                       " tokens leaves one side empty");
   }
-  if (o.tokensDtype.empty()) {
-    io::TensorView view{"tokens",
-                        io::DType::I32,
-                        {static_cast<int64_t>(ids.size())},
-                        raw.data()};
-    if (Error err = io::writeSafeTensors(o.output, {view}))
-      return err;
-  } else {
-    auto file = io::AtomicFile::create(o.output);
-    if (!file)
-      return file.takeError();
-    if (Error err = file->write(raw))
-      return err;
-    if (Error err = file->commit())
-      return err;
-  }
-  llvm::outs() << "wrote " << o.output << " (" << ids.size() << " tokens, "
-               << dtype << ")\n";
+  auto write = [&](const std::string &path, const int64_t *first,
+                   size_t count) -> Error {
+    std::string raw;
+    raw.reserve(count * width);
+    for (size_t i = 0; i < count; ++i)
+      for (size_t b = 0; b < width; ++b)
+        raw.push_back(char(uint64_t(first[i]) >> (8 * b)));
+    if (o.tokensDtype.empty()) {
+      io::TensorView view{"tokens", io::DType::I32,
+                          {static_cast<int64_t>(count)}, raw.data()};
+      if (Error err = io::writeSafeTensors(path, {view}))
+        return err;
+    } else {
+      auto file = io::AtomicFile::create(path);
+      if (!file)
+        return file.takeError();
+      if (Error err = file->write(raw))
+        return err;
+      if (Error err = file->commit())
+        return err;
+    }
+    llvm::outs() << "wrote " << path << " (" << count << " tokens, " << dtype
+                 << ")\n";
+    return Error::success();
+  };
+  if (Error err = write(o.output, ids.data(), trainCount))
+    return err;
+  if (trainCount < ids.size())
+    return write(o.valOutput, ids.data() + trainCount,
+                 ids.size() - trainCount);
   return Error::success();
 }
 
