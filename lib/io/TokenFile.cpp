@@ -79,10 +79,58 @@ Expected<TokenMatrix> readTokens(const std::string &path, bool flat) {
 
 } // namespace
 
+namespace {
+
+/// llm.c's token shards (its dev/data/data_common.py): a header of 256
+/// int32 (magic 20240520, version 1, the token count), then the tokens as
+/// uint16.
+constexpr int32_t kLlmcMagic = 20240520;
+constexpr int64_t kLlmcHeaderBytes = 256 * 4;
+
+/// Whether `fd` starts with llm.c's magic and version.
+bool looksLikeLlmcShard(int fd) {
+  int32_t head[2];
+  return ::pread(fd, head, sizeof head, 0) == ssize_t(sizeof head) &&
+         head[0] == kLlmcMagic && head[1] == 1;
+}
+
+} // namespace
+
 Expected<TokenStream> TokenStream::open(const std::string &path,
                                         const std::string &dtype) {
   TokenStream s;
   s.path_ = path;
+  if (dtype == "llmc" || dtype.empty()) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        looksLikeLlmcShard(fd)) {
+      int32_t header[3];
+      if (::pread(fd, header, sizeof header, 0) != ssize_t(sizeof header)) {
+        ::close(fd);
+        return makeError("token file " + path + ": cannot read its header");
+      }
+      int64_t count = header[2];
+      if (count <= 0 || st.st_size != kLlmcHeaderBytes + 2 * count) {
+        ::close(fd);
+        return makeError("token file " + path + ": an llm.c shard of " +
+                         std::to_string(count) + " tokens is " +
+                         std::to_string(kLlmcHeaderBytes + 2 * count) +
+                         " bytes, but the file has " +
+                         std::to_string(st.st_size));
+      }
+      s.fd_ = fd;
+      s.elementBytes_ = 2;
+      s.size_ = count;
+      s.offset_ = kLlmcHeaderBytes;
+      return s;
+    }
+    if (fd >= 0)
+      ::close(fd);
+    if (dtype == "llmc")
+      return makeError("token file " + path + ": not an llm.c shard (it "
+                       "does not start with magic 20240520, version 1)");
+  }
   if (dtype.empty()) {
     // Only the header is read here; the windows come from the file as the
     // raw forms' do, so memory is one window, never the whole stream.
@@ -106,7 +154,8 @@ Expected<TokenStream> TokenStream::open(const std::string &path,
                     : dtype == "int64" ? 8
                                        : 0;
   if (!s.elementBytes_)
-    return makeError("--tokens-dtype must be uint16, int32 or int64, found '" +
+    return makeError("--tokens-dtype must be uint16, int32, int64 or llmc, "
+                     "found '" +
                      dtype + "'");
   // Non-blocking, so a FIFO is refused at once rather than waited on.
   s.fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);

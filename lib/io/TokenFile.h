@@ -24,13 +24,15 @@ Expected<TokenMatrix> readTokenFile(const std::string &path);
 
 /// A token file read as one flat stream, a window at a time: a raw file of
 /// little-endian `uint16`, `int32` or `int64` ids (CS336's `np.memmap`
-/// layout), or a safetensors token file (rank 1, or rank 2 with its rows
-/// one after another; its header read at open). Either way each window is
+/// layout), an llm.c shard (a 256 x int32 header: magic 20240520, version
+/// 1, the token count; then uint16 ids), or a safetensors token file (rank
+/// 1, or rank 2 with its rows one after another; its header read at open). Either way each window is
 /// read from the file when asked for, never the whole stream.
 class TokenStream {
 public:
-  /// `dtype` "uint16", "int32" or "int64" for a raw file, "" for
-  /// safetensors.
+  /// `dtype` "uint16", "int32" or "int64" for a raw file, "llmc" for an
+  /// llm.c shard, "" for safetensors or an llm.c shard (told apart by the
+  /// shard's magic).
   static Expected<TokenStream> open(const std::string &path,
                                     const std::string &dtype);
   TokenStream(TokenStream &&other) noexcept;
