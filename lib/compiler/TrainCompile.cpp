@@ -3,6 +3,7 @@
 #include "lib/compiler/TrainCompile.h"
 
 #include "lib/compiler/Builder.h"
+#include "passes/train/Optimizer.h"
 #include "passes/train/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -11,9 +12,59 @@
 namespace tlm::runtime {
 
 
+namespace {
+
+/// @apply_step(params..., grads..., m..., v..., lr, step)
+///   -> (norm, params'..., m'..., v'...): clipping and AdamW alone.
+void addApplyStep(mlir::ModuleOp module, const model::Config &config,
+                  const OptimizerOptions &optimizer) {
+  mlir::OpBuilder b(module.getContext());
+  b.setInsertionPointToEnd(module.getBody());
+  mlir::Location loc = b.getUnknownLoc();
+  mlir::Type f32 = b.getF32Type();
+  llvm::SmallVector<mlir::Type> tensors;
+  for (const model::WeightSpec &s : model::weightSpecs(config))
+    tensors.push_back(mlir::RankedTensorType::get(s.shape, f32));
+  size_t n = tensors.size();
+  auto scalar = mlir::RankedTensorType::get({}, f32);
+  llvm::SmallVector<mlir::Type> args;
+  for (int part = 0; part < 4; ++part) // params, grads, m, v
+    llvm::append_range(args, tensors);
+  args.push_back(scalar);
+  args.push_back(scalar);
+  llvm::SmallVector<mlir::Type> results{scalar};
+  for (int part = 0; part < 3; ++part) // params', m', v'
+    llvm::append_range(results, tensors);
+  auto fn = mlir::func::FuncOp::create(b, loc, kApplyStepEntry,
+                                       b.getFunctionType(args, results));
+  mlir::Block *body = fn.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  auto arg = [&](size_t part) {
+    return mlir::ValueRange(body->getArguments().slice(part * n, n));
+  };
+  mlir::tlm::AdamWSettings settings{optimizer.beta1,       optimizer.beta2,
+                                    optimizer.eps,         optimizer.weightDecay,
+                                    optimizer.maxNorm,     optimizer.torchForm,
+                                    optimizer.decayVectors};
+  mlir::tlm::AdamWUpdate update = mlir::tlm::buildAdamW(
+      b, loc, arg(0), arg(1), arg(2), arg(3), body->getArgument(4 * n),
+      body->getArgument(4 * n + 1), settings);
+  llvm::SmallVector<mlir::Value> out{update.norm};
+  llvm::append_range(out, update.params);
+  llvm::append_range(out, update.m);
+  llvm::append_range(out, update.v);
+  mlir::func::ReturnOp::create(b, loc, out);
+}
+
+} // namespace
+
 llvm::Error addTrainStep(mlir::ModuleOp module, const model::Config &config,
                          const OptimizerOptions *optimizer,
                          TrainingShape shape) {
+  if (optimizer && shape.separateUpdate) {
+    addApplyStep(module, config, *optimizer);
+    optimizer = nullptr; // the step then computes the gradients alone
+  }
   model::addLossFunction(module, config, kLossEntry, shape.batch, shape.seq);
   mlir::PassManager pm(module.getContext());
   mlir::tlm::TlmBuildTrainStepOptions options;

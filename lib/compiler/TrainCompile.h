@@ -25,6 +25,10 @@ struct TrainingShape {
   /// Keep the loss function as the entry `loss` too (kLossEntry): the
   /// validation loss without a backward.
   bool withLoss = false;
+  /// With an optimizer: `grad_step` and `apply_step` (kApplyStepEntry)
+  /// instead of `train_step`, so that gradients can be summed between
+  /// the two (gradient accumulation).
+  bool separateUpdate = false;
 };
 
 /// Adds Training.h's `@grad_step` for `config` to `module`, or with

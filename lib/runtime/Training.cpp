@@ -2,6 +2,8 @@
 
 #include "lib/runtime/Training.h"
 
+#include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -171,15 +173,72 @@ Expected<float> Trainer::loss(const TrainingBatch &batch) {
   return value;
 }
 
-Expected<StepResult> Trainer::step(const TrainingBatch &batch, double lr) {
-  if (m_.empty()) {
-    // Zero moments before step 1 (CS336's Algorithm 1); a trainer that
-    // only computes gradients never holds them.
-    for (const std::vector<float> &p : params_) {
-      m_.emplace_back(p.size(), 0.0f);
-      v_.emplace_back(p.size(), 0.0f);
+void Trainer::startMoments() {
+  // A trainer that only computes gradients never holds them.
+  if (!m_.empty())
+    return;
+  for (const std::vector<float> &p : params_) {
+    m_.emplace_back(p.size(), 0.0f);
+    v_.emplace_back(p.size(), 0.0f);
+  }
+}
+
+Expected<StepResult>
+Trainer::accumulatedStep(const std::vector<TrainingBatch> &batches,
+                         double lr) {
+  assert(!batches.empty() && "a step needs a batch");
+  startMoments();
+  if (sum_.empty())
+    for (const std::vector<float> &p : params_)
+      sum_.emplace_back(p.size(), 0.0f);
+  double lossSum = 0;
+  for (size_t b = 0; b < batches.size(); ++b) {
+    auto loss = computeGradients(batches[b]);
+    if (!loss)
+      return makeError("step " + std::to_string(steps_ + 1) + ": " +
+                       loss.takeError().message());
+    lossSum += *loss;
+    for (size_t i = 0; i < grads_.size(); ++i) {
+      float *sum = sum_[i].data();
+      const float *g = grads_[i].data();
+      if (b == 0)
+        std::copy(g, g + grads_[i].size(), sum);
+      else
+        for (size_t j = 0; j < grads_[i].size(); ++j)
+          sum[j] += g[j];
     }
   }
+  // Each batch's loss is a mean over its tokens, and the batches are the
+  // same size: the whole step's gradient is the mean of theirs.
+  float scale = 1.0f / float(batches.size());
+  for (std::vector<float> &s : sum_)
+    for (float &x : s)
+      x *= scale;
+  float lrValue = float(lr), t = float(steps_ + 1);
+  StepResult result;
+  result.loss = float(lossSum / double(batches.size()));
+  std::vector<TensorRef> args;
+  for (auto *state : {&params_, &sum_, &m_, &v_})
+    for (size_t i = 0; i < specs_.size(); ++i)
+      args.push_back({(*state)[i].data(), specs_[i].shape});
+  args.push_back({&lrValue, {}});
+  args.push_back({&t, {}});
+  args.push_back({&result.gradNorm, {}});
+  for (auto *state : {&params_, &m_, &v_})
+    for (size_t i = 0; i < specs_.size(); ++i)
+      args.push_back({(*state)[i].data(), specs_[i].shape});
+  if (Error err = program_->call(kApplyStepEntry, args))
+    return std::move(err);
+  ++steps_;
+  if (!std::isfinite(result.gradNorm))
+    return makeError("step " + std::to_string(steps_) +
+                     ": the gradient norm is not finite (" +
+                     std::to_string(result.gradNorm) + ")");
+  return result;
+}
+
+Expected<StepResult> Trainer::step(const TrainingBatch &batch, double lr) {
+  startMoments();
   // Parameters and moments are updated in place: each buffer is both an
   // input and an output of the entry, never copied.
   float lrValue = float(lr), t = float(steps_ + 1);

@@ -32,6 +32,11 @@ namespace tlm::runtime {
 /// the whole step with clipping and AdamW.
 inline constexpr const char *kGradStepEntry = "grad_step";
 inline constexpr const char *kTrainStepEntry = "train_step";
+/// Clipping and AdamW alone, on gradients given (TrainingShape::
+/// separateUpdate):
+///   apply_step(params..., grads..., m..., v..., lr, step)
+///     -> (norm, params'..., m'..., v'...)
+inline constexpr const char *kApplyStepEntry = "apply_step";
 /// The forward's mean loss alone (TrainingShape::withLoss):
 ///   loss(ids, targets, params...) -> loss
 inline constexpr const char *kLossEntry = "loss";
@@ -114,6 +119,12 @@ public:
   /// the first tensor that holds one; the parameters, updated in place by
   /// that step, are then not to be used.
   Expected<StepResult> step(const TrainingBatch &batch, double lr);
+  /// One optimizer step over several batches (gradient accumulation): the
+  /// gradients of each (grad_step), averaged, then clipping and AdamW
+  /// (apply_step); the loss reported is the batches' mean. The program
+  /// must hold both entries (TrainingShape::separateUpdate).
+  Expected<StepResult> accumulatedStep(const std::vector<TrainingBatch> &batches,
+                                       double lr);
   /// The mean loss of `batch` at the current parameters, no gradient (the
   /// program must hold kLossEntry). A NaN or Inf loss is an error.
   Expected<float> loss(const TrainingBatch &batch);
@@ -145,6 +156,10 @@ private:
   std::vector<TensorRef> inputs(const TrainingBatch &batch);
 
   std::vector<std::vector<float>> params_, grads_, m_, v_;
+  /// The gradients summed over an accumulated step's batches.
+  std::vector<std::vector<float>> sum_;
+  /// Zero moments before step 1 (CS336's Algorithm 1).
+  void startMoments();
   std::vector<int64_t> ids_, targets_;
   int64_t steps_ = 0;
 };

@@ -9,6 +9,7 @@
 
 #include "passes/common/Recompute.h"
 #include "passes/train/GradientRules.h"
+#include "passes/train/Optimizer.h"
 #include "passes/train/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -114,25 +115,15 @@ struct TlmBuildTrainStep
     auto scalarType = RankedTensorType::get({}, b.getF32Type());
     Value lr = body.addArgument(scalarType, loc);
     Value step = body.addArgument(scalarType, loc);
-    Value norm = tlm::GlobalNormOp::create(b, loc, scalarType, grads);
-    SmallVector<Value> newParams, newM, newV;
-    for (auto [i, p] : llvm::enumerate(params)) {
-      bool vector = cast<RankedTensorType>(p.getType()).getRank() <= 1;
-      double decay = vector && !decayVectors ? 0.0 : double(weightDecay);
-      auto update = tlm::AdamWOp::create(
-          b, loc, TypeRange{p.getType(), p.getType(), p.getType()}, p,
-          grads[i], m[i], v[i], lr, step, norm, b.getF64FloatAttr(beta1),
-          b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps),
-          b.getF64FloatAttr(decay), b.getF64FloatAttr(maxNorm),
-          torchForm ? b.getUnitAttr() : UnitAttr());
-      newParams.push_back(update.getNewParam());
-      newM.push_back(update.getNewM());
-      newV.push_back(update.getNewV());
-    }
-    results.insert(results.begin() + 1, norm);
-    llvm::append_range(results, newParams);
-    llvm::append_range(results, newM);
-    llvm::append_range(results, newV);
+    tlm::AdamWSettings settings{beta1,     beta2,     eps,         weightDecay,
+                                maxNorm,   torchForm, decayVectors};
+    SmallVector<Value> paramValues(params.begin(), params.end());
+    tlm::AdamWUpdate update =
+        tlm::buildAdamW(b, loc, paramValues, grads, m, v, lr, step, settings);
+    results.insert(results.begin() + 1, update.norm);
+    llvm::append_range(results, update.params);
+    llvm::append_range(results, update.m);
+    llvm::append_range(results, update.v);
   }
 
   /// Puts tlm.attention_lse in place of each tlm.attention of the step's

@@ -133,6 +133,7 @@ json::Value runArgs(const Options &o, int64_t seq) {
   a.set("val_data", o.valData);
   a.set("tokens_dtype", o.tokensDtype);
   a.set("batch", o.batch);
+  a.set("grad_accum", o.gradAccum);
   a.set("seq", seq);
   a.set("steps", o.steps);
   a.set("seed", o.seed);
@@ -180,6 +181,9 @@ Error trainOnStream(const Options &o,
     return err;
   if (o.evalInterval < 0 || o.evalBatches < 1)
     return flagError("--eval-interval must be >= 0 and --eval-batches >= 1");
+  if (o.gradAccum < 1)
+    return flagError("--grad-accum must be at least 1, found " +
+                     std::to_string(o.gradAccum));
   auto config = loadConfig(o);
   if (!config)
     return config.takeError();
@@ -248,8 +252,10 @@ Error trainOnStream(const Options &o,
       return userError(started.takeError().message());
     run.emplace(std::move(*started));
   }
-  auto trainer = makeTrainer(from, *config, &optimizer,
-                             {o.batch, seq, /*withLoss=*/val.has_value()});
+  runtime::TrainingShape shape{o.batch, seq};
+  shape.withLoss = val.has_value();
+  shape.separateUpdate = o.gradAccum > 1;
+  auto trainer = makeTrainer(from, *config, &optimizer, shape);
   if (!trainer)
     return trainer.takeError();
   int64_t firstStep = 0;
@@ -307,14 +313,19 @@ Error trainOnStream(const Options &o,
   // SIGINT or SIGTERM ends the run after the step in flight, with a
   // checkpoint when it has a folder.
   StopOnSignal stopOnSignal;
-  int64_t tokensPerStep = o.batch * seq;
+  int64_t tokensPerStep = o.gradAccum * o.batch * seq;
+  std::vector<runtime::TrainingBatch> micro(size_t(o.gradAccum));
   for (int64_t s = firstStep; s < o.steps; ++s) {
-    auto batch = sampler->next(*config);
-    if (!batch)
-      return userError(batch.takeError().message());
+    for (runtime::TrainingBatch &b : micro) {
+      auto batch = sampler->next(*config);
+      if (!batch)
+        return userError(batch.takeError().message());
+      b = std::move(*batch);
+    }
     double lr = schedule.at(s);
     Clock::time_point stepStart = Clock::now();
-    auto result = (*trainer)->step(*batch, lr);
+    auto result = o.gradAccum > 1 ? (*trainer)->accumulatedStep(micro, lr)
+                                  : (*trainer)->step(micro[0], lr);
     if (!result)
       return userError(result.takeError().message());
     double stepMs = msSince(stepStart);
@@ -363,9 +374,10 @@ Error trainOnStream(const Options &o,
 /// --tokens-file: its rows in order, `--batch` a step, wrapping around.
 Error trainOnRows(const Options &o, const runtime::OptimizerOptions &optimizer,
                   const runtime::Schedule &schedule) {
-  if (!o.valData.empty() || !o.outDir.empty() || !o.resume.empty())
-    return flagError("--val-data, --out-dir and --resume go with "
-                     "--train-data");
+  if (!o.valData.empty() || !o.outDir.empty() || !o.resume.empty() ||
+      o.gradAccum != 1)
+    return flagError("--val-data, --out-dir, --resume and --grad-accum go "
+                     "with --train-data");
   auto input = readTrainingInput(o);
   if (!input)
     return input.takeError();
