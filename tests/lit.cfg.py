@@ -53,6 +53,16 @@ for candidate in [sys.executable, "/usr/bin/python3"]:
         config.available_features.add("torch")
         break
 config.substitutions.append(("%torch_python", python))
+# The training curves (tools/plot_training.py) need Debian's
+# python3-matplotlib, which scripts/setup.sh installs.
+plot_python = None
+for candidate in [sys.executable, "/usr/bin/python3"]:
+    if os.path.exists(candidate) and subprocess.run(
+            [candidate, "-c", "import matplotlib"], capture_output=True).returncode == 0:
+        plot_python = candidate
+        config.available_features.add("matplotlib")
+        break
+config.substitutions.append(("%plot_python", plot_python or sys.executable))
 config.substitutions.append(("%python", sys.executable))
 # Hugging Face's JavaScript tokenizer, an encoder independent of tlm's, when
 # node and the package are here (.ci/run installs it into .cache/npm).

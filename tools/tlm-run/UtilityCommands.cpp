@@ -172,13 +172,18 @@ Error runTokenize(const Options &o) {
   // --tokens-dtype raw little-endian ids.
   std::string dtype =
       o.tokensDtype.empty() ? "int32" : o.tokensDtype;
+  // auto: the narrowest raw type the vocabulary fits (said in the line
+  // that reports the file).
+  if (dtype == "auto")
+    dtype = (*tokenizer)->vocabSize() <= 65536 ? "uint16" : "int32";
   size_t width = dtype == "uint16"  ? 2
                  : dtype == "int32" ? 4
                  : dtype == "int64" ? 8
                                     : 0;
   if (!width)
-    return flagError("--tokens-dtype must be uint16, int32 or int64, found '" +
-                     dtype + "'");
+    return flagError(
+        "--tokens-dtype must be uint16, int32, int64 or auto, found '" +
+        dtype + "'");
   int64_t most = width == 2 ? 65535 : width == 4 ? INT32_MAX : INT64_MAX;
   for (int64_t id : ids)
     if (id > most)
