@@ -42,14 +42,23 @@ struct Word {
 template <typename F>
 void forEachOrdinaryPart(std::string_view text,
                          const std::vector<std::string> &specials, F piece) {
+  // Each special's next match, searched again only once the text has gone
+  // past it: a rare special is not rescanned to the end at every part.
+  std::vector<size_t> nextOf(specials.size(), 0);
+  std::vector<bool> searched(specials.size(), false);
   size_t at = 0;
   while (at < text.size()) {
     size_t next = std::string_view::npos, length = 0;
-    for (const std::string &s : specials) {
-      size_t found = text.find(s, at);
-      if (found < next || (found == next && s.size() > length)) {
+    for (size_t i = 0; i < specials.size(); ++i) {
+      if (!searched[i] || (nextOf[i] != std::string_view::npos &&
+                           nextOf[i] < at)) {
+        nextOf[i] = text.find(specials[i], at);
+        searched[i] = true;
+      }
+      size_t found = nextOf[i];
+      if (found < next || (found == next && specials[i].size() > length)) {
         next = found;
-        length = s.size();
+        length = specials[i].size();
       }
     }
     if (next == std::string_view::npos) {
@@ -288,8 +297,10 @@ std::string bpeTokenizerJson(const BpeVocabulary &vocab) {
     v.set("use_regex", true);
     return v;
   };
+  // The special tokens are added tokens only: in the model's vocabulary
+  // the text of one could collide with a byte's or a merge's spelling.
   json::Value vocabulary = json::Value::object();
-  for (size_t id = 0; id < vocab.tokens.size(); ++id)
+  for (size_t id = vocab.numSpecials; id < vocab.tokens.size(); ++id)
     vocabulary.set(spelled(int32_t(id)), int64_t(id));
   json::Value merges = json::Value::array();
   for (auto [a, b] : vocab.merges) {

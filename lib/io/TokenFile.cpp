@@ -125,11 +125,15 @@ Expected<TokenStream> TokenStream::open(const std::string &path,
       s.offset_ = kLlmcHeaderBytes;
       return s;
     }
+    int openErrno = errno;
     if (fd >= 0)
       ::close(fd);
     if (dtype == "llmc")
-      return makeError("token file " + path + ": not an llm.c shard (it "
-                       "does not start with magic 20240520, version 1)");
+      return makeError("token file " + path + ": " +
+                       (fd < 0 ? std::string("cannot open: ") +
+                                     std::strerror(openErrno)
+                               : "not an llm.c shard (it does not start "
+                                 "with magic 20240520, version 1)"));
   }
   if (dtype.empty()) {
     // Only the header is read here; the windows come from the file as the

@@ -87,9 +87,13 @@ Error writeCheckpoint(const std::string &dir, const Trainer &trainer,
   // A folder renames only onto a missing or empty one: an older checkpoint
   // of the same name goes aside first, and away once the new one is in.
   std::string old = dir + ".old-" + std::to_string(::getpid());
+  fs::remove_all(old, ec); // a crashed run's, which would block the rename
   bool replaced = fs::exists(dir, ec);
-  if (replaced && ::rename(dir.c_str(), old.c_str()) != 0)
-    return makeError(dir + ": " + std::strerror(errno));
+  if (replaced && ::rename(dir.c_str(), old.c_str()) != 0) {
+    std::string why = std::strerror(errno);
+    fs::remove_all(temp, ec);
+    return makeError(dir + ": " + why);
+  }
   if (::rename(temp.c_str(), dir.c_str()) != 0) {
     std::string why = std::strerror(errno);
     if (replaced)

@@ -192,14 +192,8 @@ std::pair<Value, Value> heads::attentionLseByBlocks(OpBuilder &b, Location loc,
                                                     const HeadsLayout &l) {
   Type f32 = b.getF32Type();
   int64_t blk = l.block, dk = l.headDim;
-  SmallVector<Value> init{
-      emptyTensor(b, loc, sizesOf(b, loc, q), f32),
-      emptyTensor(b, loc,
-                  {b.getIndexAttr(l.batch), b.getIndexAttr(l.heads),
-                   b.getIndexAttr(l.seq)},
-                  f32)};
   SmallVector<Value> r = forEachHead(
-      b, loc, l, init,
+      b, loc, l, outputAndLse(b, loc, q, l),
       [&](OpBuilder &hb, Location hl, Value bi, Value h, Value kvh,
           ValueRange acc) -> SmallVector<Value> {
         HeadSlice qs = headSlice(hb, bi, h, l), ks = headSlice(hb, bi, kvh, l);

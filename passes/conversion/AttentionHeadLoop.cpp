@@ -91,6 +91,16 @@ Value heads::addToHead(OpBuilder &b, Location loc, Value part, Value into,
   return insertHead(b, loc, sum, into, s);
 }
 
+SmallVector<Value> heads::outputAndLse(OpBuilder &b, Location loc, Value q,
+                                       const HeadsLayout &l) {
+  Type f32 = b.getF32Type();
+  return {emptyTensor(b, loc, sizesOf(b, loc, q), f32),
+          emptyTensor(b, loc,
+                      {b.getIndexAttr(l.batch), b.getIndexAttr(l.heads),
+                       b.getIndexAttr(l.seq)},
+                      f32)};
+}
+
 SmallVector<Value> heads::forEachHead(OpBuilder &b, Location loc,
                                       const HeadsLayout &l, ValueRange init,
                                       HeadBody body) {

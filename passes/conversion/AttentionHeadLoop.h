@@ -55,6 +55,11 @@ Value insertHead(OpBuilder &b, Location loc, Value part, Value into,
 Value addToHead(OpBuilder &b, Location loc, Value part, Value into,
                 const HeadSlice &s);
 
+/// Empty tensors for attention's output (q's shape) and its row
+/// logsumexps (B, H, T): what the forward loops over heads fill.
+SmallVector<Value> outputAndLse(OpBuilder &b, Location loc, Value q,
+                                const HeadsLayout &l);
+
 using HeadBody = function_ref<SmallVector<Value>(
     OpBuilder &, Location, Value bi, Value h, Value kvh, ValueRange acc)>;
 

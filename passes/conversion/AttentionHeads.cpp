@@ -82,15 +82,8 @@ std::pair<Value, Value> tlm::attentionLseByHeads(OpBuilder &b, Location loc,
                                                 const HeadsLayout &l) {
   if (l.block < l.seq)
     return attentionLseByBlocks(b, loc, q, k, v, l);
-  Type f32 = b.getF32Type();
-  SmallVector<Value> init{
-      emptyTensor(b, loc, sizesOf(b, loc, q), f32),
-      emptyTensor(b, loc,
-                  {b.getIndexAttr(l.batch), b.getIndexAttr(l.heads),
-                   b.getIndexAttr(l.seq)},
-                  f32)};
   SmallVector<Value> r = forEachHead(
-      b, loc, l, init,
+      b, loc, l, outputAndLse(b, loc, q, l),
       [&](OpBuilder &nb, Location nl, Value bi, Value h, Value kvh,
           ValueRange acc) -> SmallVector<Value> {
         HeadSlice qs = headSlice(nb, bi, h, l), ks = headSlice(nb, bi, kvh, l);

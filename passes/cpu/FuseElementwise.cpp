@@ -7,6 +7,7 @@
 
 #include "passes/common/OptionChecks.h"
 #include "passes/common/Projection.h"
+#include "passes/common/Recompute.h"
 #include "passes/cpu/Passes.h"
 #include "passes/cpu/RopeRotation.h"
 
@@ -54,8 +55,11 @@ struct TlmFuseElementwise
     if (!producer || !consumer || !isElementwise(producer) ||
         !isElementwise(consumer) || !operand->get().hasOneUse())
       return false;
+    // A recomputed value's op keeps its mark (Recompute.h): fused, the new
+    // op would lose it and CSE would merge it back with the forward's.
     for (Operation *op : {producer.getOperation(), consumer.getOperation()})
       if (op->hasAttr(tlm::kTileInLoopAttr) ||
+          op->hasAttr(tlm::kRecomputeAttr) ||
           op->getParentOfType<scf::ForOp>() ||
           op->getParentOfType<scf::ForallOp>())
         return false;

@@ -43,6 +43,19 @@ bool inTiledCode(Operation *op) {
           op->getParentOfType<scf::ForallOp>());
 }
 
+/// Why `op`'s operands and innermost loop do not fit a vector of `lanes`
+/// (not all indexed by projected permutations, or the innermost dim
+/// dynamic or ragged), or an empty string.
+std::string innerDimMismatch(linalg::GenericOp op, int64_t lanes) {
+  for (AffineMap map : op.getIndexingMapsArray())
+    if (!map.isProjectedPermutation())
+      return "an operand is not indexed by a projected permutation";
+  int64_t inner = op.getStaticLoopRanges().back();
+  if (ShapedType::isDynamic(inner) || inner % lanes != 0)
+    return "the innermost dim is dynamic or not a multiple of the lanes";
+  return "";
+}
+
 /// Why `op` is left alone, or an empty string.
 std::string reasonToSkip(linalg::GenericOp op, int64_t lanes) {
   if (!op.hasPureTensorSemantics())
@@ -51,13 +64,7 @@ std::string reasonToSkip(linalg::GenericOp op, int64_t lanes) {
     return "has a reduction";
   if (op.getNumLoops() == 0)
     return "has no loops";
-  for (AffineMap map : op.getIndexingMapsArray())
-    if (!map.isProjectedPermutation())
-      return "an operand is not indexed by a projected permutation";
-  int64_t inner = op.getStaticLoopRanges().back();
-  if (ShapedType::isDynamic(inner) || inner % lanes != 0)
-    return "the innermost dim is dynamic or not a multiple of the lanes";
-  return "";
+  return innerDimMismatch(op, lanes);
 }
 
 /// Why `op` is not a column reduction (a sum over the rows, one result per
@@ -71,13 +78,7 @@ std::string columnReductionMismatch(linalg::GenericOp op, int64_t lanes) {
   if (op.getNumReductionLoops() == 0 ||
       op.getIteratorTypesArray().back() != utils::IteratorType::parallel)
     return "no reduction, or the innermost loop is one";
-  for (AffineMap map : op.getIndexingMapsArray())
-    if (!map.isProjectedPermutation())
-      return "an operand is not indexed by a projected permutation";
-  int64_t inner = op.getStaticLoopRanges().back();
-  if (ShapedType::isDynamic(inner) || inner % lanes != 0)
-    return "the innermost dim is dynamic or not a multiple of the lanes";
-  return "";
+  return innerDimMismatch(op, lanes);
 }
 
 /// Gives every output the payload never reads a fresh tensor.empty. The

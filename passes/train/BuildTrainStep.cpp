@@ -161,6 +161,8 @@ struct TlmBuildTrainStep
   /// The FFN gradients and attention's are marked for their lowering to
   /// compute the gate product and the rotated Q and K again.
   static void markRecomputation(ArrayRef<Operation *> forward) {
+    if (forward.empty())
+      return; // a loss that returns an argument: nothing to recompute
     DenseSet<Operation *> inForward(forward.begin(), forward.end());
     Block *body = forward.front()->getBlock();
     for (Operation &op : *body)

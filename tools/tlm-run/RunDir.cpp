@@ -88,7 +88,8 @@ Expected<RunDir> RunDir::start(const std::string &dir,
 }
 
 Expected<RunDir> RunDir::resume(const std::string &dir,
-                                const json::Value &config) {
+                                const json::Value &config,
+                                const json::Value &args) {
   std::string runFile = dir + "/" + kRunFile;
   auto text = io::readRegularFile(runFile, uint64_t(16) << 20);
   if (!text)
@@ -101,6 +102,19 @@ Expected<RunDir> RunDir::resume(const std::string &dir,
     return makeError("--resume " + dir +
                      ": the run was started with another config (its "
                      "run.json), so its checkpoints do not fit this model");
+  // The flags that shape the batches, the schedule and the update must be
+  // the run's: only --steps may change.
+  if (const json::Value *was = info->find("args"))
+    for (size_t i = 0; i < was->keys().size(); ++i) {
+      const std::string &key = was->keys()[i];
+      const json::Value *now = args.find(key);
+      if (key == "steps" || !now)
+        continue;
+      if (now->dump() != was->elements()[i].dump())
+        return makeError("--resume " + dir + ": the run was started with " +
+                         key + " " + was->elements()[i].dump() +
+                         ", not " + now->dump() + " (its run.json)");
+    }
   return RunDir(dir);
 }
 
@@ -140,7 +154,13 @@ Expected<std::string> RunDir::save(const runtime::Trainer &trainer,
 Error RunDir::keepMetricsUpTo(int64_t step) {
   std::string path = dir_ + "/" + kMetricsFile;
   std::string kept;
-  if (auto text = io::readRegularFile(path, uint64_t(1) << 30)) {
+  std::error_code ec;
+  // A missing file starts afresh; one that cannot be read is an error (it
+  // is not emptied).
+  if (fs::exists(path, ec)) {
+    auto text = io::readRegularFile(path, uint64_t(1) << 32);
+    if (!text)
+      return text.takeError();
     std::istringstream lines(*text);
     for (std::string line; std::getline(lines, line);) {
       auto v = json::Value::parse(line);
@@ -148,8 +168,6 @@ Error RunDir::keepMetricsUpTo(int64_t step) {
       if (s && s->isInt64() && s->asInt() <= step)
         kept += line + "\n";
     }
-  } else {
-    (void)text.takeError(); // none yet: start one
   }
   if (Error err = writeText(path, kept))
     return err;

@@ -26,10 +26,12 @@ public:
   static Expected<RunDir> start(const std::string &dir,
                                 const json::Value &runInfo);
   /// The run in `dir` to continue: its run.json must hold `config` (the
-  /// same model); metrics past `step` (an interrupted run's) are dropped
-  /// once the checkpoint is known.
+  /// same model) and `args` (the same flags, but for the steps); metrics
+  /// past `step` (an interrupted run's) are dropped once the checkpoint is
+  /// known.
   static Expected<RunDir> resume(const std::string &dir,
-                                 const json::Value &config);
+                                 const json::Value &config,
+                                 const json::Value &args);
   RunDir(RunDir &&other) noexcept;
   ~RunDir();
 

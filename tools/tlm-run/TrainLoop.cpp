@@ -234,7 +234,7 @@ Error trainOnStream(const Options &o,
     if (o.isGiven("weights"))
       return flagError("--resume takes the weights from its checkpoint, not "
                        "--weights");
-    auto opened = RunDir::resume(o.resume, *configJson);
+    auto opened = RunDir::resume(o.resume, *configJson, runArgs(o, seq));
     if (!opened)
       return userError(opened.takeError().message());
     run.emplace(std::move(*opened));

@@ -17,7 +17,9 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -175,7 +177,8 @@ Error runTokenize(const Options &o) {
   // auto: the narrowest raw type the vocabulary fits (said in the line
   // that reports the file).
   if (dtype == "auto")
-    dtype = (*tokenizer)->vocabSize() <= 65536 ? "uint16" : "int32";
+    dtype = *std::max_element(ids.begin(), ids.end()) <= 65535 ? "uint16"
+                                                                : "int32";
   size_t width = dtype == "uint16"  ? 2
                  : dtype == "int32" ? 4
                  : dtype == "int64" ? 8
@@ -235,8 +238,13 @@ Error runTokenize(const Options &o) {
   if (Error err = write(o.output, ids.data(), trainCount))
     return err;
   if (trainCount < ids.size())
-    return write(o.valOutput, ids.data() + trainCount,
-                 ids.size() - trainCount);
+    if (Error err = write(o.valOutput, ids.data() + trainCount,
+                          ids.size() - trainCount)) {
+      // Not one file of the pair without the other.
+      std::error_code ec;
+      std::filesystem::remove(o.output, ec);
+      return err;
+    }
   return Error::success();
 }
 
