@@ -25,59 +25,128 @@
 
 namespace tlm::cli {
 
+namespace {
+
+/// How two F32 tensors of one shape differ.
+struct Difference {
+  double maxErr = 0;
+  int64_t elements = 0, bad = 0, nanA = 0, nanB = 0;
+};
+
+Difference difference(const io::Tensor &a, const io::Tensor &b, double atol,
+                      double rtol) {
+  // Infinities are values: equal ones agree, any other pair with one is
+  // an infinite error. A NaN agrees with nothing and is counted apart, so
+  // that it cannot hide in (or poison) the maximum.
+  Difference d;
+  d.elements = a.numElements();
+  for (int64_t i = 0; i < d.elements; ++i) {
+    double x = a.f32()[i], e = b.f32()[i];
+    if (std::isnan(x) || std::isnan(e)) {
+      d.nanA += std::isnan(x);
+      d.nanB += std::isnan(e);
+      ++d.bad;
+      continue;
+    }
+    if (x == e)
+      continue; // infinities included (rtol x inf would be NaN)
+    double err = std::fabs(x - e);
+    d.maxErr = std::max(d.maxErr, err);
+    if (std::isinf(err) || !(err <= atol + rtol * std::fabs(e)))
+      ++d.bad;
+  }
+  return d;
+}
+
+void printDifference(const Difference &d, double atol, double rtol) {
+  llvm::outs() << llvm::format("max abs error %.3g over %lld elements; %lld "
+                               "outside atol %g + rtol %g",
+                               d.maxErr, (long long)d.elements,
+                               (long long)d.bad, atol, rtol);
+  if (d.nanA || d.nanB)
+    llvm::outs() << llvm::format(" (NaN: %lld in the first, %lld in the "
+                                 "second)",
+                                 (long long)d.nanA, (long long)d.nanB);
+  llvm::outs() << "\n";
+}
+
+/// compare A B: every F32 tensor the two files share, a line each, by name.
+Error compareShared(const Options &o, const io::SafeTensors &a,
+                    const io::SafeTensors &b) {
+  int64_t differing = 0, compared = 0;
+  std::vector<std::string> apart;
+  for (const auto &[name, ta] : a.tensors()) {
+    const io::Tensor *tb = b.find(name);
+    if (!tb) {
+      apart.push_back(name + " (first only)");
+      continue;
+    }
+    if (ta.dtype != io::DType::F32 || tb->dtype != io::DType::F32 ||
+        ta.shape != tb->shape) {
+      apart.push_back(name + " (not F32 of one shape in both)");
+      continue;
+    }
+    llvm::outs() << name << ": ";
+    Difference d = difference(ta, *tb, o.atol, o.rtol);
+    printDifference(d, o.atol, o.rtol);
+    ++compared;
+    differing += d.bad != 0;
+  }
+  for (const auto &[name, tb] : b.tensors())
+    if (!a.find(name))
+      apart.push_back(name + " (second only)");
+  for (const std::string &what : apart)
+    llvm::outs() << "not compared: " << what << "\n";
+  if (compared == 0)
+    return flagError("the two files share no F32 tensor of one shape");
+  if (differing)
+    return flagError(llvm::Twine(differing) + " of " + llvm::Twine(compared) +
+                     " tensors differ");
+  return Error::success();
+}
+
+} // namespace
+
 Error runCompare(const Options &o) {
   if (o.positional.size() != 2)
-    return flagError("compare takes two FILE:TENSOR arguments");
+    return flagError("compare takes two files, FILE:TENSOR or FILE (every "
+                     "tensor they share)");
   std::vector<io::SafeTensors> files;
-  std::vector<const io::Tensor *> tensors;
+  std::vector<std::string> names;
   for (const std::string &arg : o.positional) {
-    auto [path, name] = llvm::StringRef(arg).rsplit(':');
-    auto file = io::SafeTensors::open(path.str());
+    // FILE:TENSOR, or a FILE (with no ':' after its last '/').
+    llvm::StringRef ref(arg);
+    size_t colon = ref.rfind(':');
+    bool named = colon != llvm::StringRef::npos &&
+                 (ref.rfind('/') == llvm::StringRef::npos ||
+                  colon > ref.rfind('/'));
+    std::string path = named ? ref.substr(0, colon).str() : arg;
+    names.push_back(named ? ref.substr(colon + 1).str() : "");
+    auto file = io::SafeTensors::open(path);
     if (!file)
       return file.takeError();
     files.push_back(std::move(*file));
   }
+  if (names[0].empty() && names[1].empty())
+    return compareShared(o, files[0], files[1]);
+  if (names[0].empty() || names[1].empty())
+    return flagError("name a tensor in both files (FILE:TENSOR), or in "
+                     "neither to compare every tensor they share");
+  std::vector<const io::Tensor *> tensors;
   for (size_t i = 0; i < 2; ++i) {
-    llvm::StringRef name = llvm::StringRef(o.positional[i]).rsplit(':').second;
-    const io::Tensor *t = files[i].find(name);
+    const io::Tensor *t = files[i].find(names[i]);
     if (!t || t->dtype != io::DType::F32)
-      return flagError("no F32 tensor '" + name + "' in " + o.positional[i]);
+      return flagError("no F32 tensor '" + names[i] + "' in " +
+                       o.positional[i]);
     tensors.push_back(t);
   }
   if (tensors[0]->shape != tensors[1]->shape)
     return flagError("shapes differ: " + io::shapeString(tensors[0]->shape) +
                      " vs " + io::shapeString(tensors[1]->shape));
-  // Infinities are values: equal ones agree, any other pair with one is
-  // an infinite error. A NaN agrees with nothing and is counted apart, so
-  // that it cannot hide in (or poison) the maximum.
-  double maxErr = 0;
-  int64_t bad = 0, nanA = 0, nanB = 0, n = tensors[0]->numElements();
-  for (int64_t i = 0; i < n; ++i) {
-    double a = tensors[0]->f32()[i], e = tensors[1]->f32()[i];
-    if (std::isnan(a) || std::isnan(e)) {
-      nanA += std::isnan(a);
-      nanB += std::isnan(e);
-      ++bad;
-      continue;
-    }
-    if (a == e)
-      continue; // infinities included (rtol x inf would be NaN)
-    double err = std::fabs(a - e);
-    maxErr = std::max(maxErr, err);
-    if (std::isinf(err) || !(err <= o.atol + o.rtol * std::fabs(e)))
-      ++bad;
-  }
-  llvm::outs() << llvm::format("max abs error %.3g over %lld elements; %lld "
-                               "outside atol %g + rtol %g",
-                               maxErr, (long long)n, (long long)bad, o.atol,
-                               o.rtol);
-  if (nanA || nanB)
-    llvm::outs() << llvm::format(" (NaN: %lld in the first, %lld in the "
-                                 "second)",
-                                 (long long)nanA, (long long)nanB);
-  llvm::outs() << "\n";
-  if (bad)
-    return flagError(llvm::Twine(bad) + " elements differ");
+  Difference d = difference(*tensors[0], *tensors[1], o.atol, o.rtol);
+  printDifference(d, o.atol, o.rtol);
+  if (d.bad)
+    return flagError(llvm::Twine(d.bad) + " elements differ");
   return Error::success();
 }
 
