@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -125,6 +126,51 @@ struct Entry {
   uint64_t begin = 0, end = 0;
 };
 
+/// What a file that is not safetensors looks like, from its first bytes
+/// (for the error line), or "".
+std::string lookalike(int fd, uint64_t fileSize) {
+  unsigned char head[64] = {};
+  size_t n = size_t(std::min<uint64_t>(fileSize, sizeof head));
+  if (n < 4 || !readAt(fd, head, n, 0))
+    return "";
+  if (std::memcmp(head, "GGUF", 4) == 0)
+    return "a GGUF file (llama.cpp's format)";
+  if (std::memcmp(head, "PK\x03\x04", 4) == 0)
+    return "a zip archive, as PyTorch's .pt files are (tools/"
+           "torch_to_safetensors.py converts a state dict)";
+  // llama2.c's header: dim, hidden_dim, n_layers, n_heads, n_kv_heads,
+  // vocab_size (negative when the classifier is shared), seq_len.
+  if (n >= 28) {
+    int32_t h[7];
+    std::memcpy(h, head, sizeof h);
+    auto in = [](int64_t v, int64_t hi) { return v > 0 && v <= hi; };
+    if (in(h[0], 1 << 16) && in(h[1], 1 << 20) && in(h[2], 1024) &&
+        in(h[3], h[0]) && in(h[4], h[3]) && in(std::llabs(h[5]), 1 << 24) &&
+        in(h[6], 1 << 20))
+      return "a llama2.c checkpoint (tlm-run import-llama2c converts it)";
+  }
+  size_t printable = 0;
+  for (size_t i = 0; i < n; ++i)
+    printable += std::isprint(head[i]) || std::isspace(head[i]);
+  size_t first = 0;
+  while (first < n && std::isspace(head[first]))
+    ++first;
+  if (printable == n && first < n && (head[first] == '{' || head[first] == '['))
+    return "a JSON file (a config or a tokenizer.json?)";
+  if (printable == n)
+    return "a text file";
+  return "";
+}
+
+/// `what` of `path`, or when the file looks like another format, that.
+Error notSafetensors(int fd, const std::string &path, uint64_t fileSize,
+                     const std::string &what) {
+  std::string like = lookalike(fd, fileSize);
+  if (like.empty())
+    return fileError(path, what);
+  return fileError(path, "not a safetensors file: it looks like " + like);
+}
+
 /// The header's JSON object, once its length (returned in `headerLen`) is
 /// checked against the file's `fileSize` bytes.
 Expected<json::Value> readHeader(int fd, const std::string &path,
@@ -140,13 +186,15 @@ Expected<json::Value> readHeader(int fd, const std::string &path,
   for (int i = 7; i >= 0; --i)
     headerLen = (headerLen << 8) | lenBytes[i];
   if (headerLen > kMaxHeaderBytes)
-    return fileError(path, "header length " + std::to_string(headerLen) +
-                               " exceeds the cap of " +
-                               std::to_string(kMaxHeaderBytes));
+    return notSafetensors(fd, path, fileSize,
+                          "header length " + std::to_string(headerLen) +
+                              " exceeds the cap of " +
+                              std::to_string(kMaxHeaderBytes));
   if (headerLen > fileSize - 8)
-    return fileError(path, "header length " + std::to_string(headerLen) +
-                               " runs past the end of the file (" +
-                               std::to_string(fileSize) + " bytes)");
+    return notSafetensors(fd, path, fileSize,
+                          "header length " + std::to_string(headerLen) +
+                              " runs past the end of the file (" +
+                              std::to_string(fileSize) + " bytes)");
   std::string header(headerLen, '\0');
   if (!readAt(fd, header.data(), headerLen, 8))
     return fileError(path, "cannot read the header");
@@ -156,8 +204,9 @@ Expected<json::Value> readHeader(int fd, const std::string &path,
     return fileError(path, "tensor '" + duplicate +
                                "' is given twice in the header");
   if (!parsed)
-    return fileError(path, "header is not a JSON object (" +
-                               parsed.takeError().message() + ")");
+    return notSafetensors(fd, path, fileSize,
+                          "header is not a JSON object (" +
+                              parsed.takeError().message() + ")");
   if (!parsed->isObject())
     return fileError(path, "header is not a JSON object");
   return parsed;
