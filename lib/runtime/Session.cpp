@@ -109,9 +109,26 @@ Session::open(const model::Config &config, const SessionOptions &options) {
   auto artifact = LoadedArtifact::load(options.artifact);
   if (!artifact)
     return artifact.takeError();
-  if ((*artifact)->manifest().model != model::configToJson(config))
+  if ((*artifact)->manifest().model != model::configToJson(config)) {
+    // The same model with weights of another dtype is a mistake of its
+    // own, with its own way out.
+    auto compiled = model::parseConfig((*artifact)->manifest().model);
+    if (compiled && compiled->dtype != config.dtype) {
+      model::Config asCompiled = config;
+      asCompiled.dtype = compiled->dtype;
+      if (model::configToJson(asCompiled) == (*artifact)->manifest().model)
+        return makeError(
+            "artifact: " + options.artifact + ": was compiled for " +
+            std::string(model::dtypeName(compiled->dtype)) +
+            " weights, and these are " +
+            std::string(model::dtypeName(config.dtype)) +
+            " (tlm-run compile --weights-dtype " +
+            std::string(model::dtypeName(config.dtype)) +
+            " makes an artifact for them)");
+    }
     return makeError("artifact: " + options.artifact +
                      ": was compiled for another model than this config");
+  }
   auto s = allocate(config, options, (*artifact)->onDevice());
   if (!s)
     return s.takeError();
