@@ -43,25 +43,26 @@ config.substitutions.append(("%examples", os.path.join(config.tlm_src_root, "exa
 config.substitutions.append(("%tools", os.path.join(config.tlm_src_root, "tools")))
 import subprocess
 import sys
-# The converter test needs PyTorch (Debian's python3-torch), which only the
-# system interpreter may have.
-python = sys.executable
-for candidate in [sys.executable, "/usr/bin/python3"]:
-    if os.path.exists(candidate) and subprocess.run(
-            [candidate, "-c", "import torch"], capture_output=True).returncode == 0:
-        python = candidate
-        config.available_features.add("torch")
-        break
-config.substitutions.append(("%torch_python", python))
-# The training curves (tools/plot_training.py) need Debian's
-# python3-matplotlib, which scripts/setup.sh installs.
-plot_python = None
-for candidate in [sys.executable, "/usr/bin/python3"]:
-    if os.path.exists(candidate) and subprocess.run(
-            [candidate, "-c", "import matplotlib"], capture_output=True).returncode == 0:
-        plot_python = candidate
-        config.available_features.add("matplotlib")
-        break
+def python_with(module):
+    """The first interpreter that imports `module` (Debian's python3-* packages
+    live in the system one), or None."""
+    for candidate in [sys.executable, "/usr/bin/python3"]:
+        if os.path.exists(candidate) and subprocess.run(
+                [candidate, "-c", "import " + module], capture_output=True).returncode == 0:
+            return candidate
+    return None
+
+
+# The converter and PyTorch-baseline tests need PyTorch (python3-torch); the
+# training curves (tools/plot_training.py) python3-matplotlib, which
+# scripts/setup.sh installs.
+torch_python = python_with("torch")
+if torch_python:
+    config.available_features.add("torch")
+config.substitutions.append(("%torch_python", torch_python or sys.executable))
+plot_python = python_with("matplotlib")
+if plot_python:
+    config.available_features.add("matplotlib")
 config.substitutions.append(("%plot_python", plot_python or sys.executable))
 config.substitutions.append(("%python", sys.executable))
 # Hugging Face's JavaScript tokenizer, an encoder independent of tlm's, when

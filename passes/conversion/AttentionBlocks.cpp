@@ -265,9 +265,7 @@ SmallVector<Value> heads::attentionGradByBlocks(OpBuilder &b, Location loc,
   Type f32 = b.getF32Type();
   int64_t blk = l.block, dk = l.headDim, blocks = l.seq / blk;
   double scale = 1.0 / std::sqrt(double(dk));
-  SmallVector<Value> init{filledTensor(b, loc, sizesOf(b, loc, q), f32, 0.0),
-                          filledTensor(b, loc, sizesOf(b, loc, k), f32, 0.0),
-                          filledTensor(b, loc, sizesOf(b, loc, v), f32, 0.0)};
+  SmallVector<Value> init = zerosLike(b, loc, ValueRange{q, k, v});
   return forEachHead(
       b, loc, l, init,
       [&](OpBuilder &hb, Location hl, Value bi, Value h, Value kvh,

@@ -101,6 +101,15 @@ SmallVector<Value> heads::outputAndLse(OpBuilder &b, Location loc, Value q,
                       f32)};
 }
 
+SmallVector<Value> heads::zerosLike(OpBuilder &b, Location loc,
+                                    ValueRange values) {
+  SmallVector<Value> zeros;
+  for (Value v : values)
+    zeros.push_back(
+        filledTensor(b, loc, sizesOf(b, loc, v), b.getF32Type(), 0.0));
+  return zeros;
+}
+
 SmallVector<Value> heads::forEachHead(OpBuilder &b, Location loc,
                                       const HeadsLayout &l, ValueRange init,
                                       HeadBody body) {

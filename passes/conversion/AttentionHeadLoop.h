@@ -60,6 +60,10 @@ Value addToHead(OpBuilder &b, Location loc, Value part, Value into,
 SmallVector<Value> outputAndLse(OpBuilder &b, Location loc, Value q,
                                 const HeadsLayout &l);
 
+/// Zero-filled f32 tensors the shapes of `values`: the backward loops'
+/// dQ, dK and dV before the heads add into them.
+SmallVector<Value> zerosLike(OpBuilder &b, Location loc, ValueRange values);
+
 using HeadBody = function_ref<SmallVector<Value>(
     OpBuilder &, Location, Value bi, Value h, Value kvh, ValueRange acc)>;
 

@@ -106,9 +106,7 @@ SmallVector<Value> tlm::attentionGradByHeads(OpBuilder &b, Location loc,
   if (l.block < l.seq)
     return attentionGradByBlocks(b, loc, q, k, v, out, lse, dO, l);
   Type f32 = b.getF32Type();
-  SmallVector<Value> init{filledTensor(b, loc, sizesOf(b, loc, q), f32, 0.0),
-                          filledTensor(b, loc, sizesOf(b, loc, k), f32, 0.0),
-                          filledTensor(b, loc, sizesOf(b, loc, v), f32, 0.0)};
+  SmallVector<Value> init = zerosLike(b, loc, ValueRange{q, k, v});
   double scale = 1.0 / std::sqrt(double(l.headDim));
   return forEachHead(
       b, loc, l, init,

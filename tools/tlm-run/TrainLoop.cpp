@@ -56,6 +56,12 @@ public:
   Report(const Options &o, int64_t first = 0)
       : o(o), first(first), start(Clock::now()) {}
 
+  /// The loop starts now, at step `from`.
+  void startAt(int64_t from) {
+    first = from;
+    start = Clock::now();
+  }
+
   /// Step `s` of `steps`, which took `ms` (the step alone: no batch
   /// drawing, evaluation or checkpoint).
   void step(int64_t s, int64_t steps, const runtime::StepResult &r,
@@ -166,6 +172,220 @@ Expected<double> validationLoss(runtime::Trainer &trainer,
   return sum / double(batches.size());
 }
 
+/// The validation batches of --val-data, drawn once: every evaluation sees
+/// the same.
+Expected<std::vector<runtime::TrainingBatch>>
+validationBatches(const Options &o, const model::Config &config, int64_t seq,
+                  const io::TokenStream &val) {
+  auto sampler = runtime::BatchSampler::create(val, o.valData, o.batch, seq,
+                                               o.seed ^ kValidationSeed);
+  if (!sampler)
+    return userError(sampler.takeError().message());
+  std::vector<runtime::TrainingBatch> batches;
+  for (int64_t i = 0; i < o.evalBatches; ++i) {
+    auto b = sampler->next(config);
+    if (!b)
+      return userError(b.takeError().message());
+    batches.push_back(std::move(*b));
+  }
+  return batches;
+}
+
+/// The run's folder: a new one with --out-dir, the run's own with
+/// --resume, whose latest checkpoint (`checkpoint`) gives the weights, the
+/// moments, the step and the batch generator's state; none without either.
+struct RunFolder {
+  std::optional<RunDir> run;
+  std::string checkpoint;
+};
+
+Expected<RunFolder> openRunFolder(const Options &o,
+                                  const json::Value &configJson,
+                                  int64_t seq) {
+  RunFolder folder;
+  if (!o.resume.empty()) {
+    if (!o.outDir.empty() && o.outDir != o.resume)
+      return flagError("--resume continues the run in its own folder: give "
+                       "no --out-dir, or the same one");
+    if (o.isGiven("weights"))
+      return flagError("--resume takes the weights from its checkpoint, not "
+                       "--weights");
+    auto opened = RunDir::resume(o.resume, configJson, runArgs(o, seq));
+    if (!opened)
+      return userError(opened.takeError().message());
+    folder.run.emplace(std::move(*opened));
+    auto latest = folder.run->latest();
+    if (!latest)
+      return userError(latest.takeError().message());
+    folder.checkpoint = *latest;
+  } else if (!o.outDir.empty()) {
+    json::Value info = json::Value::object();
+    info.set("config", configJson);
+    info.set("args", runArgs(o, seq));
+    auto started = RunDir::start(o.outDir, info);
+    if (!started)
+      return userError(started.takeError().message());
+    folder.run.emplace(std::move(*started));
+  }
+  return folder;
+}
+
+/// A --train-data run once set up: the steps from its first (0, or a
+/// checkpoint's) to --steps, each with its metrics line, the evaluations
+/// and the checkpoints.
+class StreamRun {
+public:
+  StreamRun(const Options &o, const model::Config &config, int64_t seq,
+            const runtime::Schedule &schedule, runtime::Trainer &trainer,
+            runtime::BatchSampler &sampler,
+            const std::vector<runtime::TrainingBatch> &valBatches,
+            RunDir *run, const json::Value &configJson)
+      : o(o), config(config), seq(seq), schedule(schedule), trainer(trainer),
+        sampler(sampler), valBatches(valBatches), run(run),
+        configJson(configJson), report(o) {}
+
+  /// Continues from `checkpoint`: the moments, the step, the generator, the
+  /// metrics up to it (the parameters came as the trainer's weights).
+  Error resume(const std::string &checkpoint) {
+    auto saved = runtime::readCheckpoint(checkpoint, trainer.specs());
+    if (!saved)
+      return userError("--resume: " + saved.takeError().message());
+    firstStep = saved->state.step;
+    priorSeconds = saved->state.seconds;
+    if (Error err = trainer.restore(std::move(saved->m), std::move(saved->v),
+                                    firstStep))
+      return userError("--resume: " + checkpoint + ": " + err.message());
+    sampler.generator().setState(saved->state.rng);
+    if (Error err = run->keepMetricsUpTo(firstStep))
+      return userError(err.message());
+    if (!o.quiet && !o.json)
+      std::fprintf(stderr, "resuming from %s at step %lld\n",
+                   checkpoint.c_str(), (long long)firstStep);
+    return Error::success();
+  }
+
+  /// The steps; SIGINT or SIGTERM ends the run after the step in flight,
+  /// with a checkpoint when it has a folder.
+  Error steps() {
+    start = Clock::now();
+    report.startAt(firstStep);
+    if (!valBatches.empty() && firstStep == 0)
+      if (Error err = evaluate(0))
+        return err;
+    StopOnSignal stopOnSignal;
+    std::vector<runtime::TrainingBatch> micro(size_t(o.gradAccum));
+    for (int64_t s = firstStep; s < o.steps; ++s) {
+      if (Error err = step(s, micro))
+        return err;
+      bool last = s + 1 == o.steps;
+      if (!valBatches.empty() &&
+          (last || (o.evalInterval > 0 && (s + 1) % o.evalInterval == 0)))
+        if (Error err = evaluate(s + 1))
+          return err;
+      bool stop = stopRequested != 0;
+      if (run && (last || stop ||
+                  (o.saveInterval > 0 && (s + 1) % o.saveInterval == 0)))
+        if (Error err = save(s + 1))
+          return err;
+      if (stop)
+        return Error::withExitCode(
+            128 + int(stopRequested),
+            "interrupted after step " + std::to_string(s + 1) +
+                (run ? " (checkpoint saved; --resume " + run->path() +
+                           " continues)"
+                     : ""));
+    }
+    return Error::success();
+  }
+
+  /// --json's object (the steps this process ran).
+  void finish() {
+    if (o.steps > firstStep)
+      report.finish(o.steps - firstStep, msSince(start), tokensPerStep());
+  }
+
+private:
+  int64_t tokensPerStep() const { return o.gradAccum * o.batch * seq; }
+  double seconds() const { return priorSeconds + msSince(start) / 1e3; }
+
+  /// Step `s` (from 0) on --grad-accum batches drawn into `micro`.
+  Error step(int64_t s, std::vector<runtime::TrainingBatch> &micro) {
+    for (runtime::TrainingBatch &b : micro) {
+      auto batch = sampler.next(config);
+      if (!batch)
+        return userError(batch.takeError().message());
+      b = std::move(*batch);
+    }
+    double lr = schedule.at(s);
+    Clock::time_point stepStart = Clock::now();
+    auto result = o.gradAccum > 1 ? trainer.accumulatedStep(micro, lr)
+                                  : trainer.step(micro[0], lr);
+    if (!result)
+      return userError(result.takeError().message());
+    double stepMs = msSince(stepStart);
+    report.step(s + 1, o.steps, *result, lr, stepMs, tokensPerStep());
+    json::Value line = json::Value::object();
+    line.set("step", s + 1);
+    line.set("tokens", (s + 1) * tokensPerStep());
+    line.set("train_loss", double(result->loss));
+    line.set("lr", lr);
+    line.set("grad_norm", double(result->gradNorm));
+    line.set("tok_s", double(tokensPerStep()) / (stepMs / 1e3));
+    return log(std::move(line));
+  }
+
+  Error evaluate(int64_t s) {
+    auto loss = validationLoss(trainer, valBatches);
+    if (!loss)
+      return userError(loss.takeError().message());
+    report.validation(s, *loss);
+    json::Value line = json::Value::object();
+    line.set("step", s);
+    line.set("val_loss", *loss);
+    return log(std::move(line));
+  }
+
+  /// One line of metrics.jsonl, when the run has a folder.
+  Error log(json::Value line) {
+    if (!run)
+      return Error::success();
+    line.set("time_s", seconds());
+    if (Error err = run->log(line))
+      return userError(err.message());
+    return Error::success();
+  }
+
+  Error save(int64_t step) {
+    runtime::CheckpointState state;
+    state.step = step;
+    state.rng = sampler.generator().state();
+    state.seconds = seconds();
+    state.config = configJson;
+    state.args = runArgs(o, seq);
+    auto saved = run->save(trainer, state, std::max<int64_t>(o.keep, 1));
+    if (!saved)
+      return userError(saved.takeError().message());
+    if (!o.quiet && !o.json)
+      std::fprintf(stderr, "checkpoint %s\n", saved->c_str());
+    return Error::success();
+  }
+
+  const Options &o;
+  const model::Config &config;
+  int64_t seq;
+  const runtime::Schedule &schedule;
+  runtime::Trainer &trainer;
+  runtime::BatchSampler &sampler;
+  const std::vector<runtime::TrainingBatch> &valBatches;
+  RunDir *run;
+  const json::Value &configJson;
+  Report report;
+  Clock::time_point start = Clock::now();
+  int64_t firstStep = 0;
+  /// Training time before a resume: metrics' time_s goes on from it.
+  double priorSeconds = 0;
+};
+
 /// --train-data (and --val-data): batches drawn at random starts.
 Error trainOnStream(const Options &o,
                     const runtime::OptimizerOptions &optimizer,
@@ -199,7 +419,6 @@ Error trainOnStream(const Options &o,
                                                seq, o.seed);
   if (!sampler)
     return userError(sampler.takeError().message());
-  // The validation batches, drawn once: every evaluation sees the same.
   std::optional<io::TokenStream> val;
   std::vector<runtime::TrainingBatch> valBatches;
   if (!o.valData.empty()) {
@@ -207,167 +426,38 @@ Error trainOnStream(const Options &o,
     if (!opened)
       return userError("--val-data: " + opened.takeError().message());
     val.emplace(std::move(*opened));
-    auto valSampler = runtime::BatchSampler::create(
-        *val, o.valData, o.batch, seq, o.seed ^ kValidationSeed);
-    if (!valSampler)
-      return userError(valSampler.takeError().message());
-    for (int64_t i = 0; i < o.evalBatches; ++i) {
-      auto b = valSampler->next(*config);
-      if (!b)
-        return userError(b.takeError().message());
-      valBatches.push_back(std::move(*b));
-    }
+    auto drawn = validationBatches(o, *config, seq, *val);
+    if (!drawn)
+      return drawn.takeError();
+    valBatches = std::move(*drawn);
   }
-  // The run's folder: a new one with --out-dir, the run's own with
-  // --resume, whose latest checkpoint gives the weights, the moments, the
-  // step and the batch generator's state.
-  std::optional<RunDir> run;
-  Options from = o;
-  std::string checkpoint;
   auto configJson = json::Value::parse(model::configToJson(*config));
   if (!configJson)
     return configJson.takeError();
-  if (!o.resume.empty()) {
-    if (!o.outDir.empty() && o.outDir != o.resume)
-      return flagError("--resume continues the run in its own folder: give "
-                       "no --out-dir, or the same one");
-    if (o.isGiven("weights"))
-      return flagError("--resume takes the weights from its checkpoint, not "
-                       "--weights");
-    auto opened = RunDir::resume(o.resume, *configJson, runArgs(o, seq));
-    if (!opened)
-      return userError(opened.takeError().message());
-    run.emplace(std::move(*opened));
-    auto latest = run->latest();
-    if (!latest)
-      return userError(latest.takeError().message());
-    checkpoint = *latest;
-    from.weights = checkpoint + "/model.safetensors";
-  } else if (!o.outDir.empty()) {
-    json::Value info = json::Value::object();
-    info.set("config", *configJson);
-    info.set("args", runArgs(o, seq));
-    auto started = RunDir::start(o.outDir, info);
-    if (!started)
-      return userError(started.takeError().message());
-    run.emplace(std::move(*started));
-  }
+  auto folder = openRunFolder(o, *configJson, seq);
+  if (!folder)
+    return folder.takeError();
+  Options from = o;
+  if (!folder->checkpoint.empty())
+    from.weights = folder->checkpoint + "/model.safetensors";
   runtime::TrainingShape shape{o.batch, seq};
   shape.withLoss = val.has_value();
   shape.separateUpdate = o.gradAccum > 1;
   auto trainer = makeTrainer(from, *config, &optimizer, shape);
   if (!trainer)
     return trainer.takeError();
-  int64_t firstStep = 0;
-  double priorSeconds = 0; // training time before a resume
-  if (!checkpoint.empty()) {
-    auto saved = runtime::readCheckpoint(checkpoint, (*trainer)->specs());
-    if (!saved)
-      return userError("--resume: " + saved.takeError().message());
-    firstStep = saved->state.step;
-    priorSeconds = saved->state.seconds;
-    if (Error err = (*trainer)->restore(std::move(saved->m),
-                                        std::move(saved->v), firstStep))
-      return userError("--resume: " + checkpoint + ": " + err.message());
-    sampler->generator().setState(saved->state.rng);
-    if (Error err = run->keepMetricsUpTo(firstStep))
-      return userError(err.message());
-    if (!o.quiet && !o.json)
-      std::fprintf(stderr, "resuming from %s at step %lld\n",
-                   checkpoint.c_str(), (long long)firstStep);
-  }
 
-  Report report(o, firstStep);
-  Clock::time_point start = Clock::now();
-  auto seconds = [&] { return priorSeconds + msSince(start) / 1e3; };
-  auto save = [&](int64_t step) -> Expected<std::string> {
-    runtime::CheckpointState state;
-    state.step = step;
-    state.rng = sampler->generator().state();
-    state.seconds = seconds();
-    state.config = *configJson;
-    state.args = runArgs(o, seq);
-    return run->save(**trainer, state, std::max<int64_t>(o.keep, 1));
-  };
-  auto log = [&](json::Value line) -> Error {
-    if (!run)
-      return Error::success();
-    line.set("time_s", seconds());
-    if (Error err = run->log(line))
-      return userError(err.message());
-    return Error::success();
-  };
-  auto evaluate = [&](int64_t s) -> Error {
-    auto loss = validationLoss(**trainer, valBatches);
-    if (!loss)
-      return userError(loss.takeError().message());
-    report.validation(s, *loss);
-    json::Value line = json::Value::object();
-    line.set("step", s);
-    line.set("val_loss", *loss);
-    return log(std::move(line));
-  };
-  if (val && firstStep == 0)
-    if (Error err = evaluate(0))
+  StreamRun run(o, *config, seq, schedule, **trainer, *sampler, valBatches,
+                folder->run ? &*folder->run : nullptr, *configJson);
+  if (!folder->checkpoint.empty())
+    if (Error err = run.resume(folder->checkpoint))
       return err;
-  // SIGINT or SIGTERM ends the run after the step in flight, with a
-  // checkpoint when it has a folder.
-  StopOnSignal stopOnSignal;
-  int64_t tokensPerStep = o.gradAccum * o.batch * seq;
-  std::vector<runtime::TrainingBatch> micro(size_t(o.gradAccum));
-  for (int64_t s = firstStep; s < o.steps; ++s) {
-    for (runtime::TrainingBatch &b : micro) {
-      auto batch = sampler->next(*config);
-      if (!batch)
-        return userError(batch.takeError().message());
-      b = std::move(*batch);
-    }
-    double lr = schedule.at(s);
-    Clock::time_point stepStart = Clock::now();
-    auto result = o.gradAccum > 1 ? (*trainer)->accumulatedStep(micro, lr)
-                                  : (*trainer)->step(micro[0], lr);
-    if (!result)
-      return userError(result.takeError().message());
-    double stepMs = msSince(stepStart);
-    double tokS = double(tokensPerStep) / (stepMs / 1e3);
-    report.step(s + 1, o.steps, *result, lr, stepMs, tokensPerStep);
-    json::Value line = json::Value::object();
-    line.set("step", s + 1);
-    line.set("tokens", (s + 1) * tokensPerStep);
-    line.set("train_loss", double(result->loss));
-    line.set("lr", lr);
-    line.set("grad_norm", double(result->gradNorm));
-    line.set("tok_s", tokS);
-    if (Error err = log(std::move(line)))
-      return err;
-    bool last = s + 1 == o.steps;
-    if (val && (last || (o.evalInterval > 0 && (s + 1) % o.evalInterval == 0)))
-      if (Error err = evaluate(s + 1))
-        return err;
-    bool stop = stopRequested != 0;
-    if (run && (last || stop ||
-                (o.saveInterval > 0 && (s + 1) % o.saveInterval == 0))) {
-      auto saved = save(s + 1);
-      if (!saved)
-        return userError(saved.takeError().message());
-      if (!o.quiet && !o.json)
-        std::fprintf(stderr, "checkpoint %s\n", saved->c_str());
-    }
-    if (stop)
-      return Error::withExitCode(
-          128 + int(stopRequested),
-          "interrupted after step " + std::to_string(s + 1) +
-              (run ? " (checkpoint saved; --resume " + run->path() +
-                         " continues)"
-                   : ""));
-  }
-  int64_t stepsRun = o.steps - firstStep;
-  double ms = msSince(start);
+  if (Error err = run.steps())
+    return err;
   if (!o.output.empty())
     if (Error err = writeParameters(o.output, **trainer))
       return err;
-  if (stepsRun > 0)
-    report.finish(stepsRun, ms, tokensPerStep);
+  run.finish();
   return Error::success();
 }
 
