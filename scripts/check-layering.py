@@ -31,6 +31,7 @@ ALLOWED = {
                          "passes/cpu", "passes/gpu", "passes/train"],
     "lib/io": [],
     "lib/model": ["lib/io"],
+    "lib/parallel": [],
     "lib/runtime/cuda": [],
     "lib/runtime": ["lib/io", "lib/model", "lib/runtime/cuda"],
     "lib/compiler": ["dialect", "passes/common", "passes/cpu",

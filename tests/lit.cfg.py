@@ -84,6 +84,16 @@ if shutil.which("unshare") and subprocess.run(
 # timing-sensitive tests do not apply there.
 if config.tlm_sanitize:
     config.available_features.add("sanitizers")
+# Data-parallel training (tlm-run train under mpirun), where tlm-run was
+# built with MPI and Open MPI's launcher is here. As root mpirun wants
+# --allow-run-as-root; two ranks on fewer cores --oversubscribe; in
+# containers shared memory's single-copy mechanism fails (docs/training.md).
+mpirun = shutil.which("mpirun")
+if config.tlm_have_mpi.upper() in ("1", "ON", "TRUE", "YES") and mpirun:
+    config.available_features.add("mpi")
+config.substitutions.append(
+    ("%mpirun", (mpirun or "mpirun") + " --oversubscribe --allow-run-as-root"
+     " --mca btl_vader_single_copy_mechanism none"))
 # The test data lives in the repository (data/); TLM_DATA_DIR points
 # elsewhere.
 data = os.environ.get("TLM_DATA_DIR") or os.path.join(config.tlm_src_root, "data")

@@ -185,12 +185,21 @@ void Trainer::startMoments() {
 
 Expected<StepResult>
 Trainer::accumulatedStep(const std::vector<TrainingBatch> &batches,
-                         double lr) {
+                         double lr, StepReduction *reduction) {
   assert(!batches.empty() && "a step needs a batch");
   startMoments();
-  if (sum_.empty())
-    for (const std::vector<float> &p : params_)
-      sum_.emplace_back(p.size(), 0.0f);
+  // Each tensor starts on a cache line, as a buffer of its own would; the
+  // gaps stay zero.
+  size_t gradients = 0;
+  if (sumOffsets_.empty())
+    for (const std::vector<float> &p : params_) {
+      sumOffsets_.push_back(gradients);
+      gradients += (p.size() + 15) / 16 * 16;
+    }
+  else
+    gradients = sumOffsets_.back() + (params_.back().size() + 15) / 16 * 16;
+  size_t extra = reduction ? reduction->extra.size() : 0;
+  sum_.resize(gradients + 1 + extra, 0.0f);
   double lossSum = 0;
   for (size_t b = 0; b < batches.size(); ++b) {
     auto loss = computeGradients(batches[b]);
@@ -199,7 +208,7 @@ Trainer::accumulatedStep(const std::vector<TrainingBatch> &batches,
                        loss.takeError().message());
     lossSum += *loss;
     for (size_t i = 0; i < grads_.size(); ++i) {
-      float *sum = sum_[i].data();
+      float *sum = sum_.data() + sumOffsets_[i];
       const float *g = grads_[i].data();
       if (b == 0)
         std::copy(g, g + grads_[i].size(), sum);
@@ -208,17 +217,35 @@ Trainer::accumulatedStep(const std::vector<TrainingBatch> &batches,
           sum[j] += g[j];
     }
   }
-  // Each batch's loss is a mean over its tokens, and the batches are the
-  // same size: the whole step's gradient is the mean of theirs.
-  float scale = 1.0f / float(batches.size());
-  for (std::vector<float> &s : sum_)
-    for (float &x : s)
-      x *= scale;
+  // Each batch's loss is a mean over its tokens, and the batches (on every
+  // rank) are the same size: the whole step's gradient is the mean of
+  // theirs.
+  int ranks = 1;
+  if (reduction) {
+    ranks = reduction->ranks;
+    sum_[gradients] = float(lossSum);
+    std::copy(reduction->extra.begin(), reduction->extra.end(),
+              sum_.begin() + ptrdiff_t(gradients + 1));
+    if (Error err = reduction->sum(sum_.data(), sum_.size()))
+      return makeError("step " + std::to_string(steps_ + 1) + ": " +
+                       err.message());
+    std::copy(sum_.begin() + ptrdiff_t(gradients + 1), sum_.end(),
+              reduction->extra.begin());
+    lossSum = sum_[gradients];
+  }
+  double count = double(batches.size()) * double(ranks);
+  float scale = float(1.0 / count);
+  for (size_t j = 0; j < gradients; ++j)
+    sum_[j] *= scale;
   float lrValue = float(lr), t = float(steps_ + 1);
   StepResult result;
-  result.loss = float(lossSum / double(batches.size()));
+  result.loss = float(lossSum / count);
   std::vector<TensorRef> args;
-  for (auto *state : {&params_, &sum_, &m_, &v_})
+  for (size_t i = 0; i < specs_.size(); ++i)
+    args.push_back({params_[i].data(), specs_[i].shape});
+  for (size_t i = 0; i < specs_.size(); ++i)
+    args.push_back({sum_.data() + sumOffsets_[i], specs_[i].shape});
+  for (auto *state : {&m_, &v_})
     for (size_t i = 0; i < specs_.size(); ++i)
       args.push_back({(*state)[i].data(), specs_[i].shape});
   args.push_back({&lrValue, {}});

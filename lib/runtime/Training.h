@@ -22,6 +22,8 @@
 #include "lib/model/Weights.h"
 #include "lib/runtime/Program.h"
 
+#include <cmath>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -99,6 +101,16 @@ Error checkTrainingMemory(const TrainingMemory &memory);
 Expected<TrainingBatch> splitTokens(const io::TokenMatrix &tokens,
                                     const model::Config &config);
 
+/// The sum across the ranks of a data-parallel step (lib/parallel).
+struct StepReduction {
+  /// Adds every rank's `data` in place: the same sums on every rank.
+  std::function<Error(float *data, size_t n)> sum;
+  int ranks = 1;
+  /// Values summed along in the same call (a request to stop): this rank's
+  /// in, the ranks' sums out.
+  std::vector<float> extra;
+};
+
 class Trainer {
 public:
   /// `program` holds `train_step` for `config`, whose weights must be f32
@@ -122,9 +134,13 @@ public:
   /// One optimizer step over several batches (gradient accumulation): the
   /// gradients of each (grad_step), averaged, then clipping and AdamW
   /// (apply_step); the loss reported is the batches' mean. The program
-  /// must hold both entries (TrainingShape::separateUpdate).
+  /// must hold both entries (TrainingShape::separateUpdate). With
+  /// `reduction` (data parallelism), the summed gradients and loss are
+  /// summed across the ranks in one call before the average, so every rank
+  /// clips by the global norm and applies the same update.
   Expected<StepResult> accumulatedStep(const std::vector<TrainingBatch> &batches,
-                                       double lr);
+                                       double lr,
+                                       StepReduction *reduction = nullptr);
   /// The mean loss of `batch` at the current parameters, no gradient (the
   /// program must hold kLossEntry). A NaN or Inf loss is an error.
   Expected<float> loss(const TrainingBatch &batch);
@@ -142,6 +158,12 @@ public:
   Error restore(std::vector<std::vector<float>> m,
                 std::vector<std::vector<float>> v, int64_t steps);
   const std::vector<std::vector<float>> &gradients() const { return grads_; }
+  /// The data-parallel divergence check's test hook: moves the first value
+  /// of parameter `index` by one ulp, as a rank whose update went astray.
+  void nudgeForTest(size_t index) {
+    float &x = params_[index][0];
+    x = std::nextafter(x, 2 * x + 1);
+  }
   const std::vector<model::WeightSpec> &specs() const { return specs_; }
   const Program &program() const { return *program_; }
 
@@ -156,8 +178,11 @@ private:
   std::vector<TensorRef> inputs(const TrainingBatch &batch);
 
   std::vector<std::vector<float>> params_, grads_, m_, v_;
-  /// The gradients summed over an accumulated step's batches.
-  std::vector<std::vector<float>> sum_;
+  /// The gradients summed over an accumulated step's batches, one buffer
+  /// (one sum across ranks), tensor i at sumOffsets_[i]; after them the
+  /// loss and StepReduction::extra.
+  std::vector<float> sum_;
+  std::vector<size_t> sumOffsets_;
   /// Zero moments before step 1 (CS336's Algorithm 1).
   void startMoments();
   std::vector<int64_t> ids_, targets_;

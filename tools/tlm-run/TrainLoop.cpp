@@ -5,6 +5,12 @@
 // --train-data file as CS336's get_batch draws them (lib/runtime/Batches.h),
 // with the validation loss of a --val-data file on fixed batches.
 //
+// Under `mpirun -np N` (lib/parallel), every rank draws the same batches and
+// takes rows r, r + N, ... of each, so the run sees the data one process
+// would; the gradients are summed across the ranks once a step, every rank
+// applies the same update, and rank 0 alone prints, logs and saves
+// (docs/training.md#several-processes-mpi).
+//
 //===----------------------------------------------------------------------===//
 
 #include "tools/tlm-run/RunDir.h"
@@ -12,13 +18,23 @@
 
 #include "lib/io/FileIO.h"
 #include "lib/model/ConfigJson.h"
+#include "lib/parallel/Communicator.h"
 #include "lib/runtime/Batches.h"
 #include "lib/runtime/Schedule.h"
 #include "lib/support/Json.h"
 
+#include "llvm/Support/Signals.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
+#include <thread>
 
 namespace tlm::cli {
 
@@ -53,8 +69,9 @@ class Report {
 public:
   /// A run whose loop starts now at step `first` (0, or a resumed
   /// checkpoint's).
-  Report(const Options &o, int64_t first = 0)
-      : o(o), first(first), start(Clock::now()) {}
+  /// A run of `ranks` processes (under mpirun).
+  Report(const Options &o, int ranks = 1)
+      : o(o), ranks(ranks), start(Clock::now()) {}
 
   /// The loop starts now, at step `from`.
   void startAt(int64_t from) {
@@ -96,6 +113,9 @@ public:
     return text;
   }
 
+  /// Time a step spent summing across the ranks (within its step time).
+  void summed(double ms) { sumMs += ms; }
+
   void validation(int64_t s, double loss) {
     json::Value v = json::Value::object();
     v.set("step", s);
@@ -120,14 +140,19 @@ public:
     out.set("ms_per_step", stepMs / double(steps));
     out.set("tok_s", double(tokensPerStep * steps) / (stepMs / 1e3));
     out.set("loop_s", ms / 1e3);
+    if (ranks > 1) {
+      out.set("ranks", int64_t(ranks));
+      out.set("sum_ms_per_step", sumMs / double(steps));
+    }
     std::printf("%s\n", out.dump(json::Value::Layout::Line).c_str());
   }
 
 private:
   const Options &o;
-  int64_t first;
+  int ranks;
+  int64_t first = 0;
   Clock::time_point start;
-  double stepMs = 0;
+  double stepMs = 0, sumMs = 0;
   json::Value losses = json::Value::array(), norms = json::Value::array(),
               lrs = json::Value::array(), val = json::Value::array();
 };
@@ -159,9 +184,40 @@ json::Value runArgs(const Options &o, int64_t seq) {
   return a;
 }
 
-/// The mean loss over `batches` at the trainer's current parameters.
+/// runArgs with the world size, which a resumed run must keep (the ranks'
+/// shares of a batch, and the batch each compiled for, depend on it).
+json::Value runArgs(const Options &o, int64_t seq, int ranks) {
+  json::Value a = runArgs(o, seq);
+  a.set("ranks", int64_t(ranks));
+  return a;
+}
+
+/// Rows `rank`, `rank + ranks`, ... of `batch`: a rank's share.
+runtime::TrainingBatch shareOf(runtime::TrainingBatch batch, int rank,
+                               int ranks) {
+  if (ranks == 1)
+    return batch;
+  runtime::TrainingBatch share;
+  share.seq = batch.seq;
+  share.batch = batch.batch / ranks;
+  for (int64_t row = rank; row < batch.batch; row += ranks) {
+    auto from = [&](const std::vector<int64_t> &ids) {
+      return ids.begin() + ptrdiff_t(row * batch.seq);
+    };
+    share.inputs.insert(share.inputs.end(), from(batch.inputs),
+                        from(batch.inputs) + ptrdiff_t(batch.seq));
+    share.targets.insert(share.targets.end(), from(batch.targets),
+                         from(batch.targets) + ptrdiff_t(batch.seq));
+  }
+  return share;
+}
+
+/// The mean loss over `batches` (this rank's shares) at the trainer's
+/// current parameters, summed across the ranks: every share is the same
+/// size, so the mean of all shares is the mean over the whole batches.
 Expected<double> validationLoss(runtime::Trainer &trainer,
-                                const std::vector<runtime::TrainingBatch> &batches) {
+                                const std::vector<runtime::TrainingBatch> &batches,
+                                parallel::Communicator &comm) {
   double sum = 0;
   for (const runtime::TrainingBatch &b : batches) {
     auto loss = trainer.loss(b);
@@ -169,14 +225,53 @@ Expected<double> validationLoss(runtime::Trainer &trainer,
       return makeError("the validation loss: " + loss.takeError().message());
     sum += *loss;
   }
-  return sum / double(batches.size());
+  if (Error err = comm.sum(&sum, 1))
+    return makeError("the validation loss: " + err.message());
+  return sum / double(batches.size() * size_t(comm.size()));
 }
 
-/// The validation batches of --val-data, drawn once: every evaluation sees
-/// the same.
+/// A 64-bit checksum of each parameter's bytes, to compare the ranks'.
+std::vector<uint64_t> checksums(const runtime::Trainer &trainer) {
+  std::vector<uint64_t> sums;
+  for (const std::vector<float> &p : trainer.parameters()) {
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ p.size();
+    for (float x : p) {
+      uint32_t bits;
+      std::memcpy(&bits, &x, sizeof bits);
+      h = (h ^ bits) * 0x100000001B3ull;
+      h ^= h >> 29;
+    }
+    sums.push_back(h);
+  }
+  return sums;
+}
+
+/// An error naming the first tensor and rank whose parameters differ from
+/// rank 0's after step `step`. Every rank computes the same verdict.
+Error compareRanks(const runtime::Trainer &trainer,
+                   parallel::Communicator &comm, int64_t step) {
+  if (comm.size() == 1)
+    return Error::success();
+  std::vector<uint64_t> mine = checksums(trainer), all;
+  if (Error err = comm.gather(mine.data(), mine.size(), all))
+    return makeError("comparing the ranks' parameters: " + err.message());
+  size_t n = mine.size();
+  for (size_t i = 0; i < n; ++i)
+    for (int r = 1; r < comm.size(); ++r)
+      if (all[size_t(r) * n + i] != all[i])
+        return comm.shared(Error::withExitCode(
+            2, "after step " + std::to_string(step) + ", the parameters of "
+                   "rank " + std::to_string(r) + " differ from rank 0's, "
+                   "first in " + trainer.specs()[i].name +
+                   " (the ranks diverged: their updates must be identical)"));
+  return Error::success();
+}
+
+/// This rank's shares of the validation batches of --val-data, drawn once:
+/// every evaluation sees the same.
 Expected<std::vector<runtime::TrainingBatch>>
 validationBatches(const Options &o, const model::Config &config, int64_t seq,
-                  const io::TokenStream &val) {
+                  const io::TokenStream &val, int rank, int ranks) {
   auto sampler = runtime::BatchSampler::create(val, o.valData, o.batch, seq,
                                                o.seed ^ kValidationSeed);
   if (!sampler)
@@ -186,7 +281,7 @@ validationBatches(const Options &o, const model::Config &config, int64_t seq,
     auto b = sampler->next(config);
     if (!b)
       return userError(b.takeError().message());
-    batches.push_back(std::move(*b));
+    batches.push_back(shareOf(std::move(*b), rank, ranks));
   }
   return batches;
 }
@@ -194,15 +289,18 @@ validationBatches(const Options &o, const model::Config &config, int64_t seq,
 /// The run's folder: a new one with --out-dir, the run's own with
 /// --resume, whose latest checkpoint (`checkpoint`) gives the weights, the
 /// moments, the step and the batch generator's state; none without either.
+/// Rank 0 alone writes it (`run`); the others read the checkpoint.
 struct RunFolder {
   std::optional<RunDir> run;
   std::string checkpoint;
+  /// Whether the run saves checkpoints (on rank 0; every rank compares its
+  /// parameters then).
+  bool saves = false;
 };
 
-Expected<RunFolder> openRunFolder(const Options &o,
-                                  const json::Value &configJson,
-                                  int64_t seq) {
-  RunFolder folder;
+Error openRunFolder(const Options &o, const json::Value &configJson,
+                    int64_t seq, int rank, int ranks, RunFolder &folder) {
+  folder.saves = !o.resume.empty() || !o.outDir.empty();
   if (!o.resume.empty()) {
     if (!o.outDir.empty() && o.outDir != o.resume)
       return flagError("--resume continues the run in its own folder: give "
@@ -210,24 +308,59 @@ Expected<RunFolder> openRunFolder(const Options &o,
     if (o.isGiven("weights"))
       return flagError("--resume takes the weights from its checkpoint, not "
                        "--weights");
-    auto opened = RunDir::resume(o.resume, configJson, runArgs(o, seq));
+    auto opened =
+        RunDir::resume(o.resume, configJson, runArgs(o, seq, ranks));
     if (!opened)
       return userError(opened.takeError().message());
-    folder.run.emplace(std::move(*opened));
-    auto latest = folder.run->latest();
+    auto latest = opened->latest();
     if (!latest)
       return userError(latest.takeError().message());
     folder.checkpoint = *latest;
-  } else if (!o.outDir.empty()) {
+    if (rank == 0)
+      folder.run.emplace(std::move(*opened));
+  } else if (!o.outDir.empty() && rank == 0) {
     json::Value info = json::Value::object();
     info.set("config", configJson);
-    info.set("args", runArgs(o, seq));
+    info.set("args", runArgs(o, seq, ranks));
     auto started = RunDir::start(o.outDir, info);
     if (!started)
       return userError(started.takeError().message());
     folder.run.emplace(std::move(*started));
   }
-  return folder;
+  return Error::success();
+}
+
+/// What a rank does wrong in the data-parallel tests, after its first step
+/// (TLM_TEST_RANK_FAULT=RANK:KIND; tests/tlm-run/train-mpi.test).
+struct TestFault {
+  enum Kind { None, Perturb, Fail, Stall, Crash } kind = None;
+  int rank = -1;
+  static TestFault fromEnvironment() {
+    TestFault fault;
+    const char *text = std::getenv("TLM_TEST_RANK_FAULT");
+    if (!text)
+      return fault;
+    std::string spec = text;
+    size_t colon = spec.find(':');
+    if (colon == spec.npos)
+      return fault;
+    fault.rank = std::atoi(spec.substr(0, colon).c_str());
+    std::string kind = spec.substr(colon + 1);
+    fault.kind = kind == "perturb" ? Perturb
+                 : kind == "fail"  ? Fail
+                 : kind == "stall" ? Stall
+                 : kind == "crash" ? Crash
+                                   : None;
+    return fault;
+  }
+};
+
+/// Under mpirun, a rank that dies of a signal says which it was before
+/// mpirun ends the job (its own note names no cause of ours).
+void sayRankCrashed(void *text) {
+  const char *line = static_cast<const char *>(text);
+  ssize_t written = ::write(2, line, std::strlen(line));
+  (void)written;
 }
 
 /// A --train-data run once set up: the steps from its first (0, or a
@@ -235,14 +368,17 @@ Expected<RunFolder> openRunFolder(const Options &o,
 /// and the checkpoints.
 class StreamRun {
 public:
+  /// `run`: the folder rank 0 writes (null on the others, or without
+  /// one); `saves`: whether the run saves checkpoints.
   StreamRun(const Options &o, const model::Config &config, int64_t seq,
             const runtime::Schedule &schedule, runtime::Trainer &trainer,
             runtime::BatchSampler &sampler,
             const std::vector<runtime::TrainingBatch> &valBatches,
-            RunDir *run, const json::Value &configJson)
+            RunDir *run, bool saves, const json::Value &configJson,
+            parallel::Communicator &comm)
       : o(o), config(config), seq(seq), schedule(schedule), trainer(trainer),
-        sampler(sampler), valBatches(valBatches), run(run),
-        configJson(configJson), report(o) {}
+        sampler(sampler), valBatches(valBatches), run(run), saves(saves),
+        configJson(configJson), comm(comm), report(o, comm.size()) {}
 
   /// Continues from `checkpoint`: the moments, the step, the generator, the
   /// metrics up to it (the parameters came as the trainer's weights).
@@ -256,8 +392,9 @@ public:
                                     firstStep))
       return userError("--resume: " + checkpoint + ": " + err.message());
     sampler.generator().setState(saved->state.rng);
-    if (Error err = run->keepMetricsUpTo(firstStep))
-      return userError(err.message());
+    if (run)
+      if (Error err = run->keepMetricsUpTo(firstStep))
+        return userError(err.message());
     if (!o.quiet && !o.json)
       std::fprintf(stderr, "resuming from %s at step %lld\n",
                    checkpoint.c_str(), (long long)firstStep);
@@ -282,18 +419,27 @@ public:
           (last || (o.evalInterval > 0 && (s + 1) % o.evalInterval == 0)))
         if (Error err = evaluate(s + 1))
           return err;
-      bool stop = stopRequested != 0;
-      if (run && (last || stop ||
-                  (o.saveInterval > 0 && (s + 1) % o.saveInterval == 0)))
+      if (comm.size() == 1)
+        stopSignal = int(stopRequested);
+      bool stop = stopSignal != 0;
+      bool saving = saves && (last || stop || (o.saveInterval > 0 &&
+                                               (s + 1) % o.saveInterval == 0));
+      bool checking = saving || last || (o.rankCheckInterval > 0 &&
+                                         (s + 1) % o.rankCheckInterval == 0);
+      if (checking)
+        if (Error err = compareRanks(trainer, comm, s + 1))
+          return err;
+      if (saving && run)
         if (Error err = save(s + 1))
           return err;
       if (stop)
-        return Error::withExitCode(
-            128 + int(stopRequested),
+        return comm.shared(Error::withExitCode(
+            128 + stopSignal,
             "interrupted after step " + std::to_string(s + 1) +
-                (run ? " (checkpoint saved; --resume " + run->path() +
-                           " continues)"
-                     : ""));
+                (saves ? " (checkpoint saved; --resume " +
+                             (o.resume.empty() ? o.outDir : o.resume) +
+                             " continues)"
+                       : "")));
     }
     return Error::success();
   }
@@ -314,14 +460,16 @@ private:
       auto batch = sampler.next(config);
       if (!batch)
         return userError(batch.takeError().message());
-      b = std::move(*batch);
+      b = shareOf(std::move(*batch), comm.rank(), comm.size());
     }
     double lr = schedule.at(s);
     Clock::time_point stepStart = Clock::now();
-    auto result = o.gradAccum > 1 ? trainer.accumulatedStep(micro, lr)
-                                  : trainer.step(micro[0], lr);
+    auto result = takeStep(micro, lr);
     if (!result)
       return userError(result.takeError().message());
+    if (fault.rank == comm.rank() && s == firstStep)
+      if (Error err = injectFault())
+        return err;
     double stepMs = msSince(stepStart);
     report.step(s + 1, o.steps, *result, lr, stepMs, tokensPerStep());
     json::Value line = json::Value::object();
@@ -334,8 +482,35 @@ private:
     return log(std::move(line));
   }
 
+  /// One optimizer step on this rank's shares `micro`. With several ranks
+  /// the gradients are summed across them, and with them whether any rank
+  /// was asked to stop (a signal reaches each rank at its own time): all
+  /// stop after the same step.
+  Expected<runtime::StepResult>
+  takeStep(const std::vector<runtime::TrainingBatch> &micro, double lr) {
+    if (comm.size() == 1)
+      return o.gradAccum > 1 ? trainer.accumulatedStep(micro, lr)
+                             : trainer.step(micro[0], lr);
+    runtime::StepReduction reduction;
+    reduction.ranks = comm.size();
+    reduction.sum = [this](float *data, size_t n) {
+      Clock::time_point start = Clock::now();
+      Error err = comm.sum(data, n);
+      report.summed(msSince(start));
+      return err;
+    };
+    reduction.extra = {float(stopRequested)};
+    auto result = trainer.accumulatedStep(micro, lr, &reduction);
+    // The signal numbers summed: any rank's, or SIGINT's when they differ.
+    int signals = int(reduction.extra[0]);
+    stopSignal = signals == 0 ? 0
+                 : signals % comm.size() == 0 ? signals / comm.size()
+                                              : SIGINT;
+    return result;
+  }
+
   Error evaluate(int64_t s) {
-    auto loss = validationLoss(trainer, valBatches);
+    auto loss = validationLoss(trainer, valBatches, comm);
     if (!loss)
       return userError(loss.takeError().message());
     report.validation(s, *loss);
@@ -361,7 +536,7 @@ private:
     state.rng = sampler.generator().state();
     state.seconds = seconds();
     state.config = configJson;
-    state.args = runArgs(o, seq);
+    state.args = runArgs(o, seq, comm.size());
     auto saved = run->save(trainer, state, std::max<int64_t>(o.keep, 1));
     if (!saved)
       return userError(saved.takeError().message());
@@ -378,18 +553,85 @@ private:
   runtime::BatchSampler &sampler;
   const std::vector<runtime::TrainingBatch> &valBatches;
   RunDir *run;
+  bool saves;
   const json::Value &configJson;
+  parallel::Communicator &comm;
   Report report;
+  /// The signal that ends the run after this step (every rank's the same).
+  int stopSignal = 0;
+  TestFault fault = TestFault::fromEnvironment();
+
+  Error injectFault() {
+    switch (fault.kind) {
+    case TestFault::Perturb:
+      // The last parameter: the check must name the tensor, not the first.
+      trainer.nudgeForTest(trainer.specs().size() - 1);
+      return Error::success();
+    case TestFault::Fail:
+      return makeError("a test fault (TLM_TEST_RANK_FAULT)");
+    case TestFault::Stall:
+      for (;;)
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+    case TestFault::Crash:
+      std::raise(SIGSEGV);
+      return Error::success();
+    case TestFault::None:
+      return Error::success();
+    }
+    return Error::success();
+  }
   Clock::time_point start = Clock::now();
   int64_t firstStep = 0;
   /// Training time before a resume: metrics' time_s goes on from it.
   double priorSeconds = 0;
 };
 
-/// --train-data (and --val-data): batches drawn at random starts.
-Error trainOnStream(const Options &o,
-                    const runtime::OptimizerOptions &optimizer,
-                    const runtime::Schedule &schedule) {
+/// The flags every run checks first, and what they make.
+struct RunPlan {
+  runtime::OptimizerOptions optimizer;
+  runtime::Schedule schedule;
+};
+
+Expected<RunPlan> planRun(const Options &o) {
+  if (o.steps < 1)
+    return flagError("--steps must be at least 1, found " +
+                     std::to_string(o.steps));
+  if (o.batch < 1)
+    return flagError("--batch must be at least 1, found " +
+                     std::to_string(o.batch));
+  if (!(o.lr >= 0))
+    return flagError("--lr must be >= 0, found " + std::to_string(o.lr));
+  auto optimizer = optimizerOptions(o);
+  if (!optimizer)
+    return optimizer.takeError();
+  auto schedule = scheduleOf(o);
+  if (!schedule)
+    return schedule.takeError();
+  return RunPlan{*optimizer, *schedule};
+}
+
+/// What a --train-data run sets up before its first step. It stays where it
+/// is made: the samplers point at the streams.
+struct StreamSetup {
+  RunPlan plan;
+  model::Config config;
+  int64_t seq = 0;
+  std::optional<io::TokenStream> train, val;
+  std::optional<runtime::BatchSampler> sampler;
+  std::vector<runtime::TrainingBatch> valBatches;
+  json::Value configJson;
+  RunFolder folder;
+  std::unique_ptr<runtime::Trainer> trainer;
+};
+
+/// Checks the flags and files of a --train-data run and compiles its step:
+/// for this rank's share of each batch under mpirun.
+Error setUpStream(const Options &o, const parallel::Communicator &comm,
+                  StreamSetup &setup) {
+  auto plan = planRun(o);
+  if (!plan)
+    return plan.takeError();
+  setup.plan = std::move(*plan);
   if (!o.tokensFile.empty())
     return flagError("give --train-data or --tokens-file, not both");
   if (!o.output.empty())
@@ -404,10 +646,21 @@ Error trainOnStream(const Options &o,
   if (o.gradAccum < 1)
     return flagError("--grad-accum must be at least 1, found " +
                      std::to_string(o.gradAccum));
+  if (o.rankCheckInterval < 0)
+    return flagError("--rank-check-interval must be >= 0, found " +
+                     std::to_string(o.rankCheckInterval));
+  int ranks = comm.size();
+  if (o.batch % ranks != 0)
+    return flagError("--batch " + std::to_string(o.batch) +
+                     " does not split over " + std::to_string(ranks) +
+                     " ranks: each takes an equal share of every batch, so "
+                     "--batch must be a multiple of the ranks");
   auto config = loadConfig(o);
   if (!config)
     return config.takeError();
-  int64_t seq = o.isGiven("seq") ? o.seq : config->contextLength;
+  setup.config = *config;
+  setup.seq = o.isGiven("seq") ? o.seq : config->contextLength;
+  int64_t seq = setup.seq;
   if (seq < 1 || seq > config->contextLength)
     return flagError("--seq must be in [1, context_length = " +
                      std::to_string(config->contextLength) + "], found " +
@@ -415,47 +668,66 @@ Error trainOnStream(const Options &o,
   auto train = io::TokenStream::open(o.trainData, o.tokensDtype);
   if (!train)
     return userError("--train-data: " + train.takeError().message());
-  auto sampler = runtime::BatchSampler::create(*train, o.trainData, o.batch,
-                                               seq, o.seed);
+  setup.train.emplace(std::move(*train));
+  auto sampler = runtime::BatchSampler::create(*setup.train, o.trainData,
+                                               o.batch, seq, o.seed);
   if (!sampler)
     return userError(sampler.takeError().message());
-  std::optional<io::TokenStream> val;
-  std::vector<runtime::TrainingBatch> valBatches;
+  setup.sampler.emplace(std::move(*sampler));
   if (!o.valData.empty()) {
     auto opened = io::TokenStream::open(o.valData, o.tokensDtype);
     if (!opened)
       return userError("--val-data: " + opened.takeError().message());
-    val.emplace(std::move(*opened));
-    auto drawn = validationBatches(o, *config, seq, *val);
+    setup.val.emplace(std::move(*opened));
+    auto drawn = validationBatches(o, setup.config, seq, *setup.val,
+                                   comm.rank(), ranks);
     if (!drawn)
       return drawn.takeError();
-    valBatches = std::move(*drawn);
+    setup.valBatches = std::move(*drawn);
   }
-  auto configJson = json::Value::parse(model::configToJson(*config));
+  auto configJson = json::Value::parse(model::configToJson(setup.config));
   if (!configJson)
     return configJson.takeError();
-  auto folder = openRunFolder(o, *configJson, seq);
-  if (!folder)
-    return folder.takeError();
+  setup.configJson = std::move(*configJson);
+  if (Error err = openRunFolder(o, setup.configJson, seq, comm.rank(), ranks,
+                                setup.folder))
+    return err;
   Options from = o;
-  if (!folder->checkpoint.empty())
-    from.weights = folder->checkpoint + "/model.safetensors";
-  runtime::TrainingShape shape{o.batch, seq};
-  shape.withLoss = val.has_value();
-  shape.separateUpdate = o.gradAccum > 1;
-  auto trainer = makeTrainer(from, *config, &optimizer, shape);
+  if (!setup.folder.checkpoint.empty())
+    from.weights = setup.folder.checkpoint + "/model.safetensors";
+  // Ranks on one machine share its cores.
+  if (!o.isGiven("threads") && comm.localSize() > 1)
+    from.threads = std::max(1, o.cores / comm.localSize());
+  runtime::TrainingShape shape{o.batch / ranks, seq};
+  shape.withLoss = setup.val.has_value();
+  shape.separateUpdate = o.gradAccum > 1 || ranks > 1;
+  auto trainer =
+      makeTrainer(from, setup.config, &setup.plan.optimizer, shape);
   if (!trainer)
     return trainer.takeError();
+  setup.trainer = std::move(*trainer);
+  return Error::success();
+}
 
-  StreamRun run(o, *config, seq, schedule, **trainer, *sampler, valBatches,
-                folder->run ? &*folder->run : nullptr, *configJson);
-  if (!folder->checkpoint.empty())
-    if (Error err = run.resume(folder->checkpoint))
+/// --train-data (and --val-data): batches drawn at random starts.
+Error trainOnStream(const Options &o, parallel::Communicator &comm) {
+  // Set up on every rank, then agree: a failure anywhere ends every rank
+  // here, said once.
+  StreamSetup setup;
+  if (Error err = comm.agree(setUpStream(o, comm, setup)))
+    return err;
+  StreamRun run(o, setup.config, setup.seq, setup.plan.schedule,
+                *setup.trainer,
+                *setup.sampler, setup.valBatches,
+                setup.folder.run ? &*setup.folder.run : nullptr,
+                setup.folder.saves, setup.configJson, comm);
+  if (!setup.folder.checkpoint.empty())
+    if (Error err = comm.agree(run.resume(setup.folder.checkpoint)))
       return err;
   if (Error err = run.steps())
     return err;
-  if (!o.output.empty())
-    if (Error err = writeParameters(o.output, **trainer))
+  if (!o.output.empty() && comm.rank() == 0)
+    if (Error err = writeParameters(o.output, *setup.trainer))
       return err;
   run.finish();
   return Error::success();
@@ -507,23 +779,36 @@ Error runTrain(const Options &o) {
     return flagError("train needs --train-data (a flat token file) or "
                      "--tokens-file T.safetensors ('tokens' of shape (rows, "
                      "seq + 1))");
-  if (o.steps < 1)
-    return flagError("--steps must be at least 1, found " +
-                     std::to_string(o.steps));
-  if (o.batch < 1)
-    return flagError("--batch must be at least 1, found " +
-                     std::to_string(o.batch));
-  if (!(o.lr >= 0))
-    return flagError("--lr must be >= 0, found " + std::to_string(o.lr));
-  auto optimizer = optimizerOptions(o);
-  if (!optimizer)
-    return optimizer.takeError();
-  auto schedule = scheduleOf(o);
-  if (!schedule)
-    return schedule.takeError();
-  if (!o.trainData.empty())
-    return trainOnStream(o, *optimizer, *schedule);
-  return trainOnRows(o, *optimizer, *schedule);
+  if (o.trainData.empty() && parallel::launchedRanks() == 1) {
+    auto plan = planRun(o);
+    if (!plan)
+      return plan.takeError();
+    return trainOnRows(o, plan->optimizer, plan->schedule);
+  }
+  if (!(o.rankTimeout > 0))
+    return flagError("--rank-timeout must be > 0 seconds, found " +
+                     std::to_string(o.rankTimeout));
+  auto comm = parallel::open(o.rankTimeout);
+  if (!comm)
+    return userError(comm.takeError().message());
+  static std::string crashLine;
+  if ((*comm)->size() > 1) {
+    crashLine = "error: rank " + std::to_string((*comm)->rank()) +
+                ": killed by a fatal signal; the job ends\n";
+    llvm::sys::AddSignalHandler(sayRankCrashed, crashLine.data());
+  }
+  if (o.trainData.empty())
+    return (*comm)->end(
+        (*comm)->agree(flagError("--tokens-file trains in one process: "
+                                 "under mpirun give --train-data")),
+        report);
+  // Rank 0 alone speaks: the others run quiet.
+  Options rankOptions = o;
+  if ((*comm)->rank() > 0) {
+    rankOptions.quiet = true;
+    rankOptions.json = false;
+  }
+  return (*comm)->end(trainOnStream(rankOptions, **comm), report);
 }
 
 } // namespace tlm::cli
