@@ -90,8 +90,11 @@ Error Communicator::agree(Error local) {
   // Each rank's exit code in its own slot: the sum is every rank's.
   std::vector<double> codes(size_t(size_), 0.0);
   codes[size_t(rank_)] = local ? double(local.exitCode()) : 0.0;
-  if (Error err = sum(codes.data(), codes.size()))
-    return err;
+  agreeing_ = true;
+  Error summed = sum(codes.data(), codes.size());
+  agreeing_ = false;
+  if (summed)
+    return summed;
   for (int r = 0; r < size_; ++r) {
     if (codes[size_t(r)] == 0)
       continue;

@@ -8,7 +8,7 @@
 //
 // Every collective is bounded: a rank that waits longer than the timeout
 // for the others (one of them stuck, or gone without the launcher noticing)
-// fails with an error instead of hanging.
+// says so, naming itself, and brings the job down instead of hanging.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TLM_PARALLEL_COMMUNICATOR_H
@@ -67,8 +67,16 @@ protected:
   Communicator(int rank, int size, int localSize, double timeoutSeconds)
       : rank_(rank), size_(size), localSize_(localSize),
         timeoutSeconds_(timeoutSeconds) {}
+  /// How long a collective may wait: the timeout, or during agree() (whose
+  /// ranks may arrive a compile apart) at least kSetupSeconds.
+  double timeout() const {
+    return agreeing_ && timeoutSeconds_ < kSetupSeconds ? kSetupSeconds
+                                                        : timeoutSeconds_;
+  }
+  static constexpr double kSetupSeconds = 600;
   int rank_, size_, localSize_;
   double timeoutSeconds_;
+  bool agreeing_ = false;
 
 private:
   /// With several ranks, the rank that reports a failure every rank has

@@ -84,9 +84,10 @@ private:
     return Error::success();
   }
 
-  /// Polls `request` until it completes or the timeout passes: busily for
-  /// the first millisecond (a sum of the gradients ends in about that), then
-  /// a poll every 100 us, which leaves the core to other ranks' threads.
+  /// Polls `request` until it completes: busily for the first millisecond
+  /// (a sum of the gradients ends in about that), then every 100 us, which
+  /// leaves the core to other ranks' threads. Past the timeout, this rank
+  /// says so and brings the job down.
   Error wait(MPI_Request &request, const char *what) {
     using Clock = std::chrono::steady_clock;
     Clock::time_point start = Clock::now();
@@ -99,11 +100,17 @@ private:
         return Error::success();
       double waited =
           std::chrono::duration<double>(Clock::now() - start).count();
-      if (waited > timeoutSeconds_)
-        return makeError(std::string(what) + " waited " +
-                         std::to_string(int(timeoutSeconds_)) +
-                         " s for the other ranks (--rank-timeout): one of "
-                         "them is stuck or gone");
+      if (waited > timeout()) {
+        // Fatal here and now: the request is still pending, and MPI would
+        // write into the caller's buffer should the others come after it
+        // is freed.
+        std::fflush(stdout);
+        std::fprintf(stderr,
+                     "error: rank %d: %s waited %d s for the other ranks "
+                     "(--rank-timeout): one of them is stuck or gone\n",
+                     rank_, what, int(timeout()));
+        abort(1);
+      }
       if (waited > 1e-3)
         std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
@@ -121,6 +128,10 @@ Expected<std::unique_ptr<Communicator>> detail::openMpi(double timeoutSeconds) {
     int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
     if (rc != MPI_SUCCESS)
       return makeError("MPI_Init: " + mpiMessage(rc));
+    if (provided < MPI_THREAD_FUNNELED)
+      return makeError("this MPI cannot run in a process with threads of its "
+                       "own (MPI_THREAD_FUNNELED), which tlm's OpenMP loops "
+                       "are");
   }
   // A failed call returns its error to us, which reports it naming the
   // rank, instead of MPI's default of aborting without a word of ours.
@@ -128,6 +139,15 @@ Expected<std::unique_ptr<Communicator>> detail::openMpi(double timeoutSeconds) {
   int rank = 0, size = 1, localSize = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  // A launcher that started several processes which each came up alone
+  // (srun without PMI support, another MPI's mpirun) would have every one
+  // train as rank 0 of 1 into the same folder.
+  if (launchedRanks() > 1 && size != launchedRanks())
+    return makeError("the launcher started " + std::to_string(launchedRanks()) +
+                     " processes but MPI sees a world of " +
+                     std::to_string(size) +
+                     " (start the ranks with this MPI's mpirun, or srun with "
+                     "its PMI: srun --mpi=pmix)");
   MPI_Comm local;
   if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank,
                           MPI_INFO_NULL, &local) == MPI_SUCCESS) {

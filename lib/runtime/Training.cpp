@@ -198,8 +198,10 @@ Trainer::accumulatedStep(const std::vector<TrainingBatch> &batches,
     }
   else
     gradients = sumOffsets_.back() + (params_.back().size() + 15) / 16 * 16;
+  // After the gradients: the loss (as two floats, high and low part, so
+  // the sum keeps double's precision), then the extra values.
   size_t extra = reduction ? reduction->extra.size() : 0;
-  sum_.resize(gradients + 1 + extra, 0.0f);
+  sum_.resize(gradients + 2 + extra, 0.0f);
   double lossSum = 0;
   for (size_t b = 0; b < batches.size(); ++b) {
     auto loss = computeGradients(batches[b]);
@@ -224,14 +226,16 @@ Trainer::accumulatedStep(const std::vector<TrainingBatch> &batches,
   if (reduction) {
     ranks = reduction->ranks;
     sum_[gradients] = float(lossSum);
+    sum_[gradients + 1] = float(lossSum - double(sum_[gradients]));
     std::copy(reduction->extra.begin(), reduction->extra.end(),
-              sum_.begin() + ptrdiff_t(gradients + 1));
+              sum_.begin() + ptrdiff_t(gradients + 2));
     if (Error err = reduction->sum(sum_.data(), sum_.size()))
       return makeError("step " + std::to_string(steps_ + 1) + ": " +
                        err.message());
-    std::copy(sum_.begin() + ptrdiff_t(gradients + 1), sum_.end(),
+    reduction->reduced = true;
+    std::copy(sum_.begin() + ptrdiff_t(gradients + 2), sum_.end(),
               reduction->extra.begin());
-    lossSum = sum_[gradients];
+    lossSum = double(sum_[gradients]) + double(sum_[gradients + 1]);
   }
   double count = double(batches.size()) * double(ranks);
   float scale = float(1.0 / count);

@@ -109,6 +109,9 @@ struct StepReduction {
   /// Values summed along in the same call (a request to stop): this rank's
   /// in, the ranks' sums out.
   std::vector<float> extra;
+  /// Set once the sum is done: a failure after it (a norm that is not
+  /// finite) is every rank's alike.
+  bool reduced = false;
 };
 
 class Trainer {
@@ -162,7 +165,7 @@ public:
   /// of parameter `index` by one ulp, as a rank whose update went astray.
   void nudgeForTest(size_t index) {
     float &x = params_[index][0];
-    x = std::nextafter(x, 2 * x + 1);
+    x = std::nextafter(x, INFINITY);
   }
   const std::vector<model::WeightSpec> &specs() const { return specs_; }
   const Program &program() const { return *program_; }
@@ -180,7 +183,7 @@ private:
   std::vector<std::vector<float>> params_, grads_, m_, v_;
   /// The gradients summed over an accumulated step's batches, one buffer
   /// (one sum across ranks), tensor i at sumOffsets_[i]; after them the
-  /// loss and StepReduction::extra.
+  /// loss and StepReduction::extra (accumulatedStep).
   std::vector<float> sum_;
   std::vector<size_t> sumOffsets_;
   /// Zero moments before step 1 (CS336's Algorithm 1).

@@ -499,13 +499,21 @@ private:
       report.summed(msSince(start));
       return err;
     };
-    reduction.extra = {float(stopRequested)};
+    // How many ranks were asked to stop by SIGINT and by SIGTERM (a signal
+    // reaches each rank at its own time, so some may have it and others not
+    // yet): every rank stops after this step, with SIGINT's code if any had
+    // it.
+    int signal = int(stopRequested);
+    reduction.extra = {signal == SIGINT ? 1.0f : 0.0f,
+                       signal == SIGTERM ? 1.0f : 0.0f};
     auto result = trainer.accumulatedStep(micro, lr, &reduction);
-    // The signal numbers summed: any rank's, or SIGINT's when they differ.
-    int signals = int(reduction.extra[0]);
-    stopSignal = signals == 0 ? 0
-                 : signals % comm.size() == 0 ? signals / comm.size()
-                                              : SIGINT;
+    stopSignal = reduction.extra[0] > 0   ? SIGINT
+                 : reduction.extra[1] > 0 ? SIGTERM
+                                          : 0;
+    // A failure after the sum (the norm is not finite) every rank meets
+    // alike: said once.
+    if (!result && reduction.reduced)
+      return comm.shared(result.takeError());
     return result;
   }
 
