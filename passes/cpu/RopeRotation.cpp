@@ -84,6 +84,9 @@ std::string tlm::ropeRotationMismatch(linalg::GenericOp op, int64_t lanes) {
   unsigned pair = loops - 2;
   if (ranges[pair + 1] != 2)
     return "the innermost loop is not the pair's two halves";
+  // A vector holds lanes / 2 pairs: one lane holds none.
+  if (lanes < 2)
+    return "a vector of fewer than 2 lanes holds no pair";
   if (ShapedType::isDynamic(ranges[pair]) || ranges[pair] % (lanes / 2) != 0)
     return "the pairs do not split into blocks of lanes / 2";
   Value x = op.getDpsInputs()[0];

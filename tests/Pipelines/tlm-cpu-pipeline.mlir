@@ -3,6 +3,12 @@
 // RUN: tlm-opt %s --tlm-cpu-pipeline | FileCheck %s --check-prefix=AVX512
 // RUN: tlm-opt %s --tlm-cpu-pipeline="lanes=8 vector-registers=16" | FileCheck %s --check-prefix=AVX2
 // RUN: tlm-opt %s --tlm-cpu-pipeline="parallel=true threads=2" | FileCheck %s --check-prefix=OMP
+// Every power of two is a lane count, one included (which once divided by
+// lanes / 2 = 0 in the rotation's matcher).
+// RUN: tlm-opt %s --tlm-cpu-pipeline="lanes=1" | FileCheck %s --check-prefix=LANES
+// RUN: tlm-opt %s --tlm-cpu-pipeline="lanes=2" | FileCheck %s --check-prefix=LANES
+// RUN: tlm-opt %s --tlm-cpu-pipeline="lanes=32" | FileCheck %s --check-prefix=LANES
+// LANES: llvm.func {{.*}}@block(
 // RUN: tlm-opt %s --tlm-cpu-pipeline="parallel=true threads=2" | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=OMPIR
 // Lanes count f32 in a vector register: a power of two, checked by each pass
 // that takes them before it rewrites anything.

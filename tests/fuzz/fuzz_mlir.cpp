@@ -8,6 +8,12 @@
 // Diagnostics are swallowed: a parse error, a verifier error or a pass
 // failure is fine, a crash or a sanitizer report is a finding.
 //
+// The pipeline's options vary too (a SIGFPE at lanes=1 hid from a fuzzer
+// that ran the defaults only): an input whose first line is `//opts ...`
+// runs with those options (tlm-opt's --tlm-cpu-pipeline='...' syntax, so
+// libFuzzer mutates them like the rest), any other with one of kOptionSets
+// chosen by its length.
+//
 // Built by CMake in a sanitizer build with clang (TLM_SANITIZE=address,...):
 // build-asan/bin/fuzz_mlir, seeded from tests/Dialect and tests/Pipelines
 // by tests/fuzz/run-mlir-fuzz.sh.
@@ -25,6 +31,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
 
 namespace {
@@ -54,6 +61,20 @@ bool onlyTlmPrograms(mlir::ModuleOp module) {
   return ours;
 }
 
+/// Option sets for inputs that name none: every lane count a target has,
+/// one lane, threads, the smallest blocks.
+constexpr const char *kOptionSets[] = {
+    "",
+    "lanes=1",
+    "lanes=2",
+    "lanes=4",
+    "lanes=8",
+    "lanes=32",
+    "parallel=true threads=3 min-parallel-work=1",
+    "attention-block=1 gemv-columns=1",
+    "lanes=1 parallel=true threads=2 min-parallel-work=1 attention-block=2",
+};
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -63,12 +84,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // MLIR's lexer reads up to a terminating NUL, as every file buffer has;
   // libFuzzer's bytes have none.
   std::string text(reinterpret_cast<const char *>(data), size);
+  std::string optionText = kOptionSets[size % std::size(kOptionSets)];
+  if (text.rfind("//opts ", 0) == 0)
+    optionText = text.substr(7, text.find('\n') - 7);
+  auto options = mlir::tlm::CpuPipelineOptions::createFromString(optionText);
+  if (!options)
+    return 0;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(text, &ctx);
   if (!module || !onlyTlmPrograms(*module))
     return 0;
   mlir::PassManager pm(&ctx);
-  mlir::tlm::buildCpuPipeline(pm);
+  mlir::tlm::buildCpuPipeline(pm, *options);
   (void)pm.run(*module);
   return 0;
 }

@@ -31,6 +31,10 @@ for d in ["tests/Dialect", "tests/Pipelines", "tests/Conversion"]:
             if "tlm." in body:
                 n += 1
                 open(os.path.join(out, f"seed{n:03d}.mlir"), "w").write(body)
+                # And with options named (fuzz_mlir.cpp's `//opts` line).
+                if n % 4 == 0:
+                    open(os.path.join(out, f"seed{n:03d}-opts.mlir"), "w").write(
+                        "//opts lanes=1 attention-block=2\n" + body)
 print(f"run-mlir-fuzz: {n} seeds")
 PY
 status=0
