@@ -12,6 +12,11 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -41,6 +46,47 @@ bool get64(llvm::StringRef data, size_t &at, uint64_t &v) {
   std::memcpy(&v, data.data() + at, sizeof(v));
   at += sizeof(v);
   return true;
+}
+
+/// An entry's bytes: a regular file, opened without following a link and
+/// without blocking, at most kMaxEntry bytes; else why not. A missing file
+/// is an empty reason with no data.
+constexpr uint64_t kMaxEntry = uint64_t(4) << 30;
+
+std::optional<std::string> readEntry(const std::string &path,
+                                     std::string &whyBad) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ELOOP)
+      whyBad = "is a symbolic link";
+    else if (errno != ENOENT)
+      whyBad = std::string("cannot be read: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  struct stat st;
+  std::string data;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    whyBad = "is not a regular file";
+  else if (uint64_t(st.st_size) > kMaxEntry)
+    whyBad = "is larger than any entry";
+  else {
+    data.resize(size_t(st.st_size));
+    size_t done = 0;
+    while (done < data.size()) {
+      ssize_t n = ::read(fd, data.data() + done, data.size() - done);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      done += size_t(n);
+    }
+    if (done != data.size())
+      whyBad = "could not be read whole";
+  }
+  ::close(fd);
+  if (!whyBad.empty())
+    return std::nullopt;
+  return data;
 }
 
 } // namespace
@@ -76,12 +122,23 @@ std::string CompileCache::pathFor(llvm::StringRef key) const {
 }
 
 std::optional<std::vector<Bytes>>
-CompileCache::load(llvm::StringRef key) const {
-  auto file = llvm::MemoryBuffer::getFile(pathFor(key), /*IsText=*/false,
-                                          /*RequiresNullTerminator=*/false);
+CompileCache::load(llvm::StringRef key, std::string *whyBad) const {
+  std::string reason;
+  std::optional<std::vector<Bytes>> objects = parse(key, reason);
+  if (whyBad)
+    *whyBad = reason;
+  return objects;
+}
+
+std::optional<std::vector<Bytes>>
+CompileCache::parse(llvm::StringRef key, std::string &whyBad) const {
+  std::optional<std::string> file = readEntry(pathFor(key), whyBad);
   if (!file)
     return std::nullopt;
-  llvm::StringRef data = (*file)->getBuffer();
+  // Anything from here on is a bad entry: its bytes are not one we wrote
+  // for this key.
+  whyBad = "is corrupt or for another key";
+  llvm::StringRef data = *file;
   if (data.size() < sizeof(kMagic) + 8 + 8 ||
       std::memcmp(data.data(), kMagic, sizeof(kMagic)) != 0)
     return std::nullopt;
@@ -112,12 +169,15 @@ CompileCache::load(llvm::StringRef key) const {
   }
   if (at != body.size())
     return std::nullopt;
+  whyBad.clear();
   return objects;
 }
 
 llvm::Error CompileCache::store(llvm::StringRef key,
                                 llvm::ArrayRef<Bytes> objects) const {
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir_))
+  // Only its owner may read, or plant anything in, a folder it creates.
+  if (std::error_code ec = llvm::sys::fs::create_directories(
+          dir_, /*IgnoreExisting=*/true, llvm::sys::fs::owner_all))
     return llvm::createStringError("compile cache: cannot create " + dir_ +
                                    ": " + ec.message());
   std::string data(kMagic, sizeof(kMagic));
@@ -131,15 +191,41 @@ llvm::Error CompileCache::store(llvm::StringRef key,
     data.append(object.data(), object.size());
   put64(data, llvm::xxh3_64bits(llvm::arrayRefFromStringRef(data)));
 
-  // Readers see the old entry, no entry, or the whole new one.
-  Expected<io::AtomicFile> file = io::AtomicFile::create(pathFor(key));
-  if (!file)
-    return llvm::createStringError("compile cache: " +
-                                   file.takeError().message());
-  if (Error err = file->write(data))
-    return toLlvm(std::move(err));
-  if (Error err = file->commit())
-    return llvm::createStringError("compile cache: " + err.message());
+  // Readers see the old entry, no entry, or the whole new one. The file is
+  // ours (O_EXCL: never one planted under the name) and renamed over the
+  // entry's name, which replaces a link, a FIFO or a device node there
+  // rather than writing through it.
+  std::string path = pathFor(key);
+  std::string temp;
+  int fd = -1;
+  for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
+    temp = path + ".tmp-" + std::to_string(::getpid()) + "-" +
+           std::to_string(attempt);
+    fd = ::open(temp.c_str(),
+                O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && errno != EEXIST)
+      break;
+  }
+  if (fd < 0)
+    return llvm::createStringError("compile cache: cannot write in " + dir_ +
+                                   ": " + std::strerror(errno));
+  io::RemoveOnSignal removeTemp(temp);
+  bool written = true;
+  for (size_t done = 0; written && done < data.size();) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    written = n > 0;
+    done += written ? size_t(n) : 0;
+  }
+  written = written && ::fsync(fd) == 0;
+  written = ::close(fd) == 0 && written;
+  if (!written || ::rename(temp.c_str(), path.c_str()) != 0) {
+    std::string why = std::strerror(errno);
+    ::unlink(temp.c_str());
+    return llvm::createStringError("compile cache: cannot write " + path +
+                                   ": " + why);
+  }
   return llvm::Error::success();
 }
 

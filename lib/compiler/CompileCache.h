@@ -9,6 +9,13 @@
 // the full key inside the file catch a corrupt or foreign one, which is then
 // rebuilt. docs/jit.md#the-compile-cache.
 //
+// The folder may be shared, and a crash or another user can leave anything
+// in it: entries are opened without following links, only regular files
+// are read (a FIFO or a device never blocks or floods a read), an entry is
+// written to a file of our own created there and renamed over whatever had
+// its name (a planted link is replaced, never written through). The folder
+// is created 0700 and entries 0600.
+//
 //===----------------------------------------------------------------------===//
 #ifndef TLM_RUNTIME_COMPILECACHE_H
 #define TLM_RUNTIME_COMPILECACHE_H
@@ -35,14 +42,19 @@ public:
   explicit CompileCache(std::string dir) : dir_(std::move(dir)) {}
 
   /// The objects stored for `key`, or nothing when there is no entry or the
-  /// entry is unreadable, truncated, corrupt or for another key.
-  std::optional<std::vector<Bytes>> load(llvm::StringRef key) const;
+  /// entry is unreadable, truncated, corrupt or for another key; then
+  /// `whyBad`, when given, says what was wrong with an entry that was there
+  /// (empty when there was none).
+  std::optional<std::vector<Bytes>> load(llvm::StringRef key,
+                                         std::string *whyBad = nullptr) const;
   /// Stores `objects` for `key` (creating the folder).
   llvm::Error store(llvm::StringRef key, llvm::ArrayRef<Bytes> objects) const;
   /// The file an entry for `key` lives in.
   std::string pathFor(llvm::StringRef key) const;
 
 private:
+  std::optional<std::vector<Bytes>> parse(llvm::StringRef key,
+                                          std::string &whyBad) const;
   std::string dir_;
 };
 

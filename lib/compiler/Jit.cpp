@@ -335,11 +335,17 @@ Jit::cpuObjects(ModuleOp module, PassManager &pm,
   if (!cacheDir.empty() && codegen.objectPath.empty() && !options.printIR) {
     cache.emplace(cacheDir);
     cacheKey = cpuCacheKey(module, pm, machine, codegen);
-    if (std::optional<std::vector<Bytes>> hit = cache->load(cacheKey)) {
+    std::string whyBad;
+    if (std::optional<std::vector<Bytes>> hit =
+            cache->load(cacheKey, &whyBad)) {
       stats_.cacheHit = true;
       stats_.pipelineMs = msSince(start);
       return std::move(*hit);
     }
+    // Not an error: the entry is compiled again and replaced.
+    if (!whyBad.empty())
+      llvm::errs() << "note: compile cache: " << cache->pathFor(cacheKey)
+                   << " " << whyBad << "; compiling it again\n";
   }
   if (llvm::Error err = lower(module, pm, options, log))
     return std::move(err);

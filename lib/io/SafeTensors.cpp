@@ -409,6 +409,17 @@ Expected<SafeTensors> SafeTensors::open(const std::string &path, Load load,
 Error tlm::io::writeSafeTensors(
     const std::string &path, const std::vector<TensorView> &tensors,
     const std::vector<std::pair<std::string, std::string>> &metadata) {
+  Expected<AtomicFile> file = AtomicFile::create(path);
+  if (!file)
+    return file.takeError();
+  if (Error err = writeSafeTensors(*file, tensors, metadata))
+    return err;
+  return file->commit();
+}
+
+Error tlm::io::writeSafeTensors(
+    AtomicFile &file, const std::vector<TensorView> &tensors,
+    const std::vector<std::pair<std::string, std::string>> &metadata) {
   // The header lists the tensors by name (the data stays in the caller's
   // order).
   uint64_t offset = 0;
@@ -438,22 +449,19 @@ Error tlm::io::writeSafeTensors(
     header.set(name, std::move(entry));
   std::string text = header.dump();
   text.resize((text.size() + 7) / 8 * 8, ' ');
-  Expected<AtomicFile> file = AtomicFile::create(path);
-  if (!file)
-    return file.takeError();
   unsigned char len[8];
   for (int i = 0; i < 8; ++i)
     len[i] = static_cast<unsigned char>((uint64_t(text.size()) >> (8 * i)));
-  if (Error err = file->write(len, 8))
+  if (Error err = file.write(len, 8))
     return err;
-  if (Error err = file->write(text))
+  if (Error err = file.write(text))
     return err;
   for (const TensorView &t : tensors) {
     size_t bytes = dtypeSize(t.dtype);
     for (int64_t d : t.shape)
       bytes *= d;
-    if (Error err = file->write(t.data, bytes))
+    if (Error err = file.write(t.data, bytes))
       return err;
   }
-  return file->commit();
+  return Error::success();
 }

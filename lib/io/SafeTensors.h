@@ -11,6 +11,7 @@
 
 #include "lib/io/LargeBuffer.h"
 
+#include "lib/io/FileIO.h"
 #include "lib/support/Error.h"
 #include "lib/support/Strings.h"
 
@@ -97,6 +98,11 @@ struct TensorView {
 /// empty.
 Error writeSafeTensors(
     const std::string &path, const std::vector<TensorView> &tensors,
+    const std::vector<std::pair<std::string, std::string>> &metadata = {});
+/// The same into `file`, which the caller commits (with the files written
+/// beside it, once all are whole).
+Error writeSafeTensors(
+    AtomicFile &file, const std::vector<TensorView> &tensors,
     const std::vector<std::pair<std::string, std::string>> &metadata = {});
 
 } // namespace tlm::io

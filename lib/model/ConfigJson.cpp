@@ -192,6 +192,12 @@ Error validateConfig(const Config &c) {
   return Error::success();
 }
 
+Error checkLoadable(const Config &c) {
+  // Through the loader itself: one set of rules, never two to keep equal.
+  auto loaded = parseConfig(configToJson(c));
+  return loaded ? Error::success() : loaded.takeError();
+}
+
 std::string configToJson(const Config &c) {
   json::Value j = json::Value::object();
   j.set("vocab_size", c.vocabSize);

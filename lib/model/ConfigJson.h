@@ -20,6 +20,10 @@ Expected<Config> loadConfig(const std::string &path);
 /// The checks of docs/spec/model.md on an already-filled config.
 Error validateConfig(const Config &config);
 
+/// Every rule parseConfig applies, on a config made otherwise (by an
+/// importer): an error when tlm would refuse to load it.
+Error checkLoadable(const Config &config);
+
 /// The JSON text of `config`, which parseConfig reads back.
 std::string configToJson(const Config &config);
 

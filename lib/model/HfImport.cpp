@@ -79,12 +79,55 @@ std::map<std::string, std::string> ourNames(const Config &c) {
   return hf;
 }
 
+/// Whether `path` lies in the folder `root` (both canonical).
+bool within(const std::filesystem::path &path,
+            const std::filesystem::path &root) {
+  std::filesystem::path rel = path.lexically_relative(root);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+/// An error when `file`, a file of the model folder `dir`, is a link that
+/// leads out of it (or around in a loop). The Hugging Face cache's layout
+/// is the one way out allowed: a snapshot's files link to the blobs/
+/// folder two levels up (hub/models--X/snapshots/REV -> ../../blobs/SHA).
+/// A missing file is the reader's to report.
+Error checkInsideFolder(const std::string &dir, const std::string &file) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path real = fs::canonical(file, ec);
+  if (ec == std::errc::no_such_file_or_directory)
+    return Error::success();
+  if (ec)
+    return fail(file + ": " + ec.message());
+  fs::path home = fs::canonical(dir, ec);
+  if (ec)
+    return fail(dir + ": " + ec.message());
+  if (within(real, home))
+    return Error::success();
+  fs::path snapshots = home.parent_path();
+  if (snapshots.filename() == "snapshots" &&
+      within(real, snapshots.parent_path() / "blobs"))
+    return Error::success();
+  return fail(file + " links to " + real.string() + ", outside " + dir +
+              " (the model's files must be in its folder)");
+}
+
 /// The shard files of `dir`: those model.safetensors.index.json lists, or
-/// model.safetensors.
+/// model.safetensors; each checked to be the folder's own.
 Expected<std::vector<std::string>> shardFiles(const std::string &dir) {
   std::string index = dir + "/model.safetensors.index.json";
-  if (!std::filesystem::exists(index))
-    return std::vector<std::string>{dir + "/model.safetensors"};
+  std::error_code ec;
+  bool indexed = std::filesystem::exists(index, ec);
+  if (ec)
+    return fail(index + ": " + ec.message());
+  if (!indexed) {
+    std::string single = dir + "/model.safetensors";
+    if (Error err = checkInsideFolder(dir, single))
+      return err;
+    return std::vector<std::string>{single};
+  }
+  if (Error err = checkInsideFolder(dir, index))
+    return err;
   auto text = io::readRegularFile(index, 64ull << 20);
   if (!text)
     return text.takeError();
@@ -101,9 +144,31 @@ Expected<std::vector<std::string>> shardFiles(const std::string &dir) {
     files.insert(file.asString());
   }
   std::vector<std::string> out;
-  for (const std::string &f : files)
+  for (const std::string &f : files) {
     out.push_back(dir + "/" + f);
+    if (Error err = checkInsideFolder(dir, out.back()))
+      return err;
+  }
   return out;
+}
+
+/// `message` about tlm's config fields, with each field named as
+/// config.json names it.
+std::string hfNames(std::string message) {
+  const std::pair<const char *, const char *> names[] = {
+      {"context_length", "max_position_embeddings"},
+      {"d_model", "hidden_size"},
+      {"num_layers", "num_hidden_layers"},
+      {"num_kv_heads", "num_key_value_heads"},
+      {"num_heads", "num_attention_heads"},
+      {"d_ff", "intermediate_size"},
+      {"tie_embeddings", "tie_word_embeddings"}};
+  for (const auto &[ours, theirs] : names) {
+    size_t at = message.find(ours);
+    if (at != std::string::npos)
+      message.replace(at, std::strlen(ours), theirs);
+  }
+  return message;
 }
 
 /// Row r of the permuted q/k matrix is HF's row perm(r): within each head
@@ -117,6 +182,8 @@ int64_t hfRow(int64_t r, int64_t d) {
 
 Expected<Config> readHfConfig(const std::string &dir) {
   std::string path = dir + "/config.json";
+  if (Error err = checkInsideFolder(dir, path))
+    return err;
   auto text = io::readRegularFile(path, 1 << 20);
   if (!text)
     return fail(text.takeError().message());
@@ -146,8 +213,17 @@ Expected<Config> readHfConfig(const std::string &dir) {
     return err;
   if (Error err = readReal(j, "rope_theta", c.ropeTheta))
     return err;
-  if (const json::Value *t = j.find("tie_word_embeddings"))
-    c.tieEmbeddings = t->isBool() && t->asBool();
+  // transformers reads the flag as Python does: 0 and 1 (any number) are
+  // false and true; anything else but a bool or null is refused.
+  if (const json::Value *t = j.find("tie_word_embeddings"); t && !t->isNull()) {
+    if (t->isBool())
+      c.tieEmbeddings = t->asBool();
+    else if (t->isNumber())
+      c.tieEmbeddings = t->asDouble() != 0;
+    else
+      return fail("config.json: 'tie_word_embeddings' must be true or false, "
+                  "found " + t->dump());
+  }
   // What our model cannot express: refused by name, never approximated.
   if (const json::Value *act = j.find("hidden_act");
       act && !(act->isString() && act->asString() == "silu"))
@@ -169,8 +245,11 @@ Expected<Config> readHfConfig(const std::string &dir) {
                   "num_attention_heads (" +
                   std::to_string(c.dModel / c.numHeads) + ")");
   }
-  if (Error err = validateConfig(c))
-    return fail("config.json: " + err.message());
+  // The rules tlm's own config loader applies (the largest sizes, a normal
+  // f32 epsilon and theta, ...): a folder written that the loader refused
+  // would be useless.
+  if (Error err = checkLoadable(c))
+    return fail("config.json: " + hfNames(err.message()));
   return c;
 }
 
@@ -258,7 +337,8 @@ void convertTensor(const io::Tensor &t, const WeightSpec &spec, bool rope,
 
 } // namespace
 
-Expected<Config> importHf(const std::string &dir, const std::string &outDir) {
+Expected<Config> importHf(const std::string &dir, const std::string &outDir,
+                          const std::vector<ModelFile> &extra) {
   auto config = readHfConfig(dir);
   if (!config)
     return config.takeError();
@@ -319,7 +399,7 @@ Expected<Config> importHf(const std::string &dir, const std::string &outDir) {
   if (Error err = writeModelFolder(
           outDir, c, views,
           {{"tlm.dtype", std::string(dtypeName(c.dtype))}, {"tlm.source", "hf"}},
-          inputs, "import-hf"))
+          inputs, "import-hf", extra, {"tokenizer.json"}))
     return err;
   return c;
 }

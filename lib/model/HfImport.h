@@ -17,6 +17,7 @@
 #define TLM_MODEL_HFIMPORT_H
 
 #include "lib/model/Config.h"
+#include "lib/model/Weights.h"
 
 #include "lib/support/Error.h"
 
@@ -30,8 +31,12 @@ Expected<Config> readHfConfig(const std::string &dir);
 /// Reads the checkpoint in `dir` and writes `outDir`/config.json and
 /// `outDir`/weights.safetensors (creating `outDir`). BF16 and F16 matrices
 /// stay so when they all share the dtype (else every one becomes F32, an
-/// exact widening); the norm gains become F32.
-Expected<Config> importHf(const std::string &dir, const std::string &outDir);
+/// exact widening); the norm gains become F32. `extra` files (the
+/// folder's tokenizer.json, when tlm reads it) go beside them, all written
+/// as a unit (writeModelFolder); an earlier import's tokenizer.json that
+/// this one does not replace is removed.
+Expected<Config> importHf(const std::string &dir, const std::string &outDir,
+                          const std::vector<ModelFile> &extra = {});
 
 } // namespace tlm::model
 

@@ -271,24 +271,54 @@ Error writeModelFolder(
     const std::string &outDir, const Config &config,
     const std::vector<io::TensorView> &tensors,
     const std::vector<std::pair<std::string, std::string>> &metadata,
-    const std::vector<std::string> &inputs, const std::string &what) {
+    const std::vector<std::string> &inputs, const std::string &what,
+    const std::vector<ModelFile> &extra,
+    const std::vector<std::string> &stale) {
+  // A folder tlm would refuse to load is not written at all.
+  if (Error err = checkLoadable(config))
+    return makeError(what + ": the model's config would not load: " +
+                     err.message());
   std::string configPath = outDir + "/config.json";
   std::string weightsPath = outDir + "/weights.safetensors";
-  for (const std::string &output : {configPath, weightsPath})
+  std::vector<std::string> paths = {weightsPath};
+  for (const ModelFile &f : extra)
+    paths.push_back(outDir + "/" + f.name);
+  paths.push_back(configPath);
+  for (const std::string &output : paths)
     if (Error err = io::refuseOverwritingInput(output, inputs, what + ": output"))
       return err;
   std::error_code ec;
   std::filesystem::create_directories(outDir, ec);
   if (ec)
     return makeError(what + ": cannot create " + outDir + ": " + ec.message());
-  if (Error err = io::writeSafeTensors(weightsPath, tensors, metadata))
+  // Every output opened before any is written: weights, extras, config.
+  std::vector<io::AtomicFile> files;
+  for (const std::string &path : paths) {
+    Expected<io::AtomicFile> file = io::AtomicFile::create(path);
+    if (!file)
+      return file.takeError();
+    files.push_back(std::move(*file));
+  }
+  if (Error err = io::writeSafeTensors(files.front(), tensors, metadata))
     return err;
-  Expected<io::AtomicFile> out = io::AtomicFile::create(configPath);
-  if (!out)
-    return out.takeError();
-  if (Error err = out->write(configToJson(config)))
+  for (size_t i = 0; i < extra.size(); ++i)
+    if (Error err = files[i + 1].write(extra[i].text))
+      return err;
+  if (Error err = files.back().write(configToJson(config)))
     return err;
-  return out->commit();
+  for (io::AtomicFile &file : files)
+    if (Error err = file.commit())
+      return err;
+  for (const std::string &name : stale) {
+    bool written = false;
+    for (const ModelFile &f : extra)
+      written |= f.name == name;
+    std::string path = outDir + "/" + name;
+    if (!written && std::filesystem::is_regular_file(
+                        std::filesystem::symlink_status(path, ec)))
+      std::filesystem::remove(path, ec);
+  }
+  return Error::success();
 }
 
 } // namespace tlm::model

@@ -58,16 +58,27 @@ private:
   size_t bytes_ = 0;
 };
 
+/// A file an importer writes beside the weights (a tokenizer.json).
+struct ModelFile {
+  std::string name, text;
+};
+
 /// An importer's output: `outDir`/weights.safetensors (`tensors` with
-/// `metadata`), then `outDir`/config.json, creating the folder. Refused
-/// before anything is written when either file is one of `inputs` (`what`
-/// names the command). The weights go first, so a config.json there means
-/// both are whole.
+/// `metadata`), the `extra` files, then `outDir`/config.json, creating the
+/// folder; files named in `stale` that this import does not write are
+/// removed (an earlier model's tokenizer would not fit this one). Refused
+/// before anything is written when an output is one of `inputs` (`what`
+/// names the command), and every output is opened (a folder in the way,
+/// a folder that cannot be written) before the first byte goes to any, so
+/// a failure leaves the folder as it was. config.json is renamed into place
+/// last: one there means the rest is whole.
 Error writeModelFolder(
     const std::string &outDir, const Config &config,
     const std::vector<io::TensorView> &tensors,
     const std::vector<std::pair<std::string, std::string>> &metadata,
-    const std::vector<std::string> &inputs, const std::string &what);
+    const std::vector<std::string> &inputs, const std::string &what,
+    const std::vector<ModelFile> &extra = {},
+    const std::vector<std::string> &stale = {});
 
 } // namespace tlm::model
 

@@ -165,38 +165,41 @@ Error runImportLlama2c(const Options &o) {
 Error runImportHf(const Options &o) {
   if (o.positional.size() != 2)
     return flagError("import-hf takes HF_DIR OUTDIR");
-  auto config = model::importHf(o.positional[0], o.positional[1]);
-  if (!config)
-    return config.takeError();
-  llvm::outs() << "wrote " << o.positional[1] << "/config.json and "
-               << o.positional[1] << "/weights.safetensors ("
-               << model::parameterCount(*config) << " parameters, "
-               << model::dtypeName(config->dtype) << ")\n";
+  const std::string &dir = o.positional[0], &outDir = o.positional[1];
   // The folder's tokenizer.json goes along when tlm can encode with it, so
   // OUTDIR is all that generate needs; one it cannot read is only a note,
-  // since the weights are right without it.
-  std::string from = o.positional[0] + "/tokenizer.json";
-  if (!llvm::sys::fs::exists(from))
-    return Error::success();
-  auto tokenizer = io::Tokenizer::load(from);
-  if (!tokenizer) {
-    llvm::errs() << "note: " << from << " not copied: "
-                 << tokenizer.takeError().message() << "\n";
-    return Error::success();
+  // since the weights are right without it. Read before anything is
+  // written: the folder is written as a unit.
+  std::vector<model::ModelFile> extra;
+  std::string from = dir + "/tokenizer.json";
+  int64_t tokens = 0;
+  if (llvm::sys::fs::exists(from)) {
+    auto tokenizer = io::Tokenizer::load(from);
+    if (!tokenizer) {
+      llvm::errs() << "note: " << from << " not copied: "
+                   << tokenizer.takeError().message() << "\n";
+    } else {
+      auto text = io::readRegularFile(from, uint64_t(256) << 20);
+      if (!text)
+        return text.takeError();
+      tokens = (*tokenizer)->vocabSize();
+      extra.push_back({"tokenizer.json", std::move(*text)});
+    }
   }
-  auto text = io::readRegularFile(from, uint64_t(256) << 20);
-  if (!text)
-    return text.takeError();
-  std::string to = o.positional[1] + "/tokenizer.json";
-  auto out = io::AtomicFile::create(to);
-  if (!out)
-    return out.takeError();
-  if (Error err = out->write(*text))
-    return err;
-  if (Error err = out->commit())
-    return err;
-  llvm::outs() << "wrote " << to << " (" << (*tokenizer)->vocabSize()
-               << " tokens)\n";
+  std::string stale = outDir + "/tokenizer.json";
+  bool hadStale = extra.empty() && llvm::sys::fs::exists(stale);
+  auto config = model::importHf(dir, outDir, extra);
+  if (!config)
+    return config.takeError();
+  llvm::outs() << "wrote " << outDir << "/config.json and " << outDir
+               << "/weights.safetensors ("
+               << model::parameterCount(*config) << " parameters, "
+               << model::dtypeName(config->dtype) << ")\n";
+  if (!extra.empty())
+    llvm::outs() << "wrote " << stale << " (" << tokens << " tokens)\n";
+  if (hadStale)
+    llvm::errs() << "note: removed " << stale
+                 << ", an earlier import's, which does not fit this model\n";
   return Error::success();
 }
 
