@@ -145,6 +145,23 @@ Expected<std::string> readRegularFile(const std::string &path,
   return data;
 }
 
+Error checkFileOutput(const std::string &path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode))
+      return fileError(path, kindOf(st.st_mode));
+    return Error::success();
+  }
+  std::string folder = path;
+  size_t slash = folder.find_last_of('/');
+  folder = slash == std::string::npos ? "."
+           : slash == 0               ? "/"
+                                      : folder.substr(0, slash);
+  if (::stat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return fileError(path, "its folder " + folder + " does not exist");
+  return Error::success();
+}
+
 Expected<AtomicFile> AtomicFile::create(const std::string &given) {
   std::string path = given;
   struct stat target, link;

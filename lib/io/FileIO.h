@@ -76,6 +76,12 @@ private:
   char *registered_;
 };
 
+/// An error unless `path` can become a regular file by a rename beside it:
+/// its folder exists and it is absent or (through any links) a regular
+/// file. For outputs that are files by nature (an artifact, loaded back
+/// with dlopen), where AtomicFile would write a device or FIFO in place.
+Error checkFileOutput(const std::string &path);
+
 /// Flushes the regular file `path` to disk (before it is renamed into
 /// place, so a crash leaves the old file or the whole new one).
 Error syncFile(const std::string &path);

@@ -27,6 +27,11 @@ Error runCompile(const Options &o) {
   if (Error err =
           io::refuseOverwritingInput(o.output, {o.config}, "--output"))
     return err;
+  // Checked before the compile, as a user's mistake: an artifact is a
+  // regular file (dlopen loads it back), never written into a device or a
+  // FIFO, and never renamed over one.
+  if (Error err = io::checkFileOutput(o.output))
+    return Error::withExitCode(1, "--output " + err.message());
   if (!o.cpu.empty())
     if (Error err = fromLlvm(runtime::checkCpuName(o.cpu)))
       return err;
