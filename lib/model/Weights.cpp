@@ -220,6 +220,23 @@ Expected<Weights> Weights::convert(const Weights &from, const Config &config,
                              " at element " + std::to_string(r * k + c) +
                              ", which " + std::string(dtypeName(to)) +
                              " cannot represent");
+      // A finite value the narrower float cannot hold (f16 above 65504)
+      // would become Inf and the model NaN: refused, not rounded away.
+      if (!bq && b.dtype != io::DType::F32)
+        for (int64_t c = 0; c < k; ++c) {
+          float x = row[size_t(c)];
+          float narrowed = b.dtype == io::DType::F16 ? f16ToF32(f32ToF16(x))
+                                                     : bf16ToF32(f32ToBF16(x));
+          if (std::isfinite(x) && !std::isfinite(narrowed))
+            return makeError("weights: tensor '" + a.name + "' holds " +
+                             std::to_string(x) + " at element " +
+                             std::to_string(r * k + c) + ", beyond " +
+                             std::string(dtypeName(to)) +
+                             "'s largest finite value" +
+                             (b.dtype == io::DType::F16
+                                  ? " 65504 (bf16 keeps f32's range)"
+                                  : ""));
+        }
       writeRow(b, out[j], scalesOut, r, k, row.data());
     }
     i += aq;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace tlm::runtime {
 
@@ -31,6 +32,11 @@ const float *Sampler::penalized(const float *logits, int64_t vocab) {
     if (o.repeatPenalty != 1)
       l = l > 0 ? float(l / o.repeatPenalty) : float(l * o.repeatPenalty);
     l -= float(o.frequencyPenalty * double(count) + o.presencePenalty);
+    // A penalty large enough overflows f32; an infinite logit would turn
+    // the softmax into NaNs (inf - inf). The largest finite value keeps the
+    // order and the arithmetic.
+    l = std::clamp(l, -std::numeric_limits<float>::max(),
+                   std::numeric_limits<float>::max());
   }
   return adjusted_.data();
 }

@@ -118,6 +118,31 @@ TEST(Sampler, FrequencyAndPresencePenaltiesCount) {
   EXPECT_EQ(q.sample(logits.data(), 3), 1); // 2.4 whatever the count
 }
 
+TEST(Sampler, PenaltiesThatOverflowKeepTheDrawsSound) {
+  // A repeat penalty of 1e-300 divides a positive logit past f32's range,
+  // a frequency penalty of 1e300 subtracts past it: the logit saturates at
+  // the largest float instead of turning the softmax into NaNs (which drew
+  // the first ids in index order).
+  std::vector<float> logits = {1.0f, 2.0f, 3.0f, -1.0f};
+  SamplingOptions up = at(1.0);
+  up.repeatPenalty = 1e-300;
+  Sampler s(up);
+  s.observe(1);
+  for (int i = 0; i < 50; ++i)
+    EXPECT_EQ(s.sample(logits.data(), 4), 1);
+  SamplingOptions down = at(1.0);
+  down.frequencyPenalty = 1e300;
+  Sampler d(down);
+  d.observe(2);
+  std::map<int64_t, int> seen;
+  for (int i = 0; i < 2000; ++i)
+    ++seen[d.sample(logits.data(), 4)];
+  EXPECT_EQ(seen.count(2), 0u); // the penalised token is never drawn
+  // The rest keep their odds: token 1 (e^2) against token 0 (e^1).
+  ASSERT_GT(seen[0], 0);
+  EXPECT_NEAR(double(seen[1]) / seen[0], std::exp(1.0), 0.6);
+}
+
 TEST(Sampler, VocabLimitMasksThePadding) {
   // Token 3 is by far the likeliest, but past the limit.
   std::vector<float> logits = {0.0f, 0.5f, 0.2f, 9.0f};

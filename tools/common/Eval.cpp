@@ -30,8 +30,11 @@ Error evalWindows(const Flags &f, const SessionMaker &make,
   auto stream = io::TokenStream::open(f.tokensFile, f.tokensDtype);
   if (!stream)
     return userError(stream.takeError().message());
-  int64_t context = f.evalContext ? f.evalContext : config.contextLength;
-  int64_t stride = f.evalStride ? f.evalStride : context;
+  // Given, a value is checked like any other: 0 is no window, not "the
+  // default".
+  int64_t context =
+      f.isGiven("context") ? f.evalContext : config.contextLength;
+  int64_t stride = f.isGiven("stride") ? f.evalStride : context;
   if (context < 2 || context > config.contextLength)
     return userError("--context must be in [2, context_length " +
                      std::to_string(config.contextLength) + "], found " +
@@ -125,7 +128,8 @@ Error runEval(const Flags &f, const SessionMaker &make) {
   auto config = loadConfig(f);
   if (!config)
     return config.takeError();
-  if (f.evalContext || f.evalStride || f.maxTokens || !f.tokensDtype.empty())
+  if (f.isGiven("context") || f.isGiven("stride") || f.maxTokens ||
+      !f.tokensDtype.empty())
     return evalWindows(f, make, *config);
   auto tokens = io::readTokenFile(f.tokensFile);
   if (!tokens)
