@@ -15,6 +15,7 @@
 #include "lib/runtime/Session.h"
 
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <vector>
@@ -36,6 +37,10 @@ struct tlm_weights {
 
 struct tlm_session {
   std::unique_ptr<runtime::Session> session;
+  /// The weights' pointers, for naming a non-finite one.
+  const tlm_weights *weights = nullptr;
+  /// Calls on one session from several threads take turns (docs/c-api.md).
+  mutable std::mutex busy;
 };
 
 struct tlm_sampler {
@@ -55,20 +60,19 @@ tlm_status fail(tlm_status status, Error err) {
   return fail(status, err.message());
 }
 
-/// The status of a failed load: the file's or the fit's.
-tlm_status classify(const std::string &message) {
-  if (message.find("was compiled for") != std::string::npos ||
-      message.find("needs the CPU feature") != std::string::npos ||
-      message.find("expected") != std::string::npos)
-    return TLM_ERROR_MISMATCH;
-  if (message.find("memory") != std::string::npos)
-    return TLM_ERROR_MEMORY;
-  return TLM_ERROR_FILE;
-}
-
+/// The status of a failed load, from the kind its maker gave it (never
+/// from the words of the message: a path may hold any of them).
 tlm_status failClassified(Error err) {
-  std::string message = err.message();
-  return fail(classify(message), message);
+  switch (err.kind()) {
+  case ErrorKind::Mismatch:
+  case ErrorKind::Unavailable:
+    return fail(TLM_ERROR_MISMATCH, std::move(err));
+  case ErrorKind::OutOfMemory:
+    return fail(TLM_ERROR_MEMORY, std::move(err));
+  case ErrorKind::Failure:
+    return fail(TLM_ERROR_FILE, std::move(err));
+  }
+  return fail(TLM_ERROR_FILE, std::move(err));
 }
 
 } // namespace
@@ -224,6 +228,7 @@ tlm_status tlm_session_create(const tlm_model *model,
   if (!handle)
     return fail(TLM_ERROR_MEMORY, "session: out of memory");
   handle->session = std::move(*s);
+  handle->weights = weights;
   *session = handle.release();
   return TLM_OK;
 }
@@ -238,11 +243,20 @@ static tlm_status step(tlm_session *session, const int64_t *ids, int64_t count,
     return fail(TLM_ERROR_ARGUMENT, "tlm_session step: count (" +
                                         std::to_string(count) +
                                         ") must be >= 1");
+  std::lock_guard<std::mutex> turn(session->busy);
   runtime::Session &s = *session->session;
   Error err =
       lastOnly ? s.stepLast(ids, count, logits) : s.step(ids, count, logits);
   if (err)
     return fail(TLM_ERROR_ARGUMENT, std::move(err));
+  // What tlm-run refuses, the C API does too: NaN or Inf logits, with the
+  // weight that holds one named. `count` fits the context, so the product
+  // does not overflow.
+  const model::Config &c = session->weights->model->config;
+  int64_t rows = s.batch() * (lastOnly ? 1 : count);
+  if (Error bad = runtime::checkLogitsFinite(c, session->weights->pointers,
+                                             logits, rows * c.vocabSize))
+    return fail(TLM_ERROR_FILE, std::move(bad));
   return TLM_OK;
 }
 
@@ -257,17 +271,23 @@ tlm_status tlm_session_decode(tlm_session *session, const int64_t *ids,
 }
 
 int64_t tlm_session_position(const tlm_session *session) {
-  return session ? session->session->position() : 0;
+  if (!session)
+    return 0;
+  std::lock_guard<std::mutex> turn(session->busy);
+  return session->session->position();
 }
 
 void tlm_session_reset(tlm_session *session) {
-  if (session)
-    session->session->reset();
+  if (!session)
+    return;
+  std::lock_guard<std::mutex> turn(session->busy);
+  session->session->reset();
 }
 
 int64_t tlm_session_sequence_position(const tlm_session *session, int64_t b) {
   if (!session || b < 0 || b >= session->session->batch())
     return 0;
+  std::lock_guard<std::mutex> turn(session->busy);
   return session->session->position(b);
 }
 
@@ -275,6 +295,7 @@ tlm_status tlm_session_truncate(tlm_session *session, int64_t b,
                                 int64_t length) {
   if (!session)
     return fail(TLM_ERROR_ARGUMENT, "tlm_session_truncate: null session");
+  std::lock_guard<std::mutex> turn(session->busy);
   if (Error err = session->session->truncate(b, length))
     return fail(TLM_ERROR_ARGUMENT,
                 "tlm_session_truncate: " + err.message());

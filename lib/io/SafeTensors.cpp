@@ -351,8 +351,8 @@ Error SafeTensors::readData(int fd, const std::string &path, bool hugePages) {
     total += padded(t->bytes);
   data_ = LargeBuffer::allocate(total, hugePages);
   if (!data_.data())
-    return fileError(path, "out of memory reading its " +
-                               std::to_string(total) + " bytes of tensors");
+    return memoryError(path + ": out of memory reading its " +
+                       std::to_string(total) + " bytes of tensors");
   char *next = static_cast<char *>(data_.data());
   for (auto [name, t] : order) {
     if (t->bytes && !readAt(fd, next, t->bytes, t->fileOffset))

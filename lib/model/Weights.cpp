@@ -30,7 +30,7 @@ Expected<Weights> Weights::load(const Config &config, const std::string &path,
                                 io::SafeTensors::Load mode, bool hugePages) {
   auto file = io::SafeTensors::open(path, mode, hugePages);
   if (!file)
-    return makeError("weights: " + file.takeError().message());
+    return file.takeError().prefixed("weights: ");
   Weights w;
   w.file_ = std::move(*file);
   std::map<std::string, std::pair<std::string, const io::Tensor *>> byName;
@@ -44,12 +44,12 @@ Expected<Weights> Weights::load(const Config &config, const std::string &path,
   for (const WeightSpec &spec : weightSpecs(config)) {
     auto it = byName.find(spec.name);
     if (it == byName.end())
-      return makeError("weights: missing tensor '" + spec.name +
+      return mismatchError("weights: missing tensor '" + spec.name +
                        "' (expected shape " + io::shapeString(spec.shape) +
                        ") in " + path);
     const io::Tensor &t = *it->second.second;
     if (t.dtype != spec.dtype)
-      return makeError("weights: tensor '" + it->second.first + "' has dtype " +
+      return mismatchError("weights: tensor '" + it->second.first + "' has dtype " +
                        std::string(io::dtypeName(t.dtype)) + ", expected " +
                        std::string(io::dtypeName(spec.dtype)) +
                        (spec.shape.size() == 1
@@ -57,7 +57,7 @@ Expected<Weights> Weights::load(const Config &config, const std::string &path,
                             : " (the matrices are " +
                                   std::string(dtypeName(config.dtype)) + ")"));
     if (t.shape != spec.shape)
-      return makeError("weights: tensor '" + it->second.first + "' has shape " +
+      return mismatchError("weights: tensor '" + it->second.first + "' has shape " +
                        io::shapeString(t.shape) + ", expected " +
                        io::shapeString(spec.shape));
     if (spec.isScale) {
@@ -76,7 +76,7 @@ Expected<Weights> Weights::load(const Config &config, const std::string &path,
     byName.erase(it);
   }
   if (!byName.empty())
-    return makeError("weights: unexpected tensor '" +
+    return mismatchError("weights: unexpected tensor '" +
                      byName.begin()->second.first + "' in " + path +
                      " (not used by this config)");
   return w;
@@ -191,7 +191,7 @@ Expected<Weights> Weights::convert(const Weights &from, const Config &config,
   Weights w;
   std::vector<void *> out;
   if (!allocateFor(toSpecs, hugePages, w.owned_, out, w.bytes_))
-    return makeError("weights: out of memory converting to " +
+    return memoryError("weights: out of memory converting to " +
                      std::string(dtypeName(to)) + " (" +
                      std::to_string(weightBytes(target)) + " bytes)");
   w.pointers_.assign(out.begin(), out.end());
@@ -273,7 +273,7 @@ Expected<Weights> Weights::init(const Config &config, uint64_t seed,
   }
   w.owned_ = io::LargeBuffer::allocate(total * sizeof(float), hugePages);
   if (!w.owned_.data())
-    return makeError("weights: out of memory initialising " +
+    return memoryError("weights: out of memory initialising " +
                      std::to_string(total * sizeof(float)) + " bytes");
   std::vector<float *> out;
   for (size_t offset : offsets) {

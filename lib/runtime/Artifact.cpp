@@ -189,17 +189,17 @@ LoadedArtifact::load(const std::string &path) {
   // the code was compiled with.
   std::string arch = m.triple.substr(0, m.triple.find('-'));
   if (arch != hostArchitecture())
-    return artifactError(path, "was compiled for " + m.triple +
-                                   ", this host is " + hostArchitecture());
+    return mismatchError("artifact: " + path + ": was compiled for " +
+                         m.triple + ", this host is " + hostArchitecture());
   for (std::string_view rest = m.features; !rest.empty();) {
     auto [feature, tail] = split(rest, ',');
     rest = tail;
     if (!consumeFront(feature, "+"))
       continue;
     if (hostHasFeature(feature) == false)
-      return artifactError(path, "needs the CPU feature '" +
-                                     std::string(feature) + "' (compiled for " +
-                                     m.cpu + "), which this host lacks");
+      return mismatchError("artifact: " + path + ": needs the CPU feature '" +
+                           std::string(feature) + "' (compiled for " + m.cpu +
+                           "), which this host lacks");
   }
   for (const ArtifactEntry &entry : m.entries) {
     Entry sig;

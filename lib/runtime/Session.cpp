@@ -6,6 +6,7 @@
 #include "lib/runtime/Artifact.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cassert>
 
 namespace tlm::runtime {
@@ -96,8 +97,8 @@ Session::allocate(const model::Config &config, const SessionOptions &options,
   } else {
     s->cache_ = io::LargeBuffer::allocate(bytes, options.hugePages);
     if (!s->cache_.data())
-      return makeError("cannot allocate the " + std::to_string(bytes) +
-                       " bytes of the KV cache");
+      return memoryError("cannot allocate the " + std::to_string(bytes) +
+                         " bytes of the KV cache");
   }
   return s;
 }
@@ -117,7 +118,7 @@ Session::open(const model::Config &config, const SessionOptions &options) {
       model::Config asCompiled = config;
       asCompiled.dtype = compiled->dtype;
       if (model::configToJson(asCompiled) == (*artifact)->manifest().model)
-        return makeError(
+        return mismatchError(
             "artifact: " + options.artifact + ": was compiled for " +
             std::string(model::dtypeName(compiled->dtype)) +
             " weights, and these are " +
@@ -126,8 +127,8 @@ Session::open(const model::Config &config, const SessionOptions &options) {
             std::string(model::dtypeName(config.dtype)) +
             " makes an artifact for them)");
     }
-    return makeError("artifact: " + options.artifact +
-                     ": was compiled for another model than this config");
+    return mismatchError("artifact: " + options.artifact +
+                         ": was compiled for another model than this config");
   }
   auto s = allocate(config, options, (*artifact)->onDevice());
   if (!s)
@@ -174,8 +175,11 @@ Error Session::run(bool lastOnly, const int64_t *ids, int64_t seq,
   if (seq < 1)
     return makeError("a step needs at least one token");
   int64_t past = position();
-  if (past + seq > c.contextLength)
-    return makeError("sequence of " + std::to_string(past + seq) +
+  // Compared as what is left, never as past + seq: a caller's huge count
+  // would wrap the sum past the check.
+  if (seq > c.contextLength - past)
+    return makeError("sequence of " +
+                     std::to_string(uint64_t(past) + uint64_t(seq)) +
                      " tokens exceeds context_length (" +
                      std::to_string(c.contextLength) + ")");
   for (int64_t i = 0; i < batch_ * seq; ++i)
@@ -288,6 +292,35 @@ Error Session::stepOnDevice(std::string_view entry, const int64_t *ids,
       return failed(std::move(err));
   return cuda::download(logits, deviceLogits_.get(), logitsBytes,
                         logitsStaging_);
+}
+
+Error checkLogitsFinite(const model::Config &config,
+                        const std::vector<const void *> &weights,
+                        const float *logits, int64_t count) {
+  int64_t vocab = config.vocabSize;
+  int64_t bad = 0;
+  while (bad < count && std::isfinite(logits[bad]))
+    ++bad;
+  if (bad == count)
+    return Error::success();
+  std::string where = "logit " + std::to_string(bad % vocab) + " of row " +
+                      std::to_string(bad / vocab);
+  // Only on this path: a scan of every weight.
+  std::vector<model::WeightSpec> specs = model::weightSpecs(config);
+  for (size_t i = 0; i < specs.size() && i < weights.size(); ++i) {
+    if (specs[i].dtype == io::DType::I8 || specs[i].dtype == io::DType::U8)
+      continue; // quantized values: integers, their scales come next
+    int64_t n = specs[i].numElements();
+    for (int64_t j = 0; j < n; ++j)
+      if (float v = io::elementAsF32(weights[i], specs[i].dtype, j);
+          !std::isfinite(v))
+        return makeError("the logits are not finite (" + where +
+                         "): weight '" + specs[i].name + "' holds " +
+                         (std::isnan(v) ? "NaN" : "Inf") + " at element " +
+                         std::to_string(j));
+  }
+  return makeError("the logits are not finite (" + where +
+                   "): the weights are finite, so the model overflows f32");
 }
 
 } // namespace tlm::runtime

@@ -175,6 +175,14 @@ private:
   std::unique_ptr<Program> program_;
 };
 
+/// An error when `logits` (`count` floats, rows of `config`'s vocabulary)
+/// hold NaN or Inf: the weights' fault (naming the first weight, of
+/// `weights` in model::weightSpecs order, that is not finite) or an
+/// overflow of f32. The command-line tools and the C API check alike.
+Error checkLogitsFinite(const model::Config &config,
+                        const std::vector<const void *> &weights,
+                        const float *logits, int64_t count);
+
 } // namespace tlm::runtime
 
 #endif // TLM_RUNTIME_SESSION_H

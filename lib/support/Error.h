@@ -20,10 +20,12 @@
 
 namespace tlm {
 
-/// What kind of failure, for the exit code and the C API's status: the
-/// target (a GPU, its driver) is not there, or anything else (the message
-/// says what).
-enum class ErrorKind { Failure, Unavailable };
+/// What kind of failure, for the exit code and the C API's status (which
+/// come from here, never from the words of the message): the target (a
+/// GPU, its driver) is not there; an artifact, weights or host that do not
+/// fit one another; memory that could not be had; or anything else (the
+/// message says what).
+enum class ErrorKind { Failure, Unavailable, Mismatch, OutOfMemory };
 
 /// Success, or a message saying what failed.
 class [[nodiscard]] Error {
@@ -52,6 +54,13 @@ public:
   ErrorKind kind() const {
     return failure_ ? failure_->kind : ErrorKind::Failure;
   }
+  /// The same failure, its message prefixed with `context` (which keeps
+  /// the kind and exit code that wrapping in a new Error would lose).
+  Error prefixed(const std::string &context) && {
+    if (failure_)
+      failure_->message = context + failure_->message;
+    return std::move(*this);
+  }
   /// The exit code a tool reports this failure with: the one given, else 3
   /// for an unavailable target and 1 for anything else; 0 for success.
   int exitCode() const {
@@ -74,6 +83,16 @@ private:
 
 inline Error makeError(std::string message) {
   return Error(std::move(message));
+}
+
+/// Weights, an artifact or a host that do not fit one another.
+inline Error mismatchError(std::string message) {
+  return Error(std::move(message), ErrorKind::Mismatch);
+}
+
+/// Memory that could not be had.
+inline Error memoryError(std::string message) {
+  return Error(std::move(message), ErrorKind::OutOfMemory);
 }
 
 /// A value, or the Error that kept it from being made.

@@ -320,31 +320,10 @@ int finishStdout(int code, int failedErrno) {
 }
 
 Error checkFinite(const Run &run, const float *logits, int64_t count) {
-  int64_t vocab = run.config.vocabSize;
-  int64_t bad = 0;
-  while (bad < count && std::isfinite(logits[bad]))
-    ++bad;
-  if (bad == count)
-    return Error::success();
-  std::string where = "logit " + std::to_string(bad % vocab) + " of row " +
-                      std::to_string(bad / vocab);
-  // Only on this path: a scan of every weight.
-  std::vector<model::WeightSpec> specs = model::weightSpecs(run.config);
-  const std::vector<const void *> &w = run.weights.pointers();
-  for (size_t i = 0; i < specs.size(); ++i) {
-    if (specs[i].dtype == io::DType::I8 || specs[i].dtype == io::DType::U8)
-      continue; // quantized values: integers, their scales come next
-    int64_t n = specs[i].numElements();
-    for (int64_t j = 0; j < n; ++j)
-      if (float v = io::elementAsF32(w[i], specs[i].dtype, j);
-          !std::isfinite(v))
-        return userError("the logits are not finite (" + where + "): weight '" +
-                         specs[i].name + "' holds " +
-                         (std::isnan(v) ? "NaN" : "Inf") + " at element " +
-                         std::to_string(j));
-  }
-  return userError("the logits are not finite (" + where +
-                   "): the weights are finite, so the model overflows f32");
+  if (Error err = runtime::checkLogitsFinite(
+          run.config, run.weights.pointers(), logits, count))
+    return userError(err.message());
+  return Error::success();
 }
 
 double compiledHeapLimit(const model::MemoryLimit &limit, double kvCache,
