@@ -298,14 +298,31 @@ Error refuseOverwritingInput(const std::string &output,
                              std::string_view what) {
   if (output.empty())
     return Error::success();
+  struct stat out;
+  if (::stat(output.c_str(), &out) != 0)
+    return Error::success(); // a new file is no input
+  // The folder the output is in: an input given as a folder (a tokenizer's,
+  // read file by file) has every file in it as an input.
+  std::string parent = output;
+  size_t slash = parent.find_last_of('/');
+  parent = slash == std::string::npos ? "."
+           : slash == 0               ? "/"
+                                      : parent.substr(0, slash);
+  struct stat folder;
+  bool hasFolder = ::stat(parent.c_str(), &folder) == 0;
   for (const std::string &input : inputs) {
-    struct stat a, b;
-    if (!input.empty() && ::stat(output.c_str(), &a) == 0 &&
-        ::stat(input.c_str(), &b) == 0 && a.st_dev == b.st_dev &&
-        a.st_ino == b.st_ino)
+    struct stat in;
+    if (input.empty() || ::stat(input.c_str(), &in) != 0)
+      continue;
+    if (in.st_dev == out.st_dev && in.st_ino == out.st_ino)
       return makeError(std::string(what) + " '" + output +
                        "' is also an input ('" + input +
                        "'): refusing to overwrite it");
+    if (S_ISDIR(in.st_mode) && hasFolder && in.st_dev == folder.st_dev &&
+        in.st_ino == folder.st_ino)
+      return makeError(std::string(what) + " '" + output +
+                       "' is a file of the input folder '" + input +
+                       "': refusing to overwrite it");
   }
   return Error::success();
 }

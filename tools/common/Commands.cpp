@@ -31,17 +31,56 @@ double peakRssMb() {
   return usage.ru_maxrss / 1024.0; // Linux reports KiB
 }
 
+namespace {
+
+/// The length of the UTF-8 sequence at the start of `s` when it is a valid
+/// one of at least two bytes, else 0.
+size_t utf8Length(std::string_view s) {
+  unsigned char c = s[0];
+  size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+  if (c >= 0xF5 || n == 0 || s.size() < n)
+    return 0;
+  for (size_t i = 1; i < n; ++i)
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80)
+      return 0;
+  return n;
+}
+
+} // namespace
+
 std::string printable(std::string_view message, bool keepNewlines) {
   constexpr size_t kHead = 700, kTail = 300;
   std::string out;
-  for (unsigned char c : message) {
-    if ((c < 0x20 && !(keepNewlines && c == '\n')) || c == 0x7f) {
-      char buf[5];
+  char buf[8];
+  for (size_t i = 0; i < message.size();) {
+    unsigned char c = message[i];
+    if (c >= 0x80) {
+      // Whole UTF-8 characters pass, but the C1 controls (U+0080 to
+      // U+009F, which a terminal may obey as it does ESC) and bytes that
+      // are no character are escaped.
+      size_t n = utf8Length(message.substr(i));
+      bool c1 = n == 2 && c == 0xC2 &&
+                static_cast<unsigned char>(message[i + 1]) <= 0x9F;
+      if (n && !c1) {
+        out.append(message.substr(i, n));
+        i += n;
+        continue;
+      }
+      if (c1) {
+        snprintf(buf, sizeof(buf), "\\u%04x",
+                 static_cast<unsigned char>(message[i + 1]));
+        out += buf;
+        i += 2;
+        continue;
+      }
+    }
+    if ((c < 0x20 && !(keepNewlines && c == '\n')) || c == 0x7f || c >= 0x80) {
       snprintf(buf, sizeof(buf), "\\x%02x", c);
       out += buf;
     } else {
       out += static_cast<char>(c);
     }
+    ++i;
   }
   if (out.size() > kHead + kTail)
     out = out.substr(0, kHead) + "..." + out.substr(out.size() - kTail);

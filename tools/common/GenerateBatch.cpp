@@ -321,7 +321,11 @@ struct BatchDecoder {
     for (int64_t b = 0; b < batch; ++b) {
       if (!seqs[b].stoppedByString)
         seqs[b].printer->finish();
-      std::printf("[%lld] %s\n", (long long)b, seqs[b].text.c_str());
+      // Written by length: a NUL in the text (from the prompt, with
+      // --echo) is a byte like any other, not its end.
+      std::printf("[%lld] ", (long long)b);
+      std::fwrite(seqs[b].text.data(), 1, seqs[b].text.size(), stdout);
+      std::fputc('\n', stdout);
     }
     std::fflush(stdout);
   }
