@@ -2,6 +2,7 @@
 
 #include "lib/compiler/ArtifactLink.h"
 #include "lib/io/FileIO.h"
+#include "lib/support/Checksum.h"
 
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
@@ -147,6 +148,34 @@ std::vector<std::string> detachCudaRuntime(llvm::Module &module) {
   return imports;
 }
 
+/// Appends the trailer of lib/support/Checksum.h to the linked library
+/// `path`: the magic and the checksum of every byte before it.
+llvm::Error appendChecksum(const std::string &path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return artifactError(path, "cannot read it back: " +
+                                   buffer.getError().message());
+  Checksum sum;
+  sum.add((*buffer)->getBufferStart(), (*buffer)->getBufferSize());
+  sum.add(kArtifactTrailerMagic, sizeof(kArtifactTrailerMagic));
+  char trailer[kArtifactTrailerSize];
+  std::memcpy(trailer, kArtifactTrailerMagic, sizeof(kArtifactTrailerMagic));
+  uint64_t value = sum.value();
+  for (int i = 0; i < 8; ++i)
+    trailer[8 + i] = char(value >> (8 * i));
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_Append);
+  if (!ec) {
+    out.write(trailer, sizeof(trailer));
+    out.close();
+    ec = out.error();
+  }
+  if (ec)
+    return artifactError(path, "cannot write: " + ec.message());
+  return llvm::Error::success();
+}
+
 llvm::Error linkArtifact(llvm::ArrayRef<Bytes> objects,
                          const ArtifactManifest &manifest,
                          const llvm::orc::JITTargetMachineBuilder &machine,
@@ -229,6 +258,11 @@ llvm::Error linkArtifact(llvm::ArrayRef<Bytes> objects,
     llvm::sys::fs::remove(temp);
     return artifactError(path, "linking with " TLM_LLD " failed: " +
                                    (lldOutput.empty() ? errorText : lldOutput));
+  }
+  // The checksum the runtime checks before dlopen maps the file.
+  if (llvm::Error err = appendChecksum(temp.str().str())) {
+    llvm::sys::fs::remove(temp);
+    return err;
   }
   // On disk before the name points at it, as AtomicFile does.
   if (Error err = io::syncFile(temp.str().str())) {

@@ -7,12 +7,22 @@
 
 #include "lib/support/Json.h"
 
+#include "lib/support/Checksum.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
-#include <dlfcn.h>
+#include <cstring>
 #include <map>
-#include <sys/stat.h>
 
 namespace tlm::runtime {
 
@@ -133,34 +143,160 @@ Expected<ArtifactManifest> fromJson(const std::string &path, const char *text) {
   return m;
 }
 
-/// dlopen's handle of `path` and its manifest. dlopen runs the constructors
+/// The cores this process may run on (its affinity mask).
+int usableCores() {
+  cpu_set_t set;
+  if (::sched_getaffinity(0, sizeof(set), &set) == 0)
+    return std::max(1, CPU_COUNT(&set));
+  long n = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? int(n) : 1;
+}
+
+/// The ELF machine this runtime runs.
+constexpr uint16_t kHostMachine =
+#if defined(__x86_64__)
+    EM_X86_64;
+#elif defined(__aarch64__)
+    EM_AARCH64;
+#else
+    EM_NONE;
+#endif
+
+/// Reads all of the open file `fd` (`size` bytes).
+bool readAll(int fd, std::string &data, size_t size) {
+  data.resize(size);
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::pread(fd, data.data() + done, size - done, off_t(done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    done += size_t(n);
+  }
+  return true;
+}
+
+/// Whether the open file `fd` is a whole artifact, before dlopen maps it (a
+/// cut or damaged shared library kills the process with SIGBUS or SIGSEGV
+/// inside the loader): a regular file of bounded size, its trailer's
+/// checksum right (lib/support/Checksum.h), and an ELF shared library for
+/// this machine whose headers and segments lie within the file.
+Error checkArtifactFile(const std::string &path, int fd) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    return artifactError(path, "is not a regular file");
+  constexpr uint64_t kMaxArtifact = uint64_t(4) << 30;
+  uint64_t size = uint64_t(st.st_size);
+  if (size > kMaxArtifact)
+    return artifactError(path, "is larger than any artifact");
+  if (size < sizeof(Elf64_Ehdr) + kArtifactTrailerSize)
+    return artifactError(path, "is not a shared library (too short to be "
+                               "one)");
+  std::string data;
+  if (!readAll(fd, data, size_t(size)))
+    return artifactError(path, "cannot be read");
+  if (std::memcmp(data.data(), ELFMAG, SELFMAG) != 0)
+    return artifactError(path, "is not a shared library (tlm-run compile "
+                               "writes an artifact as one)");
+  const char *trailer = data.data() + size - kArtifactTrailerSize;
+  if (std::memcmp(trailer, kArtifactTrailerMagic,
+                  sizeof(kArtifactTrailerMagic)) != 0)
+    return artifactError(path, "is damaged or cut short, or not a tlm "
+                               "artifact (no checksum at its end): compile "
+                               "it again");
+  Checksum sum;
+  sum.add(data.data(), size - 8);
+  uint64_t stored = 0;
+  for (int i = 0; i < 8; ++i)
+    stored |= uint64_t(static_cast<unsigned char>(trailer[8 + i])) << (8 * i);
+  if (sum.value() != stored)
+    return artifactError(path, "is damaged (its checksum does not match what "
+                               "was written): compile it again");
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, data.data(), sizeof(eh));
+  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_type != ET_DYN)
+    return artifactError(path, "is not a 64-bit ELF shared library");
+  if (eh.e_machine != kHostMachine)
+    return mismatchError("artifact: " + path +
+                         ": is a shared library for another machine (ELF "
+                         "machine " + std::to_string(eh.e_machine) + ")");
+  uint64_t elfSize = size - kArtifactTrailerSize;
+  auto within = [&](uint64_t offset, uint64_t bytes) {
+    return offset <= elfSize && bytes <= elfSize - offset;
+  };
+  if (eh.e_phentsize != sizeof(Elf64_Phdr) ||
+      !within(eh.e_phoff, uint64_t(eh.e_phnum) * sizeof(Elf64_Phdr)))
+    return artifactError(path, "has program headers outside the file");
+  for (uint16_t i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph;
+    std::memcpy(&ph, data.data() + eh.e_phoff + i * sizeof(Elf64_Phdr),
+                sizeof(ph));
+    if (ph.p_type == PT_LOAD && !within(ph.p_offset, ph.p_filesz))
+      return artifactError(path, "has a segment past its end (cut short?)");
+  }
+  return Error::success();
+}
+
+/// The name dlopen is given for the open file `fd`. Not the path: glibc
+/// hands back a library already loaded under the same name without looking
+/// at the file, so a path whose file was replaced while a handle is open
+/// would give the old library. /proc/self/fd/N names exactly the file
+/// checked (no swap between the check and the load), and stays unique
+/// while the fd is open. Without /proc, the resolved path.
+std::string loadName(const std::string &path, int fd) {
+  std::string name = "/proc/self/fd/" + std::to_string(fd);
+  struct stat byName, byFd;
+  if (::stat(name.c_str(), &byName) == 0 && ::fstat(fd, &byFd) == 0 &&
+      byName.st_ino == byFd.st_ino && byName.st_dev == byFd.st_dev)
+    return name;
+  char absolute[PATH_MAX];
+  return ::realpath(path.c_str(), absolute) ? absolute : path;
+}
+
+/// An artifact opened: dlopen's handle, the file kept open under it, and
+/// its manifest.
+struct Opened {
+  void *handle = nullptr;
+  int fd = -1;
+  ArtifactManifest manifest;
+};
+
+/// Opens and checks `path`, then dlopens it. dlopen runs the constructors
 /// of the artifact's libraries: libomp, once loaded, stays (it is
 /// NODELETE), so it is readied first even when only the manifest is read.
-Expected<std::pair<void *, ArtifactManifest>>
-openAndRead(const std::string &path, int mode) {
+Expected<Opened> openAndRead(const std::string &path, int mode) {
   prepareOpenMP();
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
-    return artifactError(path, "is not a regular file");
-  // A name without a slash would be searched for on the library path.
-  char absolute[PATH_MAX];
-  if (!::realpath(path.c_str(), absolute))
-    return artifactError(path, "cannot resolve its path");
-  void *handle = ::dlopen(absolute, mode | RTLD_LOCAL);
-  if (!handle)
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+      return artifactError(path, "is not a regular file");
+    return artifactError(path, std::string("cannot open: ") +
+                                   std::strerror(errno));
+  }
+  if (Error err = checkArtifactFile(path, fd)) {
+    ::close(fd);
+    return err;
+  }
+  void *handle = ::dlopen(loadName(path, fd).c_str(), mode | RTLD_LOCAL);
+  if (!handle) {
+    ::close(fd);
     return artifactError(path, std::string("cannot load: ") + ::dlerror());
+  }
   const char *text =
       static_cast<const char *>(::dlsym(handle, kArtifactManifestSymbol));
-  if (!text) {
-    ::dlclose(handle);
-    return artifactError(path, "is not a tlm artifact (no manifest)");
-  }
-  Expected<ArtifactManifest> manifest = fromJson(path, text);
+  Expected<ArtifactManifest> manifest =
+      text ? fromJson(path, text)
+           : Expected<ArtifactManifest>(
+                 artifactError(path, "is not a tlm artifact (no manifest)"));
   if (!manifest) {
     ::dlclose(handle);
+    ::close(fd);
     return manifest.takeError();
   }
-  return std::make_pair(handle, std::move(*manifest));
+  return Opened{handle, fd, std::move(*manifest)};
 }
 
 } // namespace
@@ -169,8 +305,9 @@ Expected<ArtifactManifest> readArtifactManifest(const std::string &path) {
   auto opened = openAndRead(path, RTLD_LAZY);
   if (!opened)
     return opened.takeError();
-  ::dlclose(opened->first);
-  return std::move(opened->second);
+  ::dlclose(opened->handle);
+  ::close(opened->fd);
+  return std::move(opened->manifest);
 }
 
 Expected<std::unique_ptr<LoadedArtifact>>
@@ -180,9 +317,10 @@ LoadedArtifact::load(const std::string &path) {
   if (!opened)
     return opened.takeError();
   std::unique_ptr<LoadedArtifact> artifact(new LoadedArtifact());
-  artifact->handle_ = opened->first;
+  artifact->handle_ = opened->handle;
+  artifact->fd_ = opened->fd;
   artifact->path_ = path;
-  artifact->manifest_ = std::move(opened->second);
+  artifact->manifest_ = std::move(opened->manifest);
   const ArtifactManifest &m = artifact->manifest_;
   // The architecture from the triple (the vendor and OS parts differ
   // between toolchains that make the same code), then every instruction set
@@ -227,6 +365,15 @@ LoadedArtifact::load(const std::string &path) {
     if (heap.peak && heap.resetPeak && heap.setLimit)
       artifact->heap_ = heap;
   }
+  // Bounded as --threads is (tools/common checkThreads): more threads than
+  // cores only adds forks, and libomp aborts when it cannot start them.
+  int most = std::min(1024, 4 * usableCores());
+  if (m.threads > most)
+    return mismatchError("artifact: " + path + ": was compiled for " +
+                         std::to_string(m.threads) +
+                         " threads, more than the " + std::to_string(most) +
+                         " this host supports (4 x its cores, at most 1024): "
+                         "compile it with --threads for this host");
   if (m.threads > 1)
     if (Error err = setOpenMPThreads(artifact->lookup("omp_set_num_threads"),
                                      m.threads))
@@ -311,6 +458,8 @@ LoadedArtifact::~LoadedArtifact() {
       unload();
   if (handle_)
     ::dlclose(handle_);
+  if (fd_ >= 0)
+    ::close(fd_);
 }
 
 Expected<void (*)(void **)>

@@ -90,6 +90,9 @@ private:
   /// Fills the mgpu* slots and loads the kernels (cuda artifacts).
   Error loadKernels();
   void *handle_ = nullptr;
+  /// The file dlopen loaded, open while the handle is (its name is
+  /// /proc/self/fd/N: Artifact.cpp, loadName).
+  int fd_ = -1;
   bool kernelsLoaded_ = false;
   std::string path_;
   ArtifactManifest manifest_;

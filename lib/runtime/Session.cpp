@@ -103,6 +103,54 @@ Session::allocate(const model::Config &config, const SessionOptions &options,
   return s;
 }
 
+namespace {
+
+/// An error unless every step entry of `m` has the signature the session
+/// passes for `config` (Session::run): ids, positions, the caches (their
+/// rows kvDim wide), the weights (exactly weightSpecs' shapes); then the
+/// logits (vocab wide) and the new caches. The code was compiled for the
+/// config's shapes; a manifest that says otherwise would let buffers of
+/// the wrong size through Program::call's check.
+Error checkSignatures(const std::string &path, const ArtifactManifest &m,
+                      const model::Config &config) {
+  std::vector<model::WeightSpec> specs = model::weightSpecs(config);
+  size_t caches = size_t(2 * config.numLayers);
+  size_t inputs = 2 + caches + specs.size(), outputs = 1 + caches;
+  for (const ArtifactEntry &e : m.entries) {
+    if (e.name != "prefill" && e.name != "decode")
+      continue;
+    auto bad = [&](const std::string &why) {
+      return mismatchError("artifact: " + path + ": its manifest's entry '" +
+                           e.name + "' disagrees with its config (" + why +
+                           ")");
+    };
+    if (e.numInputs != inputs || e.shapes.size() != inputs + outputs)
+      return bad(std::to_string(e.numInputs) + " inputs and " +
+                 std::to_string(e.shapes.size() - e.numInputs) +
+                 " outputs, expected " + std::to_string(inputs) + " and " +
+                 std::to_string(outputs));
+    auto rowsOf = [&](size_t i, int64_t width) {
+      const std::vector<int64_t> &s = e.shapes[i];
+      return s.size() == 3 && s[2] == width;
+    };
+    for (size_t i = 0; i < caches; ++i)
+      if (!rowsOf(2 + i, config.kvDim()) || !rowsOf(inputs + 1 + i, config.kvDim()))
+        return bad("a KV cache is not " + std::to_string(config.kvDim()) +
+                   " wide");
+    for (size_t w = 0; w < specs.size(); ++w)
+      if (e.shapes[2 + caches + w] != specs[w].shape)
+        return bad("buffer " + std::to_string(2 + caches + w) + " (" +
+                   specs[w].name + ") is not " +
+                   io::shapeString(specs[w].shape));
+    if (!rowsOf(inputs, config.vocabSize))
+      return bad("the logits are not " + std::to_string(config.vocabSize) +
+                 " wide");
+  }
+  return Error::success();
+}
+
+} // namespace
+
 Expected<std::unique_ptr<Session>>
 Session::open(const model::Config &config, const SessionOptions &options) {
   assert(!options.artifact.empty() && "open() runs an artifact");
@@ -130,6 +178,9 @@ Session::open(const model::Config &config, const SessionOptions &options) {
     return mismatchError("artifact: " + options.artifact +
                          ": was compiled for another model than this config");
   }
+  if (Error err = checkSignatures(options.artifact, (*artifact)->manifest(),
+                                  config))
+    return err;
   auto s = allocate(config, options, (*artifact)->onDevice());
   if (!s)
     return s.takeError();

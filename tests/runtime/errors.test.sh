@@ -24,7 +24,7 @@ expect "error: unknown command 'compile'" "$exec" compile x.so
 expect "error: no model: give the artifact" "$exec" forward --tokens 1
 expect "error: artifact: $tmp/none.so: is not a regular file" "$exec" forward "$tmp/none.so" --tokens 1
 echo '{}' > "$tmp/model.so"
-expect "error: artifact: $tmp/model.so: cannot load:" "$exec" forward "$tmp/model.so" --tokens 1
+expect "error: artifact: $tmp/model.so: is not a shared library" "$exec" forward "$tmp/model.so" --tokens 1
 expect "error: --opt-level is not an option of 'forward'" "$exec" forward "$tmp/none.so" --opt-level 2
 expect "error: --seed expects a non-negative integer, found '-1'" "$exec" generate "$tmp/none.so" --seed -1
 "$exec" --help | grep -q "usage: tlm-exec" || { echo "FAIL: --help"; failed=1; }

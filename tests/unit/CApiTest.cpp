@@ -31,14 +31,13 @@ model::Config smallConfig() {
   return *c;
 }
 
-/// A fresh artifact of smallConfig() on one thread.
-std::string compileArtifact() {
+/// A fresh artifact of `config` (smallConfig()) on one thread.
+std::string compileArtifact(const model::Config &config = smallConfig()) {
   llvm::SmallString<128> path;
   EXPECT_FALSE(llvm::sys::fs::createTemporaryFile("tlm-capi", "so", path));
   runtime::ArtifactRequest artifact;
   artifact.path = path.str().str();
-  auto program =
-      runtime::Session::compileProgram(smallConfig(), {}, &artifact);
+  auto program = runtime::Session::compileProgram(config, {}, &artifact);
   EXPECT_TRUE(bool(program)) << program.takeError().message();
   return path.str().str();
 }
@@ -267,6 +266,46 @@ TEST(CApi, HugeCountsAndNonFiniteWeightsAreRefused) {
   tlm_weights_free(poisoned);
   tlm_weights_free(w);
   tlm_model_free(model);
+  llvm::sys::fs::remove(path);
+}
+
+TEST(CApi, AReplacedFileIsLoadedAnewWhileTheOldIsOpen) {
+  // Artifact A at `path`, a session on it (its library stays loaded);
+  // then another model's artifact renamed over `path`. glibc would hand
+  // back the library already loaded under that name: the model loaded now
+  // must be the new file's.
+  std::string path = compileArtifact();
+  tlm_model *first = nullptr;
+  ASSERT_EQ(tlm_model_load(path.c_str(), &first), TLM_OK);
+  tlm_weights *w = nullptr;
+  ASSERT_EQ(tlm_weights_from_seed(first, 0, &w), TLM_OK);
+  tlm_session *s = nullptr;
+  ASSERT_EQ(tlm_session_create(first, w, 1, &s), TLM_OK);
+  model::Config other = smallConfig();
+  other.vocabSize = 64;
+  std::string replacement = compileArtifact(other);
+  ASSERT_FALSE(llvm::sys::fs::rename(replacement, path));
+  tlm_model *second = nullptr;
+  ASSERT_EQ(tlm_model_load(path.c_str(), &second), TLM_OK);
+  EXPECT_EQ(tlm_model_vocab_size(second), 64);
+  tlm_weights *w2 = nullptr;
+  ASSERT_EQ(tlm_weights_from_seed(second, 0, &w2), TLM_OK);
+  tlm_session *s2 = nullptr;
+  ASSERT_EQ(tlm_session_create(second, w2, 1, &s2), TLM_OK);
+  std::vector<float> logits(64);
+  int64_t id = 50; // in the new vocabulary, past the old one's 48
+  EXPECT_EQ(tlm_session_decode(s2, &id, 1, logits.data()), TLM_OK)
+      << tlm_last_error();
+  // The first session still runs its own code.
+  std::vector<float> old(48);
+  int64_t oldId = 1;
+  EXPECT_EQ(tlm_session_decode(s, &oldId, 1, old.data()), TLM_OK);
+  tlm_session_free(s2);
+  tlm_weights_free(w2);
+  tlm_model_free(second);
+  tlm_session_free(s);
+  tlm_weights_free(w);
+  tlm_model_free(first);
   llvm::sys::fs::remove(path);
 }
 

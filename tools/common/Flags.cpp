@@ -245,6 +245,12 @@ Error parseFlags(const std::vector<std::string> &args, const std::string &name,
         return flagError("--" + flag + " needs a value");
       value = args[++i];
     }
+    // The model's files are given once: with two, which one runs would be
+    // a matter of order, and a script that appends one would silently
+    // run another model.
+    if (flags.isGiven(flag) &&
+        (flag == "artifact" || flag == "config" || flag == "weights"))
+      return flagError("--" + flag + " is given twice: give one");
     if (Error err = flags.set(*info, value))
       return err;
     flags.given.insert(flag);
