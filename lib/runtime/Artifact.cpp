@@ -334,7 +334,15 @@ LoadedArtifact::load(const std::string &path) {
     rest = tail;
     if (!consumeFront(feature, "+"))
       continue;
-    if (hostHasFeature(feature) == false)
+    // Every feature LLVM enabled is accounted for: an instruction set this
+    // runtime cannot ask the CPU about is refused, never assumed.
+    FeatureKind kind = featureKind(feature);
+    if (kind == FeatureKind::Unknown && hostArchitecture() == "x86_64")
+      return mismatchError("artifact: " + path + ": needs the CPU feature '" +
+                           std::string(feature) + "' (compiled for " + m.cpu +
+                           "), which this runtime cannot check on this host: "
+                           "compile it for this host");
+    if (kind == FeatureKind::Instructions && !*hostHasFeature(feature))
       return mismatchError("artifact: " + path + ": needs the CPU feature '" +
                            std::string(feature) + "' (compiled for " + m.cpu +
                            "), which this host lacks");

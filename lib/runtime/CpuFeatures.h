@@ -4,9 +4,11 @@
 // An artifact records the LLVM target features its code was compiled with;
 // before running it, the loader checks the host has each of them. LLVM's
 // own query is not available to the runtime, so this one asks the CPU
-// (cpuid and xgetbv on x86-64) for the instruction-set extensions LLVM may
-// emit, by LLVM's names. A feature outside the table (a tuning flag, an
-// extension the code generator never emits for our code) is not checked.
+// (cpuid and xgetbv on x86-64) for every instruction-set extension LLVM
+// knows, by LLVM's names. LLVM's other features (tuning, code generation
+// choices) name no instructions; a feature in neither list is unknown, and
+// an artifact that needs one is refused rather than run into SIGILL.
+// CpuFeaturesTest holds both lists to LLVM's own table of x86 features.
 // On other architectures nothing is checked beyond the architecture itself.
 //
 //===----------------------------------------------------------------------===//
@@ -23,6 +25,16 @@ namespace tlm::runtime {
 /// Whether this host has the LLVM target feature `name` (without its
 /// sign), or nullopt when the table does not know it.
 std::optional<bool> hostHasFeature(std::string_view name);
+
+enum class FeatureKind {
+  /// Instructions the host may lack: hostHasFeature() asks the CPU.
+  Instructions,
+  /// Tuning or a code generation choice: nothing for the host to have.
+  NotInstructions,
+  /// Neither: this runtime cannot tell whether the host can run it.
+  Unknown,
+};
+FeatureKind featureKind(std::string_view name);
 
 /// The names hostHasFeature() knows.
 std::vector<std::string> checkableFeatures();
