@@ -380,6 +380,14 @@ double compiledHeapLimit(const model::MemoryLimit &limit, double kvCache,
 /// thread's malloc arena reserves 64 MiB).
 constexpr double kCompileAllowanceBytes = 256e6;
 
+/// What each OpenMP worker thread reserves in address space: its stack
+/// (8 MiB) with libomp's own per-thread state, measured at ~10 MB a thread
+/// (the lowest ulimit -v that runs tiny.json at 2 and at 8 threads differ
+/// by 60 MB), with room. Only an address-space limit counts reservations;
+/// without this share a limit just above the rest passed the check and
+/// libomp then aborted starting its threads (OMP Error #34).
+constexpr double kThreadReservationBytes = 12.0 * (1 << 20);
+
 Expected<Run> setUp(const Flags &f, const RunShape &shape,
                     const SessionMaker &make) {
   int64_t batch = shape.batch;
@@ -399,12 +407,20 @@ Expected<Run> setUp(const Flags &f, const RunShape &shape,
     double activations = runtime::Session::activationBytes(
         *config, batch, shape.seq, f.threads, shape.everyPosition);
     double compile = f.artifact.empty() ? kCompileAllowanceBytes : 0;
-    std::string shortfall = model::memoryShortfall(
-        weights + kv + logits + activations + compile,
+    double threads = model::memoryLimit().countsReservations
+                         ? double(f.threads - 1) * kThreadReservationBytes
+                         : 0;
+    std::string parts =
         formatString("this run (weights %.2f GB, KV cache %.2f GB, logits "
-                     "%.2f GB, activations %.2f GB, compiler ~%.2f GB)",
+                     "%.2f GB, activations %.2f GB, compiler ~%.2f GB",
                      weights / 1e9, kv / 1e9, logits / 1e9, activations / 1e9,
-                     compile / 1e9));
+                     compile / 1e9);
+    if (threads > 0)
+      parts += formatString(", %d threads' stacks ~%.2f GB",
+                            f.threads, threads / 1e9);
+    std::string shortfall = model::memoryShortfall(
+        weights + kv + logits + activations + compile + threads,
+        parts + ")");
     if (!shortfall.empty())
       return userError(shortfall);
   }
