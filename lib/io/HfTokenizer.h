@@ -141,6 +141,10 @@ private:
   /// The model's tokens (raw bytes in byte-level mode, the stored string
   /// with `▁` otherwise) to their ids.
   std::unordered_map<std::string, int32_t> ids;
+  /// The vocab's entries, and the largest added token id so far: an added
+  /// token new to both takes the next id (readAddedToken).
+  size_t vocabEntries = 0;
+  int32_t lastAddedId = -1;
   std::unordered_map<uint64_t, Merge> merges;
   /// Byte-level: each byte's token. SentencePiece: its `<0xXX>` token when
   /// byte_fallback is on, else -1.

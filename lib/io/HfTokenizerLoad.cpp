@@ -262,6 +262,7 @@ Error HfTokenizer::readVocab(const json::Value &model, const std::string &where,
     return failAt(where, "'vocab' must be a non-empty object of token -> id");
   ByteAlphabet alphabet;
   std::string bytes;
+  vocabEntries = vocab->size();
   for (size_t item = 0; item < vocab->size(); ++item) {
     const std::string &token = vocab->keys()[item];
     const json::Value &value = vocab->elements()[item];
@@ -558,12 +559,28 @@ Error HfTokenizer::readAddedToken(const json::Value &t, size_t count,
     if (!isFalseOrNull(t.find(key)))
       return failAt(where, "added token \"" + content->asString() + "\": '" +
                                key + "' is not supported");
-  auto n = static_cast<int32_t>(id->asUint());
+  // The id Hugging Face's tokenizers give it, whatever the file says: the
+  // id its content already has (an earlier added token, or the vocab's),
+  // else the next after the vocab and the added tokens so far. A file id
+  // that collides with another vocab token would otherwise overwrite that
+  // token's text and corrupt decoding; the library renumbers it (with a
+  // warning), and so does this.
+  const std::string &text = content->asString();
+  int32_t n;
+  if (int32_t earlier = addedId(text); earlier >= 0)
+    n = earlier;
+  else if (auto it = ids.find(text); it != ids.end())
+    n = it->second;
+  else
+    n = lastAddedId >= int32_t(vocabEntries) ? lastAddedId + 1
+                                             : int32_t(vocabEntries);
+  lastAddedId = std::max(lastAddedId, n);
   makeRoomFor(n);
   bool special = !isFalseOrNull(t.find("special"));
   kinds[n] = special ? Kind::Special : Kind::Added;
   texts[n] = special ? "" : content->asString();
-  added.push_back({content->asString(), n});
+  if (addedId(text) < 0)
+    added.push_back({text, n});
   return Error::success();
 }
 

@@ -209,7 +209,30 @@ Error parseMlirFlags(const char *argv0, const std::string &name,
     args.push_back(f.c_str());
   std::string parseErrors;
   llvm::raw_string_ostream errs(parseErrors);
-  if (!llvm::cl::ParseCommandLineOptions(args.size(), args.data(), "", &errs)) {
+  // A bad value (--mlir-print-debuginfo=maybe) is said by the option's own
+  // parser straight to stderr, not to `errs`: stderr is caught here for
+  // the call, so the user sees one error line of ours, not LLVM's line and
+  // then an empty one.
+  llvm::errs().flush();
+  std::fflush(stderr);
+  std::FILE *caught = std::tmpfile();
+  int savedStderr = caught ? ::dup(2) : -1;
+  if (savedStderr >= 0)
+    ::dup2(::fileno(caught), 2);
+  bool parsed =
+      llvm::cl::ParseCommandLineOptions(args.size(), args.data(), "", &errs);
+  llvm::errs().flush();
+  if (savedStderr >= 0) {
+    ::dup2(savedStderr, 2);
+    ::close(savedStderr);
+    std::rewind(caught);
+    char buf[1024];
+    size_t n = std::fread(buf, 1, sizeof(buf), caught);
+    parseErrors = std::string(buf, n) + parseErrors;
+  }
+  if (caught)
+    std::fclose(caught);
+  if (!parsed) {
     llvm::StringRef msg = llvm::StringRef(parseErrors).trim();
     // llvm::cl prefixes its messages with the program's file name.
     msg.consume_front(argv0);
