@@ -118,25 +118,35 @@ Error Communicator::end(Error err, int (*report)(const Error &)) {
     finish();
     return err;
   }
-  if (err && reporter_ < 0) {
-    // This rank's failure alone: the others are waiting at a collective
-    // (or will be), so it takes them down with it.
-    report(Error::withExitCode(err.exitCode(), "rank " +
-                                                   std::to_string(rank_) +
-                                                   ": " + err.message()));
-    abort(err.exitCode());
-  }
-  finish();
-  if (!err || reporter_ == rank_) {
-    if (err && rank_ > 0)
-      return Error::withExitCode(err.exitCode(), "rank " +
-                                                     std::to_string(rank_) +
-                                                     ": " + err.message());
+  if (!err) {
+    finish();
     return err;
   }
-  // Another rank says it; this one ends with the same code.
+  int code = err.exitCode();
+  auto named = [&] {
+    return rank_ == 0 ? std::move(err)
+                      : Error::withExitCode(code, "rank " +
+                                                      std::to_string(rank_) +
+                                                      ": " + err.message());
+  };
+  if (reporter_ < 0) {
+    // This rank's failure alone: the others are waiting at a collective
+    // (or will be), so it takes them down with it.
+    report(Error::withExitCode(code, "rank " + std::to_string(rank_) + ": " +
+                                         err.message()));
+    abort(code);
+  }
+  // A failure every rank has: the chosen rank says it, then all meet once
+  // more before any exits (the launcher ends the job when the first rank
+  // exits with an error, which could be before the line was out).
+  if (reporter_ == rank_)
+    report(named());
   std::fflush(stdout);
-  std::exit(err.exitCode());
+  std::fflush(stderr);
+  double said = 1;
+  (void)sum(&said, 1);
+  finish();
+  std::exit(code);
 }
 
 } // namespace tlm::parallel

@@ -43,14 +43,14 @@ public:
   /// The end of the run: MPI_Finalize. Collectives fail after it.
   virtual void finish() {}
 
-  /// Ends a run that returned `err` (success or not) and says whether the
-  /// caller reports it. Alone: it does, always. Several ranks, success or
-  /// a failure every rank met at the same point (agree(), or a marked
-  /// shared(): one rank was chosen to say it): finishes, and the chosen
-  /// rank reports it (its rank in the message), the others exit with its
-  /// code silently. A failure of this rank alone: says it, naming the rank,
-  /// and brings every rank down (abort). `report` prints an error as the
-  /// tool does.
+  /// Ends a run that returned `err`. Alone: finishes and returns it, for
+  /// the caller to report. Several ranks and success: finishes and returns
+  /// success. A failure every rank met at the same point (agree(), or a
+  /// marked shared()): the chosen rank says it with `report` (naming
+  /// itself unless rank 0), all ranks meet once more so the line is out
+  /// before any exits, then each exits with its code. A failure of this
+  /// rank alone: says it, naming the rank, and brings every rank down
+  /// (abort). `report` prints an error as the tool does.
   Error end(Error err, int (*report)(const Error &));
 
   /// A collective on each rank's `local` outcome of the same phase (setup):
