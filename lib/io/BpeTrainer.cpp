@@ -297,11 +297,18 @@ std::string bpeTokenizerJson(const BpeVocabulary &vocab) {
     v.set("use_regex", true);
     return v;
   };
-  // The special tokens are added tokens only: in the model's vocabulary
-  // the text of one could collide with a byte's or a merge's spelling.
+  // The special tokens are in the model's vocabulary too, as Hugging
+  // Face's trainers write them: its library gives an added token the id its
+  // text has there, and one missing from it the next id after the
+  // vocabulary, whatever the file says. A special whose text is also a
+  // byte's or a merge's spelling stays an added token only (one key, one
+  // id).
   json::Value vocabulary = json::Value::object();
   for (size_t id = vocab.numSpecials; id < vocab.tokens.size(); ++id)
     vocabulary.set(spelled(int32_t(id)), int64_t(id));
+  for (size_t id = 0; id < vocab.numSpecials; ++id)
+    if (!vocabulary.find(vocab.tokens[id]))
+      vocabulary.set(vocab.tokens[id], int64_t(id));
   json::Value merges = json::Value::array();
   for (auto [a, b] : vocab.merges) {
     json::Value pair = json::Value::array();
