@@ -12,11 +12,12 @@ build="${TLM_BUILD_DIR:-$root/build}"
 # second compiler (scripts/check-runtime-only.sh). python3-matplotlib: the
 # training curves (tools/plot_training.py and its test). openmpi-bin and
 # libopenmpi-dev: data-parallel training under mpirun (tlm builds without
-# them, and then trains in one process).
+# them, and then trains in one process). pkgconf: the installed C API's
+# test (tests/tools/install.test).
 packages=(cmake ninja-build libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
           nlohmann-json3-dev googletest libgtest-dev lld ccache clang-22 libomp-22-dev
           libclang-rt-22-dev python3-torch python3-numpy libopenblas0-pthread g++
-          python3-matplotlib openmpi-bin libopenmpi-dev)
+          python3-matplotlib openmpi-bin libopenmpi-dev pkgconf)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

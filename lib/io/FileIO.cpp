@@ -162,6 +162,28 @@ Error checkFileOutput(const std::string &path) {
   return Error::success();
 }
 
+Expected<std::string> readInput(const std::string &path, uint64_t maxBytes) {
+  if (path != "-")
+    return readRegularFile(path, maxBytes);
+  std::string data;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(0, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return makeError(std::string("standard input: cannot read: ") +
+                       std::strerror(errno));
+    if (n == 0)
+      return data;
+    if (data.size() + size_t(n) > maxBytes)
+      return makeError("standard input: more than " +
+                       std::to_string(maxBytes) +
+                       " bytes, the most this input may hold");
+    data.append(buf, size_t(n));
+  }
+}
+
 Expected<AtomicFile> AtomicFile::create(const std::string &given) {
   std::string path = given;
   struct stat target, link;

@@ -35,6 +35,10 @@ Expected<int> openRegularFile(const std::string &path);
 Expected<std::string> readRegularFile(const std::string &path,
                                       uint64_t maxBytes);
 
+/// readRegularFile, or with `path` "-" standard input (a pipe, a terminal,
+/// a redirected file): read to its end, at most `maxBytes`.
+Expected<std::string> readInput(const std::string &path, uint64_t maxBytes);
+
 /// An output file that appears only when committed.
 class AtomicFile {
 public:

@@ -9,6 +9,7 @@
 #include "tools/common/Commands.h"
 #include "tools/common/Progress.h"
 
+#include "lib/io/SafeTensors.h"
 #include "lib/io/TokenFile.h"
 #include "lib/runtime/Metrics.h"
 
@@ -120,6 +121,24 @@ Error evalWindows(const Flags &f, const SessionMaker &make,
   return Error::success();
 }
 
+/// Whether --tokens-file (safetensors) holds one flat sequence: its tokens
+/// tensor (or its only tensor) of rank 1. Anything else is readTokenFile's
+/// to read or report.
+bool isFlatTokenFile(const std::string &path) {
+  auto file = io::SafeTensors::open(path, io::SafeTensors::Load::Header);
+  if (!file)
+    return false;
+  const io::Tensor *t = file->find("tokens");
+  if (!t && file->tensors().size() == 1)
+    t = &file->tensors().begin()->second;
+  return t && t->shape.size() == 1;
+}
+
+/// The logits a row block of eval holds at most: the file's own shape no
+/// longer decides eval's memory (a 64 x 128 file at vocab 32000 once held
+/// 2.2 GB of logits).
+constexpr double kEvalBlockLogitBytes = 64.0 * (1 << 20);
+
 } // namespace
 
 Error runEval(const Flags &f, const SessionMaker &make) {
@@ -128,8 +147,10 @@ Error runEval(const Flags &f, const SessionMaker &make) {
   auto config = loadConfig(f);
   if (!config)
     return config.takeError();
+  // One flat sequence (tokenize --output writes one) is one long text:
+  // windows of context_length, as the flags below choose otherwise.
   if (f.isGiven("context") || f.isGiven("stride") || f.maxTokens ||
-      !f.tokensDtype.empty())
+      !f.tokensDtype.empty() || isFlatTokenFile(f.tokensFile))
     return evalWindows(f, make, *config);
   auto tokens = io::readTokenFile(f.tokensFile);
   if (!tokens)
@@ -139,24 +160,56 @@ Error runEval(const Flags &f, const SessionMaker &make) {
                      std::to_string(tokens->seq));
   if (Error err = checkTokens(*tokens, *config))
     return err;
-  auto run = setUp(f, {tokens->batch, tokens->seq, true}, make);
+  int64_t vocab = config->vocabSize, seq = tokens->seq;
+  // Rows a block at a time, each block a batch of its own (the rows are
+  // independent sequences): memory is a block's logits whatever the file.
+  int64_t block = std::clamp<int64_t>(
+      int64_t(kEvalBlockLogitBytes / (double(seq) * vocab * sizeof(float))), 1,
+      tokens->batch);
+  auto run = setUp(f, {block, seq, true}, make);
   if (!run)
     return run.takeError();
-  int64_t vocab = run->config.vocabSize, seq = tokens->seq;
-  std::vector<float> logits(tokens->batch * seq * vocab);
-  if (Error err = run->session->step(tokens->ids.data(), seq, logits.data()))
-    return err;
-  if (Error err = checkFinite(*run, logits.data(), logits.size()))
-    return err;
-  double mean = runtime::meanNextTokenCrossEntropy(
-      logits.data(), tokens->ids.data(), tokens->batch, seq, vocab);
+  std::vector<float> logits(size_t(block * seq * vocab));
+  std::vector<int64_t> ids(size_t(block * seq));
+  double loss = 0;
+  auto start = Clock::now();
+  auto lastReport = start;
+  auto report = progressAfter() * 5;
+  for (int64_t first = 0; first < tokens->batch; first += block) {
+    int64_t rows = std::min(block, tokens->batch - first);
+    if (!f.quiet && first > 0 && Clock::now() - lastReport >= report) {
+      lastReport = Clock::now();
+      std::fprintf(stderr, "eval: %lld of %lld rows, %.1f tok/s\n",
+                   (long long)first, (long long)tokens->batch,
+                   double(first * (seq - 1)) / (msSince(start) / 1000));
+    }
+    // A last block short of rows repeats its first row; only `rows` count.
+    for (int64_t r = 0; r < block; ++r) {
+      int64_t from = first + std::min(r, rows - 1);
+      std::copy_n(tokens->ids.begin() + from * seq, seq,
+                  ids.begin() + r * seq);
+    }
+    run->session->reset();
+    if (Error err = run->session->step(ids.data(), seq, logits.data()))
+      return err;
+    if (Error err = checkFinite(*run, logits.data(), rows * seq * vocab))
+      return err;
+    loss += runtime::meanNextTokenCrossEntropy(logits.data(), ids.data(),
+                                               rows, seq, vocab) *
+            double(rows * (seq - 1));
+  }
   long long count = tokens->batch * (seq - 1);
-  std::printf("tokens %lld\ncross-entropy %.6f nats\nperplexity %.4f\n", count,
-              mean, std::exp(mean));
+  double mean = loss / double(count), seconds = msSince(start) / 1000;
+  std::printf("tokens %lld\ncross-entropy %.6f nats\nperplexity %.4f\n"
+              "rows %lld of %lld tokens, %lld a step (%.1f tok/s)\n",
+              count, mean, std::exp(mean), (long long)tokens->batch,
+              (long long)seq, (long long)block, double(count) / seconds);
   if (f.json)
     std::printf("%s\n", jsonObject({{"tokens", int64_t(count)},
                                     {"cross_entropy", mean},
-                                    {"perplexity", std::exp(mean)}})
+                                    {"perplexity", std::exp(mean)},
+                                    {"tok_s", rounded(double(count) / seconds, 3)},
+                                    {"peak_rss_mb", rounded(peakRssMb(), 1)}})
                            .dump(json::Value::Layout::Line)
                            .c_str());
   return Error::success();

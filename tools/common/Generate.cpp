@@ -142,6 +142,9 @@ Expected<GenerateInputs> generateInputs(const Flags &f) {
   if (prompts > 1 || (prompts == 0 && !f.interactive))
     return userError("give exactly one of --prompt-tokens, --prompt, "
                      "--prompt-file and --prompts-file");
+  if (f.interactive && (f.promptFile == "-" || f.promptsFile == "-"))
+    return userError("--interactive reads its lines from standard input: "
+                     "give the prompt another way than a file named '-'");
   if (Error err = checkGenerateFlags(f))
     return err;
   GenerateInputs in;

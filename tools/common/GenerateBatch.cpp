@@ -47,7 +47,7 @@ batchPrompts(const Flags &f, const io::Tokenizer *tokenizer) {
     prompts.assign(f.batch, *ids);
     return prompts;
   }
-  auto read = io::readRegularFile(f.promptsFile, 16 << 20);
+  auto read = io::readInput(f.promptsFile, 16 << 20);
   if (!read)
     return userError("--prompts-file: " + read.takeError().message());
   size_t start = 0, lineNumber = 0;

@@ -71,7 +71,7 @@ Expected<std::string> promptText(const Flags &f) {
   if (f.promptFile.empty())
     return f.prompt;
   // A prompt is text for the tokenizer: 16 MiB bounds the read.
-  auto read = io::readRegularFile(f.promptFile, 16 << 20);
+  auto read = io::readInput(f.promptFile, 16 << 20);
   if (!read)
     return userError("--prompt-file: " + read.takeError().message());
   if (read->empty())

@@ -31,7 +31,7 @@ Error runTrainTokenizer(const Options &o) {
           io::refuseOverwritingInput(o.output, {o.textFile}, "--output"))
     return err;
   // A regular file only (a FIFO would block), and a bounded one.
-  auto text = io::readRegularFile(o.textFile, uint64_t(1) << 32);
+  auto text = io::readInput(o.textFile, uint64_t(1) << 32);
   if (!text)
     return flagError("--text-file: " + text.takeError().message());
 

@@ -225,7 +225,7 @@ Error runTokenize(const Options &o) {
   std::string text = o.text;
   if (!o.textFile.empty()) {
     // A regular file only (a FIFO would block), and a bounded one.
-    auto read = io::readRegularFile(o.textFile, uint64_t(1) << 32);
+    auto read = io::readInput(o.textFile, uint64_t(1) << 32);
     if (!read)
       return flagError("--text-file: " + read.takeError().message());
     text = std::move(*read);
