@@ -42,6 +42,25 @@ std::string compileArtifact(const model::Config &config = smallConfig()) {
   return path.str().str();
 }
 
+/// An artifact's model, seeded weights and a session of one sequence,
+/// freed together; `ok` says whether each was made.
+struct Opened {
+  explicit Opened(const std::string &path, uint64_t seed = 0) {
+    ok = tlm_model_load(path.c_str(), &model) == TLM_OK &&
+         tlm_weights_from_seed(model, seed, &weights) == TLM_OK &&
+         tlm_session_create(model, weights, 1, &session) == TLM_OK;
+  }
+  ~Opened() {
+    tlm_session_free(session);
+    tlm_weights_free(weights);
+    tlm_model_free(model);
+  }
+  tlm_model *model = nullptr;
+  tlm_weights *weights = nullptr;
+  tlm_session *session = nullptr;
+  bool ok = false;
+};
+
 TEST(CApi, SeededAndCallerWeightsGiveTheSameLogits) {
   std::string path = compileArtifact();
   tlm_model *model = nullptr;
@@ -223,23 +242,20 @@ TEST(CApi, StatusesComeFromTheFailureNotItsWords) {
 
 TEST(CApi, HugeCountsAndNonFiniteWeightsAreRefused) {
   std::string path = compileArtifact();
-  tlm_model *model = nullptr;
-  ASSERT_EQ(tlm_model_load(path.c_str(), &model), TLM_OK);
-  tlm_weights *w = nullptr;
-  ASSERT_EQ(tlm_weights_from_seed(model, 0, &w), TLM_OK);
-  tlm_session *s = nullptr;
-  ASSERT_EQ(tlm_session_create(model, w, 1, &s), TLM_OK);
+  Opened seeded(path);
+  ASSERT_TRUE(seeded.ok) << tlm_last_error();
+  tlm_model *model = seeded.model;
   std::vector<float> logits(48);
   int64_t id = 1;
-  ASSERT_EQ(tlm_session_decode(s, &id, 1, logits.data()), TLM_OK);
+  ASSERT_EQ(tlm_session_decode(seeded.session, &id, 1, logits.data()), TLM_OK);
   // past + count would wrap to a small number and pass a naive check, then
   // read far past `ids`.
-  EXPECT_EQ(tlm_session_decode(s, &id, INT64_MAX, logits.data()),
+  EXPECT_EQ(tlm_session_decode(seeded.session, &id, INT64_MAX, logits.data()),
             TLM_ERROR_ARGUMENT);
   EXPECT_NE(std::string(tlm_last_error()).find("context_length"),
             std::string::npos);
-  EXPECT_EQ(tlm_session_position(s), 1);
-  tlm_session_free(s);
+  EXPECT_EQ(tlm_session_position(seeded.session), 1);
+  tlm_session *s = nullptr;
 
   // NaN in the caller's weights: tlm-run refuses such a file, and so does
   // the C API, naming the weight.
@@ -264,8 +280,6 @@ TEST(CApi, HugeCountsAndNonFiniteWeightsAreRefused) {
       << tlm_last_error();
   tlm_session_free(s);
   tlm_weights_free(poisoned);
-  tlm_weights_free(w);
-  tlm_model_free(model);
   llvm::sys::fs::remove(path);
 }
 
@@ -275,48 +289,31 @@ TEST(CApi, AReplacedFileIsLoadedAnewWhileTheOldIsOpen) {
   // back the library already loaded under that name: the model loaded now
   // must be the new file's.
   std::string path = compileArtifact();
-  tlm_model *first = nullptr;
-  ASSERT_EQ(tlm_model_load(path.c_str(), &first), TLM_OK);
-  tlm_weights *w = nullptr;
-  ASSERT_EQ(tlm_weights_from_seed(first, 0, &w), TLM_OK);
-  tlm_session *s = nullptr;
-  ASSERT_EQ(tlm_session_create(first, w, 1, &s), TLM_OK);
+  Opened first(path);
+  ASSERT_TRUE(first.ok) << tlm_last_error();
   model::Config other = smallConfig();
   other.vocabSize = 64;
   std::string replacement = compileArtifact(other);
   ASSERT_FALSE(llvm::sys::fs::rename(replacement, path));
-  tlm_model *second = nullptr;
-  ASSERT_EQ(tlm_model_load(path.c_str(), &second), TLM_OK);
-  EXPECT_EQ(tlm_model_vocab_size(second), 64);
-  tlm_weights *w2 = nullptr;
-  ASSERT_EQ(tlm_weights_from_seed(second, 0, &w2), TLM_OK);
-  tlm_session *s2 = nullptr;
-  ASSERT_EQ(tlm_session_create(second, w2, 1, &s2), TLM_OK);
+  Opened second(path);
+  ASSERT_TRUE(second.ok) << tlm_last_error();
+  EXPECT_EQ(tlm_model_vocab_size(second.model), 64);
   std::vector<float> logits(64);
   int64_t id = 50; // in the new vocabulary, past the old one's 48
-  EXPECT_EQ(tlm_session_decode(s2, &id, 1, logits.data()), TLM_OK)
+  EXPECT_EQ(tlm_session_decode(second.session, &id, 1, logits.data()), TLM_OK)
       << tlm_last_error();
   // The first session still runs its own code.
   std::vector<float> old(48);
   int64_t oldId = 1;
-  EXPECT_EQ(tlm_session_decode(s, &oldId, 1, old.data()), TLM_OK);
-  tlm_session_free(s2);
-  tlm_weights_free(w2);
-  tlm_model_free(second);
-  tlm_session_free(s);
-  tlm_weights_free(w);
-  tlm_model_free(first);
+  EXPECT_EQ(tlm_session_decode(first.session, &oldId, 1, old.data()), TLM_OK);
   llvm::sys::fs::remove(path);
 }
 
 TEST(CApi, ThreadsSharingASessionTakeTurns) {
   std::string path = compileArtifact();
-  tlm_model *model = nullptr;
-  ASSERT_EQ(tlm_model_load(path.c_str(), &model), TLM_OK);
-  tlm_weights *w = nullptr;
-  ASSERT_EQ(tlm_weights_from_seed(model, 0, &w), TLM_OK);
-  tlm_session *s = nullptr;
-  ASSERT_EQ(tlm_session_create(model, w, 1, &s), TLM_OK);
+  Opened opened(path);
+  ASSERT_TRUE(opened.ok) << tlm_last_error();
+  tlm_session *s = opened.session;
   // Four threads, four tokens each, on one session of context 16: every
   // call whole (the cache grows by one token a call), none lost.
   std::vector<std::thread> threads;
@@ -332,9 +329,6 @@ TEST(CApi, ThreadsSharingASessionTakeTurns) {
     t.join();
   EXPECT_EQ(ok.load(), 16);
   EXPECT_EQ(tlm_session_position(s), 16);
-  tlm_session_free(s);
-  tlm_weights_free(w);
-  tlm_model_free(model);
   llvm::sys::fs::remove(path);
 }
 
