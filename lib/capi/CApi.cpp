@@ -254,9 +254,11 @@ static tlm_status step(tlm_session *session, const int64_t *ids, int64_t count,
   // does not overflow.
   const model::Config &c = session->weights->model->config;
   int64_t rows = s.batch() * (lastOnly ? 1 : count);
+  // The step has run: the session is past these tokens (docs/c-api.md).
   if (Error bad = runtime::checkLogitsFinite(c, session->weights->pointers,
                                              logits, rows * c.vocabSize))
-    return fail(TLM_ERROR_FILE, std::move(bad));
+    return fail(bad.exitCode() == 2 ? TLM_ERROR_INTERNAL : TLM_ERROR_FILE,
+                std::move(bad));
   return TLM_OK;
 }
 

@@ -67,6 +67,9 @@ std::optional<std::string> readEntry(const std::string &path,
   std::string data;
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
     whyBad = "is not a regular file";
+  else if (st.st_uid != ::geteuid())
+    // Its objects would be linked and run: only our own are.
+    whyBad = "belongs to another user";
   else if (uint64_t(st.st_size) > kMaxEntry)
     whyBad = "is larger than any entry";
   else {
@@ -132,6 +135,14 @@ CompileCache::load(llvm::StringRef key, std::string *whyBad) const {
 
 std::optional<std::vector<Bytes>>
 CompileCache::parse(llvm::StringRef key, std::string &whyBad) const {
+  // A folder others may write in can hold anything under any name.
+  struct stat dir;
+  if (::stat(dir_.c_str(), &dir) == 0 &&
+      (dir.st_uid != ::geteuid() || (dir.st_mode & (S_IWGRP | S_IWOTH)))) {
+    whyBad = "is in a folder other users may write (" + dir_ +
+             "): the cache is not read there";
+    return std::nullopt;
+  }
   std::optional<std::string> file = readEntry(pathFor(key), whyBad);
   if (!file)
     return std::nullopt;

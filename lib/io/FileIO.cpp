@@ -323,9 +323,11 @@ Error refuseOverwritingInput(const std::string &output,
   struct stat out;
   if (::stat(output.c_str(), &out) != 0)
     return Error::success(); // a new file is no input
-  // The folder the output is in: an input given as a folder (a tokenizer's,
+  // The folder the output is in (where it really is: a link into an input
+  // folder is written through): an input given as a folder (a tokenizer's,
   // read file by file) has every file in it as an input.
-  std::string parent = output;
+  char real[PATH_MAX];
+  std::string parent = ::realpath(output.c_str(), real) ? real : output;
   size_t slash = parent.find_last_of('/');
   parent = slash == std::string::npos ? "."
            : slash == 0               ? "/"

@@ -566,11 +566,29 @@ Error HfTokenizer::readAddedToken(const json::Value &t, size_t count,
   // token's text and corrupt decoding; the library renumbers it (with a
   // warning), and so does this.
   const std::string &text = content->asString();
+  // The vocab is looked up by the content as written, as the library does:
+  // byte-level vocabularies key `ids` by the bytes a token spells, so the
+  // content is read through the alphabet first (" hello" is no vocab
+  // token; "Ġhello" is).
+  std::string key = text;
+  bool spelled = true;
+  if (byteLevel) {
+    std::string bytes;
+    spelled = ByteAlphabet().unspell(text, bytes);
+    if (spelled)
+      key = bytes;
+  }
+  auto inVocab = ids.find(key);
+  // Content outside the alphabet names a vocab token only when that token
+  // was written so too (a special spelled as it is, Kind::Added here).
+  if (inVocab != ids.end() && !spelled &&
+      kinds[inVocab->second] == Kind::Normal)
+    inVocab = ids.end();
   int32_t n;
   if (int32_t earlier = addedId(text); earlier >= 0)
     n = earlier;
-  else if (auto it = ids.find(text); it != ids.end())
-    n = it->second;
+  else if (inVocab != ids.end())
+    n = inVocab->second;
   else
     n = lastAddedId >= int32_t(vocabEntries) ? lastAddedId + 1
                                              : int32_t(vocabEntries);

@@ -88,9 +88,9 @@ bool within(const std::filesystem::path &path,
 
 /// An error when `file`, a file of the model folder `dir`, is a link that
 /// leads out of it (or around in a loop). The Hugging Face cache's layout
-/// is the one way out allowed: a snapshot's files link to the blobs/
-/// folder two levels up (hub/models--X/snapshots/REV -> ../../blobs/SHA).
-/// A missing file is the reader's to report.
+/// is the one way out allowed: a file in a repository's blobs/ folder
+/// (hub/models--ORG--NAME/blobs/SHA), where snapshots and --local-dir
+/// downloads link. A missing file is the reader's to report.
 Error checkInsideFolder(const std::string &dir, const std::string &file) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -104,9 +104,12 @@ Error checkInsideFolder(const std::string &dir, const std::string &file) {
     return fail(dir + ": " + ec.message());
   if (within(real, home))
     return Error::success();
-  fs::path snapshots = home.parent_path();
-  if (snapshots.filename() == "snapshots" &&
-      within(real, snapshots.parent_path() / "blobs"))
+  // The hub cache's blobs/ of a repository (models--ORG--NAME/blobs/SHA):
+  // where a snapshot's files, and those `huggingface-cli download
+  // --local-dir` linked, really are.
+  fs::path blobs = real.parent_path();
+  if (blobs.filename() == "blobs" &&
+      blobs.parent_path().filename().string().rfind("models--", 0) == 0)
     return Error::success();
   return fail(file + " links to " + real.string() + ", outside " + dir +
               " (the model's files must be in its folder)");

@@ -323,18 +323,25 @@ Error writeModelFolder(
       return err;
   if (Error err = files.back().write(configToJson(config)))
     return err;
-  for (io::AtomicFile &file : files)
-    if (Error err = file.commit())
-      return err;
+  // Every byte written: now the folder changes. An old config.json goes
+  // first (it would claim old weights whole should a later rename fail),
+  // and the stale files with it; config.json comes back last.
+  auto removeFile = [&](const std::string &path) {
+    if (std::filesystem::is_regular_file(
+            std::filesystem::symlink_status(path, ec)))
+      std::filesystem::remove(path, ec);
+  };
+  removeFile(configPath);
   for (const std::string &name : stale) {
     bool written = false;
     for (const ModelFile &f : extra)
       written |= f.name == name;
-    std::string path = outDir + "/" + name;
-    if (!written && std::filesystem::is_regular_file(
-                        std::filesystem::symlink_status(path, ec)))
-      std::filesystem::remove(path, ec);
+    if (!written)
+      removeFile(outDir + "/" + name);
   }
+  for (io::AtomicFile &file : files)
+    if (Error err = file.commit())
+      return err;
   return Error::success();
 }
 

@@ -202,9 +202,9 @@ Error checkArtifactFile(const std::string &path, int fd) {
   const char *trailer = data.data() + size - kArtifactTrailerSize;
   if (std::memcmp(trailer, kArtifactTrailerMagic,
                   sizeof(kArtifactTrailerMagic)) != 0)
-    return artifactError(path, "is damaged or cut short, or not a tlm "
-                               "artifact (no checksum at its end): compile "
-                               "it again");
+    return artifactError(path, "is damaged or cut short, or written by a "
+                               "tlm older than its checksum (no checksum at "
+                               "its end): compile it again");
   Checksum sum;
   sum.add(data.data(), size - 8);
   uint64_t stored = 0;
@@ -243,14 +243,29 @@ Error checkArtifactFile(const std::string &path, int fd) {
 /// hands back a library already loaded under the same name without looking
 /// at the file, so a path whose file was replaced while a handle is open
 /// would give the old library. /proc/self/fd/N names exactly the file
-/// checked (no swap between the check and the load), and stays unique
-/// while the fd is open. Without /proc, the resolved path.
-std::string loadName(const std::string &path, int fd) {
-  std::string name = "/proc/self/fd/" + std::to_string(fd);
+/// checked (no swap between the check and the load), unique while the fd
+/// is open once no loaded library carries it. Without /proc, the resolved
+/// path. `fd` may be moved to another number.
+std::string loadName(const std::string &path, int &fd) {
   struct stat byName, byFd;
-  if (::stat(name.c_str(), &byName) == 0 && ::fstat(fd, &byFd) == 0 &&
-      byName.st_ino == byFd.st_ino && byName.st_dev == byFd.st_dev)
-    return name;
+  for (int tries = 0; tries < 64; ++tries) {
+    std::string name = "/proc/self/fd/" + std::to_string(fd);
+    if (::stat(name.c_str(), &byName) != 0 || ::fstat(fd, &byFd) != 0 ||
+        byName.st_ino != byFd.st_ino || byName.st_dev != byFd.st_dev)
+      break; // no /proc
+    // A library still loaded may carry this name from an earlier fd of the
+    // same number (glibc records every name a library was opened by): then
+    // the fd moves to a number whose name is free.
+    void *taken = ::dlopen(name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (!taken)
+      return name;
+    ::dlclose(taken);
+    int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);
+    if (moved < 0)
+      break;
+    ::close(fd);
+    fd = moved;
+  }
   char absolute[PATH_MAX];
   return ::realpath(path.c_str(), absolute) ? absolute : path;
 }

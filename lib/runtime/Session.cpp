@@ -125,10 +125,10 @@ Error checkSignatures(const std::string &path, const ArtifactManifest &m,
                            ")");
     };
     if (e.numInputs != inputs || e.shapes.size() != inputs + outputs)
-      return bad(std::to_string(e.numInputs) + " inputs and " +
-                 std::to_string(e.shapes.size() - e.numInputs) +
-                 " outputs, expected " + std::to_string(inputs) + " and " +
-                 std::to_string(outputs));
+      return bad(std::to_string(e.shapes.size()) + " buffers, " +
+                 std::to_string(e.numInputs) + " of them inputs, expected " +
+                 std::to_string(inputs + outputs) + ", " +
+                 std::to_string(inputs) + " inputs");
     auto rowsOf = [&](size_t i, int64_t width) {
       const std::vector<int64_t> &s = e.shapes[i];
       return s.size() == 3 && s[2] == width;
@@ -370,8 +370,11 @@ Error checkLogitsFinite(const model::Config &config,
                          (std::isnan(v) ? "NaN" : "Inf") + " at element " +
                          std::to_string(j));
   }
-  return makeError("the logits are not finite (" + where +
-                   "): the weights are finite, so the model overflows f32");
+  // Not the weights' fault: a failure of the computation (exit code 2,
+  // the C API's TLM_ERROR_INTERNAL).
+  return Error::withExitCode(2, "the logits are not finite (" + where +
+                                    "): the weights are finite, so the "
+                                    "model overflows f32");
 }
 
 } // namespace tlm::runtime

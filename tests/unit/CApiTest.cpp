@@ -10,6 +10,7 @@
 
 #include "llvm/Support/FileSystem.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -307,6 +308,32 @@ TEST(CApi, AReplacedFileIsLoadedAnewWhileTheOldIsOpen) {
   int64_t oldId = 1;
   EXPECT_EQ(tlm_session_decode(first.session, &oldId, 1, old.data()), TLM_OK);
   llvm::sys::fs::remove(path);
+}
+
+TEST(CApi, AnotherArtifactLoadsWhereAFreedHandlesFdWas) {
+  // Two sessions on X load it under two /proc/self/fd names (glibc keeps
+  // both on X's record); one is freed, so its fd number comes free while
+  // its name still leads to X. Y, opened next on that number, must load
+  // as Y.
+  std::string x = compileArtifact();
+  model::Config other = smallConfig();
+  other.vocabSize = 64;
+  std::string y = compileArtifact(other);
+  Opened kept(x);
+  ASSERT_TRUE(kept.ok) << tlm_last_error();
+  auto freed = std::make_unique<Opened>(x);
+  ASSERT_TRUE(freed->ok) << tlm_last_error();
+  freed.reset();
+  Opened second(y);
+  ASSERT_TRUE(second.ok) << tlm_last_error();
+  EXPECT_EQ(tlm_model_vocab_size(second.model), 64);
+  std::vector<float> logits(64);
+  int64_t id = 50;
+  EXPECT_EQ(tlm_session_decode(second.session, &id, 1, logits.data()),
+            TLM_OK)
+      << tlm_last_error();
+  llvm::sys::fs::remove(x);
+  llvm::sys::fs::remove(y);
 }
 
 TEST(CApi, ThreadsSharingASessionTakeTurns) {

@@ -43,6 +43,12 @@ size_t utf8Length(std::string_view s) {
   for (size_t i = 1; i < n; ++i)
     if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80)
       return 0;
+  // Well-formed only (Unicode's table 3-7): no overlong form (E0 80 9B
+  // would be ESC in disguise), no surrogate, nothing past U+10FFFF.
+  unsigned char second = s[1];
+  if ((c == 0xE0 && second < 0xA0) || (c == 0xED && second > 0x9F) ||
+      (c == 0xF0 && second < 0x90) || (c == 0xF4 && second > 0x8F))
+    return 0;
   return n;
 }
 
@@ -361,7 +367,7 @@ int finishStdout(int code, int failedErrno) {
 Error checkFinite(const Run &run, const float *logits, int64_t count) {
   if (Error err = runtime::checkLogitsFinite(
           run.config, run.weights.pointers(), logits, count))
-    return userError(err.message());
+    return userError(err.message()); // exit 1 either way, as it always was
   return Error::success();
 }
 
@@ -407,8 +413,14 @@ Expected<Run> setUp(const Flags &f, const RunShape &shape,
     double activations = runtime::Session::activationBytes(
         *config, batch, shape.seq, f.threads, shape.everyPosition);
     double compile = f.artifact.empty() ? kCompileAllowanceBytes : 0;
+    // An artifact runs on the threads it was compiled for, not --threads's
+    // default.
+    int threadCount = f.threads;
+    if (!f.artifact.empty())
+      if (auto manifest = runtime::readArtifactManifest(f.artifact))
+        threadCount = manifest->threads;
     double threads = model::memoryLimit().countsReservations
-                         ? double(f.threads - 1) * kThreadReservationBytes
+                         ? double(threadCount - 1) * kThreadReservationBytes
                          : 0;
     std::string parts =
         formatString("this run (weights %.2f GB, KV cache %.2f GB, logits "
@@ -416,8 +428,8 @@ Expected<Run> setUp(const Flags &f, const RunShape &shape,
                      weights / 1e9, kv / 1e9, logits / 1e9, activations / 1e9,
                      compile / 1e9);
     if (threads > 0)
-      parts += formatString(", %d threads' stacks ~%.2f GB",
-                            f.threads, threads / 1e9);
+      parts += formatString(", %d threads' stacks ~%.2f GB", threadCount,
+                            threads / 1e9);
     std::string shortfall = model::memoryShortfall(
         weights + kv + logits + activations + compile + threads,
         parts + ")");

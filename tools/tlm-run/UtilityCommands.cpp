@@ -197,7 +197,7 @@ Error runImportHf(const Options &o) {
                << model::dtypeName(config->dtype) << ")\n";
   if (!extra.empty())
     llvm::outs() << "wrote " << stale << " (" << tokens << " tokens)\n";
-  if (hadStale)
+  if (hadStale && !llvm::sys::fs::exists(stale))
     llvm::errs() << "note: removed " << stale
                  << ", an earlier import's, which does not fit this model\n";
   return Error::success();

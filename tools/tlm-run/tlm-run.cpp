@@ -228,7 +228,11 @@ Error parseMlirFlags(const char *argv0, const std::string &name,
     std::rewind(caught);
     char buf[1024];
     size_t n = std::fread(buf, 1, sizeof(buf), caught);
-    parseErrors = std::string(buf, n) + parseErrors;
+    // A parse that went through keeps what it said (a warning) on stderr.
+    if (parsed)
+      std::fwrite(buf, 1, n, stderr);
+    else
+      parseErrors = std::string(buf, n) + parseErrors;
   }
   if (caught)
     std::fclose(caught);
