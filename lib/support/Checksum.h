@@ -2,7 +2,7 @@
 //
 // What an artifact carries after its last byte so the runtime can tell a
 // whole file from a truncated or damaged one before dlopen maps it
-// (docs/artifacts.md#the-file): the compiler writes it, the LLVM-free
+// (docs/artifacts.md#what-is-in-one): the compiler writes it, the LLVM-free
 // runtime checks it, so it lives here. Not cryptographic: it catches
 // accidents (a cut copy, a flipped bit), not a forger.
 //
