@@ -442,4 +442,22 @@ llvm::Expected<void (*)(void **)> CpuCode::lookupPacked(llvm::StringRef entry) {
   return addr->toPtr<void (*)(void **)>();
 }
 
+llvm::Expected<std::string>
+CpuCode::assembly(llvm::Module &m, llvm::orc::JITTargetMachineBuilder machine,
+                  unsigned optLevel) {
+  disableLoopStrengthReduction();
+  auto tm = machine.createTargetMachine();
+  if (!tm)
+    return tm.takeError();
+  optimize(m, **tm, optLevel, /*loopTransforms=*/false);
+  llvm::SmallString<0> text;
+  llvm::raw_svector_ostream os(text);
+  llvm::legacy::PassManager pm;
+  if ((*tm)->addPassesToEmitFile(pm, os, nullptr,
+                                 llvm::CodeGenFileType::AssemblyFile))
+    return llvm::createStringError("the host target cannot emit assembly");
+  pm.run(m);
+  return text.str().str();
+}
+
 } // namespace tlm::runtime

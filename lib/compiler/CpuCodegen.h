@@ -81,6 +81,12 @@ public:
        llvm::orc::JITTargetMachineBuilder machine,
        llvm::ArrayRef<std::string> sharedLibs);
 
+  /// `m` optimized at `optLevel` as the JIT optimizes it, then as assembly
+  /// text for `machine` (tlm-run emit --stage asm).
+  static llvm::Expected<std::string>
+  assembly(llvm::Module &m, llvm::orc::JITTargetMachineBuilder machine,
+           unsigned optLevel);
+
   /// The packed wrapper of `entry`.
   llvm::Expected<void (*)(void **)> lookupPacked(llvm::StringRef entry);
 

@@ -167,6 +167,24 @@ llvm::Error checkCpuName(const std::string &cpu) {
   return forCpu(*machine, cpu, features);
 }
 
+llvm::Expected<std::string> hostCodeText(ModuleOp module, bool assembly) {
+  initNativeTarget();
+  auto machine = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!machine)
+    return machine.takeError();
+  auto translated = translateFor(module, *machine);
+  if (!translated)
+    return translated.takeError();
+  if (!translated->module)
+    return llvm::createStringError("translation to LLVM IR failed");
+  if (assembly)
+    return CpuCode::assembly(*translated->module, *machine, /*optLevel=*/3);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  translated->module->print(os, nullptr);
+  return text;
+}
+
 unsigned defaultCompileThreads() {
   return std::max(1u, std::thread::hardware_concurrency());
 }

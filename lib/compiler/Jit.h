@@ -42,6 +42,11 @@ enum class Target { Cpu, Cuda };
 /// (ArtifactRequest::cpu).
 llvm::Error checkCpuName(const std::string &cpu);
 
+/// `module`, lowered to the LLVM dialect, as the host's code generation
+/// sees it (tlm-run emit): LLVM IR as translated, before LLVM's own
+/// passes, or with `assembly` the host's assembly after them at O3.
+llvm::Expected<std::string> hostCodeText(mlir::ModuleOp module, bool assembly);
+
 /// The host's cores (at least 1).
 unsigned defaultCompileThreads();
 

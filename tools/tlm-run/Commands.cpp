@@ -85,9 +85,13 @@ Error runEmit(const Options &o) {
   auto config = loadConfig(o);
   if (!config)
     return config.takeError();
-  if (o.stage != "tlm" && o.stage != "linalg" && o.stage != "llvm")
-    return flagError("--stage must be tlm, linalg or llvm, found '" + o.stage +
-                     "'");
+  static const char *const kStages[] = {"tlm", "linalg", "llvm", "llvm-ir",
+                                         "asm", "gpu"};
+  if (std::find(std::begin(kStages), std::end(kStages), o.stage) ==
+      std::end(kStages))
+    return flagError("--stage must be tlm, linalg, llvm, llvm-ir, asm or gpu, "
+                     "found '" + o.stage + "'");
+  bool hostCode = o.stage == "llvm-ir" || o.stage == "asm";
   mlir::DialectRegistry registry;
   runtime::registerAll(registry);
   mlir::MLIRContext ctx(registry);
@@ -106,6 +110,8 @@ Error runEmit(const Options &o) {
     mlir::PassManager pm(&ctx);
     if (o.stage == "linalg")
       mlir::tlm::buildLinalgPipeline(pm);
+    else if (o.stage == "gpu")
+      mlir::tlm::buildGpuPipeline(pm);
     else
       mlir::tlm::buildCpuPipeline(pm);
     // --mlir-timing as in a compile (JitFlags.cpp): the report comes when
@@ -120,6 +126,14 @@ Error runEmit(const Options &o) {
     if (failed(pm.run(*module)))
       return Error::withExitCode(2,
                                          "the " + o.stage + " pipeline failed");
+  }
+  if (hostCode) {
+    auto text = runtime::hostCodeText(*module, o.stage == "asm");
+    if (!text)
+      return Error::withExitCode(2, "--stage " + o.stage + ": " +
+                                        llvm::toString(text.takeError()));
+    llvm::outs() << *text;
+    return Error::success();
   }
   module->print(llvm::outs());
   llvm::outs() << "\n";
