@@ -72,20 +72,10 @@ std::optional<std::string> readEntry(const std::string &path,
     whyBad = "belongs to another user";
   else if (uint64_t(st.st_size) > kMaxEntry)
     whyBad = "is larger than any entry";
-  else {
-    data.resize(size_t(st.st_size));
-    size_t done = 0;
-    while (done < data.size()) {
-      ssize_t n = ::read(fd, data.data() + done, data.size() - done);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        break;
-      done += size_t(n);
-    }
-    if (done != data.size())
-      whyBad = "could not be read whole";
-  }
+  else if (auto read = io::readToEnd(fd, path, kMaxEntry))
+    data = std::move(*read);
+  else
+    whyBad = "could not be read whole";
   ::close(fd);
   if (!whyBad.empty())
     return std::nullopt;

@@ -116,31 +116,32 @@ Expected<int> openRegularFile(const std::string &path) {
   return fd;
 }
 
+Expected<std::string> readToEnd(int fd, const std::string &name,
+                                uint64_t maxBytes) {
+  std::string data;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return fileError(name,
+                       std::string("cannot read: ") + std::strerror(errno));
+    if (n == 0)
+      return data;
+    if (data.size() + size_t(n) > maxBytes)
+      return fileError(name, "is larger than " + std::to_string(maxBytes) +
+                                 " bytes, the most this file may hold");
+    data.append(buf, size_t(n));
+  }
+}
+
 Expected<std::string> readRegularFile(const std::string &path,
                                       uint64_t maxBytes) {
   Expected<int> fd = openRegularFile(path);
   if (!fd)
     return fd.takeError();
-  std::string data;
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(*fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(*fd);
-      return fileError(path, std::string("cannot read: ") + std::strerror(err));
-    }
-    if (n == 0)
-      break;
-    if (data.size() + n > maxBytes) {
-      ::close(*fd);
-      return fileError(path, "is larger than " + std::to_string(maxBytes) +
-                                 " bytes, the most this file may hold");
-    }
-    data.append(buf, n);
-  }
+  Expected<std::string> data = readToEnd(*fd, path, maxBytes);
   ::close(*fd);
   return data;
 }
@@ -165,23 +166,7 @@ Error checkFileOutput(const std::string &path) {
 Expected<std::string> readInput(const std::string &path, uint64_t maxBytes) {
   if (path != "-")
     return readRegularFile(path, maxBytes);
-  std::string data;
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(0, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      return makeError(std::string("standard input: cannot read: ") +
-                       std::strerror(errno));
-    if (n == 0)
-      return data;
-    if (data.size() + size_t(n) > maxBytes)
-      return makeError("standard input: more than " +
-                       std::to_string(maxBytes) +
-                       " bytes, the most this input may hold");
-    data.append(buf, size_t(n));
-  }
+  return readToEnd(0, "standard input", maxBytes);
 }
 
 Expected<AtomicFile> AtomicFile::create(const std::string &given) {

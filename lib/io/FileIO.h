@@ -35,6 +35,11 @@ Expected<int> openRegularFile(const std::string &path);
 Expected<std::string> readRegularFile(const std::string &path,
                                       uint64_t maxBytes);
 
+/// What is left to read of `fd`, at most `maxBytes` (else an error naming
+/// `name`, as every bounded read here says it).
+Expected<std::string> readToEnd(int fd, const std::string &name,
+                                uint64_t maxBytes);
+
 /// readRegularFile, or with `path` "-" standard input (a pipe, a terminal,
 /// a redirected file): read to its end, at most `maxBytes`.
 Expected<std::string> readInput(const std::string &path, uint64_t maxBytes);

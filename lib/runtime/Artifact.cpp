@@ -2,17 +2,16 @@
 
 #include "lib/runtime/Artifact.h"
 
+#include "lib/io/FileIO.h"
 #include "lib/runtime/CpuFeatures.h"
 #include "lib/runtime/cuda/CudaRuntime.h"
 
-#include "lib/support/Json.h"
-
 #include "lib/support/Checksum.h"
+#include "lib/support/Json.h"
 
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -143,15 +142,6 @@ Expected<ArtifactManifest> fromJson(const std::string &path, const char *text) {
   return m;
 }
 
-/// The cores this process may run on (its affinity mask).
-int usableCores() {
-  cpu_set_t set;
-  if (::sched_getaffinity(0, sizeof(set), &set) == 0)
-    return std::max(1, CPU_COUNT(&set));
-  long n = ::sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? int(n) : 1;
-}
-
 /// The ELF machine this runtime runs.
 constexpr uint16_t kHostMachine =
 #if defined(__x86_64__)
@@ -161,21 +151,6 @@ constexpr uint16_t kHostMachine =
 #else
     EM_NONE;
 #endif
-
-/// Reads all of the open file `fd` (`size` bytes).
-bool readAll(int fd, std::string &data, size_t size) {
-  data.resize(size);
-  size_t done = 0;
-  while (done < size) {
-    ssize_t n = ::pread(fd, data.data() + done, size - done, off_t(done));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    done += size_t(n);
-  }
-  return true;
-}
 
 /// Whether the open file `fd` is a whole artifact, before dlopen maps it (a
 /// cut or damaged shared library kills the process with SIGBUS or SIGSEGV
@@ -193,9 +168,10 @@ Error checkArtifactFile(const std::string &path, int fd) {
   if (size < sizeof(Elf64_Ehdr) + kArtifactTrailerSize)
     return artifactError(path, "is not a shared library (too short to be "
                                "one)");
-  std::string data;
-  if (!readAll(fd, data, size_t(size)))
+  auto read = io::readToEnd(fd, path, kMaxArtifact);
+  if (!read || read->size() != size)
     return artifactError(path, "cannot be read");
+  const std::string &data = *read;
   if (std::memcmp(data.data(), ELFMAG, SELFMAG) != 0)
     return artifactError(path, "is not a shared library (tlm-run compile "
                                "writes an artifact as one)");

@@ -2,6 +2,8 @@
 
 #include "lib/runtime/CpuFeatures.h"
 
+#include <sched.h>
+
 #include <cstdint>
 #include <string>
 
@@ -10,6 +12,13 @@
 #endif
 
 namespace tlm::runtime {
+
+int usableCores() {
+  cpu_set_t set;
+  if (::sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+    return CPU_COUNT(&set);
+  return 1;
+}
 
 #if defined(__x86_64__)
 namespace {

@@ -39,6 +39,10 @@ FeatureKind featureKind(std::string_view name);
 /// The names hostHasFeature() knows.
 std::vector<std::string> checkableFeatures();
 
+/// The cores this process may run on (its affinity mask), at least 1: the
+/// bound of --threads and of an artifact's thread count.
+int usableCores();
+
 /// This process's architecture as the first component of an LLVM triple
 /// ("x86_64", "aarch64", ...).
 std::string hostArchitecture();

@@ -2,6 +2,8 @@
 
 #include "tools/common/Flags.h"
 
+#include "lib/runtime/CpuFeatures.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cerrno>
@@ -282,12 +284,7 @@ std::string flagHelp(uint32_t command, bool compiler) {
 
 const char *version() { return TLM_VERSION; }
 
-int availableCores() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-    return CPU_COUNT(&set);
-  return 1;
-}
+int availableCores() { return runtime::usableCores(); }
 
 double currentRssMb() {
   // statm's second field: resident pages.
