@@ -14,6 +14,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/tlm-run/RunDir.h"
+#include "tools/tlm-run/TrainRanks.h"
+#include "tools/tlm-run/TrainReport.h"
 #include "tools/tlm-run/TrainSupport.h"
 
 #include "lib/io/FileIO.h"
@@ -23,18 +25,11 @@
 #include "lib/runtime/Schedule.h"
 #include "lib/support/Json.h"
 
-#include "llvm/Support/Signals.h"
-
-#include <unistd.h>
-
-#include <chrono>
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <optional>
-#include <thread>
 
 namespace tlm::cli {
 
@@ -62,100 +57,6 @@ Expected<runtime::Schedule> scheduleOf(const Options &o) {
   s.decayEnd = std::max<int64_t>(o.steps - 1, o.warmup);
   return s;
 }
-
-/// What a run reports: one line a step on stderr (unless --quiet or
-/// --json), and with --json one object on stdout at the end.
-class Report {
-public:
-  /// A run whose loop starts now at step `first` (0, or a resumed
-  /// checkpoint's).
-  /// A run of `ranks` processes (under mpirun).
-  Report(const Options &o, int ranks = 1)
-      : o(o), ranks(ranks), start(Clock::now()) {}
-
-  /// The loop starts now, at step `from`.
-  void startAt(int64_t from) {
-    first = from;
-    start = Clock::now();
-  }
-
-  /// Step `s` of `steps`, which took `ms` (the step alone: no batch
-  /// drawing, evaluation or checkpoint).
-  void step(int64_t s, int64_t steps, const runtime::StepResult &r,
-            double lr, double ms, int64_t tokensPerStep) {
-    stepMs += ms;
-    double tokS = double(tokensPerStep) / (ms / 1e3);
-    losses.push(double(r.loss));
-    norms.push(double(r.gradNorm));
-    lrs.push(lr);
-    if (o.quiet || o.json)
-      return;
-    double elapsed = msSince(start) / 1e3;
-    double eta = elapsed / double(s - first) * double(steps - s);
-    std::fprintf(stderr,
-                 "step %lld/%lld: loss %.6f, lr %.3g, grad norm %.4f, "
-                 "%.0f tok/s, %s elapsed, ETA %s\n",
-                 (long long)s, (long long)steps, r.loss, lr, r.gradNorm, tokS,
-                 duration(elapsed).c_str(), duration(eta).c_str());
-  }
-
-  /// "42.0 s", "3m05s", "1h02m".
-  static std::string duration(double seconds) {
-    char text[32];
-    if (seconds < 60)
-      std::snprintf(text, sizeof text, "%.1f s", seconds);
-    else if (seconds < 3600)
-      std::snprintf(text, sizeof text, "%dm%02ds", int(seconds) / 60,
-                    int(seconds) % 60);
-    else
-      std::snprintf(text, sizeof text, "%dh%02dm", int(seconds) / 3600,
-                    int(seconds) % 3600 / 60);
-    return text;
-  }
-
-  /// Time a step spent summing across the ranks (within its step time).
-  void summed(double ms) { sumMs += ms; }
-
-  void validation(int64_t s, double loss) {
-    json::Value v = json::Value::object();
-    v.set("step", s);
-    v.set("loss", loss);
-    val.push(std::move(v));
-    if (!o.quiet && !o.json)
-      std::fprintf(stderr, "step %lld: validation loss %.6f, perplexity %.3f\n",
-                   (long long)s, loss, std::exp(loss));
-  }
-
-  /// `ms`: the whole loop (steps, batches, evaluations, checkpoints).
-  void finish(int64_t steps, double ms, int64_t tokensPerStep) {
-    if (!o.json)
-      return;
-    json::Value out = json::Value::object();
-    out.set("steps", steps);
-    out.set("losses", std::move(losses));
-    out.set("grad_norms", std::move(norms));
-    out.set("lrs", std::move(lrs));
-    if (val.size())
-      out.set("validation", std::move(val));
-    out.set("ms_per_step", stepMs / double(steps));
-    out.set("tok_s", double(tokensPerStep * steps) / (stepMs / 1e3));
-    out.set("loop_s", ms / 1e3);
-    if (ranks > 1) {
-      out.set("ranks", int64_t(ranks));
-      out.set("sum_ms_per_step", sumMs / double(steps));
-    }
-    std::printf("%s\n", out.dump(json::Value::Layout::Line).c_str());
-  }
-
-private:
-  const Options &o;
-  int ranks;
-  int64_t first = 0;
-  Clock::time_point start;
-  double stepMs = 0, sumMs = 0;
-  json::Value losses = json::Value::array(), norms = json::Value::array(),
-              lrs = json::Value::array(), val = json::Value::array();
-};
 
 /// The flags that shape a run (run.json, each checkpoint's state.json).
 json::Value runArgs(const Options &o, int64_t seq) {
@@ -190,81 +91,6 @@ json::Value runArgs(const Options &o, int64_t seq, int ranks) {
   json::Value a = runArgs(o, seq);
   a.set("ranks", int64_t(ranks));
   return a;
-}
-
-/// Rows `rank`, `rank + ranks`, ... of `batch`: a rank's share.
-runtime::TrainingBatch shareOf(runtime::TrainingBatch batch, int rank,
-                               int ranks) {
-  if (ranks == 1)
-    return batch;
-  runtime::TrainingBatch share;
-  share.seq = batch.seq;
-  share.batch = batch.batch / ranks;
-  for (int64_t row = rank; row < batch.batch; row += ranks) {
-    auto from = [&](const std::vector<int64_t> &ids) {
-      return ids.begin() + ptrdiff_t(row * batch.seq);
-    };
-    share.inputs.insert(share.inputs.end(), from(batch.inputs),
-                        from(batch.inputs) + ptrdiff_t(batch.seq));
-    share.targets.insert(share.targets.end(), from(batch.targets),
-                         from(batch.targets) + ptrdiff_t(batch.seq));
-  }
-  return share;
-}
-
-/// The mean loss over `batches` (this rank's shares) at the trainer's
-/// current parameters, summed across the ranks: every share is the same
-/// size, so the mean of all shares is the mean over the whole batches.
-Expected<double> validationLoss(runtime::Trainer &trainer,
-                                const std::vector<runtime::TrainingBatch> &batches,
-                                parallel::Communicator &comm) {
-  double sum = 0;
-  for (const runtime::TrainingBatch &b : batches) {
-    auto loss = trainer.loss(b);
-    if (!loss)
-      return makeError("the validation loss: " + loss.takeError().message());
-    sum += *loss;
-  }
-  if (Error err = comm.sum(&sum, 1))
-    return makeError("the validation loss: " + err.message());
-  return sum / double(batches.size() * size_t(comm.size()));
-}
-
-/// A 64-bit checksum of each parameter's bytes, to compare the ranks'.
-std::vector<uint64_t> checksums(const runtime::Trainer &trainer) {
-  std::vector<uint64_t> sums;
-  for (const std::vector<float> &p : trainer.parameters()) {
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ p.size();
-    for (float x : p) {
-      uint32_t bits;
-      std::memcpy(&bits, &x, sizeof bits);
-      h = (h ^ bits) * 0x100000001B3ull;
-      h ^= h >> 29;
-    }
-    sums.push_back(h);
-  }
-  return sums;
-}
-
-/// An error naming the first tensor and rank whose parameters differ from
-/// rank 0's after step `step`. Every rank computes the same verdict.
-Error compareRanks(const runtime::Trainer &trainer,
-                   parallel::Communicator &comm, int64_t step) {
-  if (comm.size() == 1)
-    return Error::success();
-  std::vector<uint64_t> mine = checksums(trainer), all;
-  if (Error err = comm.gather(mine.data(), mine.size(), all))
-    return makeError("comparing the ranks' parameters: " + err.message());
-  size_t n = mine.size();
-  for (size_t i = 0; i < n; ++i)
-    for (int r = 1; r < comm.size(); ++r)
-      if (all[size_t(r) * n + i] != all[i])
-        return comm.shared(Error::withExitCode(
-            2, "after step " + std::to_string(step) + ", the parameters of "
-                   "rank " + std::to_string(r) + " differ from rank 0's, "
-                   "first in " + trainer.specs()[i].name +
-                   " (the ranks diverged: their updates must be identical)"));
-  return Error::success();
 }
 
 /// This rank's shares of the validation batches of --val-data, drawn once:
@@ -328,39 +154,6 @@ Error openRunFolder(const Options &o, const json::Value &configJson,
     folder.run.emplace(std::move(*started));
   }
   return Error::success();
-}
-
-/// What a rank does wrong in the data-parallel tests, after its first step
-/// (TLM_TEST_RANK_FAULT=RANK:KIND; tests/tlm-run/train-mpi.test).
-struct TestFault {
-  enum Kind { None, Perturb, Fail, Stall, Crash } kind = None;
-  int rank = -1;
-  static TestFault fromEnvironment() {
-    TestFault fault;
-    const char *text = std::getenv("TLM_TEST_RANK_FAULT");
-    if (!text)
-      return fault;
-    std::string spec = text;
-    size_t colon = spec.find(':');
-    if (colon == spec.npos)
-      return fault;
-    fault.rank = std::atoi(spec.substr(0, colon).c_str());
-    std::string kind = spec.substr(colon + 1);
-    fault.kind = kind == "perturb" ? Perturb
-                 : kind == "fail"  ? Fail
-                 : kind == "stall" ? Stall
-                 : kind == "crash" ? Crash
-                                   : None;
-    return fault;
-  }
-};
-
-/// Under mpirun, a rank that dies of a signal says which it was before
-/// mpirun ends the job (its own note names no cause of ours).
-void sayRankCrashed(void *text) {
-  const char *line = static_cast<const char *>(text);
-  ssize_t written = ::write(2, line, std::strlen(line));
-  (void)written;
 }
 
 /// A --train-data run once set up: the steps from its first (0, or a
@@ -468,7 +261,7 @@ private:
     if (!result)
       return userError(result.takeError().message());
     if (fault.rank == comm.rank() && s == firstStep)
-      if (Error err = injectFault())
+      if (Error err = fault.inject(trainer))
         return err;
     double stepMs = msSince(stepStart);
     report.step(s + 1, o.steps, *result, lr, stepMs, tokensPerStep());
@@ -569,25 +362,6 @@ private:
   int stopSignal = 0;
   TestFault fault = TestFault::fromEnvironment();
 
-  Error injectFault() {
-    switch (fault.kind) {
-    case TestFault::Perturb:
-      // The last parameter: the check must name the tensor, not the first.
-      trainer.nudgeForTest(trainer.specs().size() - 1);
-      return Error::success();
-    case TestFault::Fail:
-      return makeError("a test fault (TLM_TEST_RANK_FAULT)");
-    case TestFault::Stall:
-      for (;;)
-        std::this_thread::sleep_for(std::chrono::seconds(1));
-    case TestFault::Crash:
-      std::raise(SIGSEGV);
-      return Error::success();
-    case TestFault::None:
-      return Error::success();
-    }
-    return Error::success();
-  }
   Clock::time_point start = Clock::now();
   int64_t firstStep = 0;
   /// Training time before a resume: metrics' time_s goes on from it.
@@ -799,12 +573,7 @@ Error runTrain(const Options &o) {
   auto comm = parallel::open(o.rankTimeout);
   if (!comm)
     return userError(comm.takeError().message());
-  static std::string crashLine;
-  if ((*comm)->size() > 1) {
-    crashLine = "error: rank " + std::to_string((*comm)->rank()) +
-                ": killed by a fatal signal; the job ends\n";
-    llvm::sys::AddSignalHandler(sayRankCrashed, crashLine.data());
-  }
+  sayCrashesAsRank(**comm);
   if (o.trainData.empty())
     return (*comm)->end(
         (*comm)->agree(flagError("--tokens-file trains in one process: "
