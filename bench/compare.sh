@@ -241,7 +241,7 @@ for r in rows:
     # the head runs on the last token only.
     fpt = 2 * (t["params"] - r["head_params"])
     gflops = fpt * t["prefill_tok_s"] / 1e9
-    gbs = t["weights_mb"] * 1048576 * t["decode_tok_s"] / 1e9
+    gbs = t["weights_mib"] * 1048576 * t["decode_tok_s"] / 1e9
     print(f"| {r['config']} | {r['threads']} | {r['prompt']} | "
           f"{t['prefill_tok_s']:.0f} | {p['prefill_tok_s']:.0f} | "
           f"{t['prefill_tok_s'] / p['prefill_tok_s']:.2f} | "

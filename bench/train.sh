@@ -48,7 +48,7 @@ for shape in ts-base:8:256 baby-gpt:12:64; do
     done
     a=$(median < "$work/tlm"); b=$(median < "$work/torch")
     gf=$(field gflop_s < "$work/last"); cm=$(field compile_ms < "$work/last")
-    rss=$(field peak_rss_mb < "$work/last"); bound=$(field rss_bound_mb < "$work/last")
+    rss=$(field peak_rss_mib < "$work/last"); bound=$(field rss_bound_mib < "$work/last")
     printf "%-10s %3s %6s %4s | %10.1f %10.1f %5.2fx | %8.1f %5.1f%% | %6.0fms %9.1f %9.1f\n" \
       "$name" "$t" "$batch" "$seq" "$a" "$b" "$(echo "$a / $b" | bc -l)" \
       "$gf" "$(echo "100 * $gf / ($peak * $t)" | bc -l)" "$cm" "$rss" "$bound"

@@ -40,13 +40,15 @@ Expected<TrainingBatch> splitTokens(const io::TokenMatrix &tokens,
   return out;
 }
 
-std::string TrainingMemory::parts() const {
+std::string TrainingMemory::parts(bool mebibytes) const {
+  double unit = mebibytes ? 1048576.0 : 1e6;
+  const char *name = mebibytes ? "MiB" : "MB";
   char text[256];
   std::snprintf(text, sizeof text,
-                "parameters %.1f MB, gradients %.1f MB, moments %.1f MB, "
-                "activations %.1f MB",
-                parameters / 1e6, gradients / 1e6, moments / 1e6,
-                activations / 1e6);
+                "parameters %.1f %s, gradients %.1f %s, moments %.1f %s, "
+                "activations %.1f %s",
+                parameters / unit, name, gradients / unit, name,
+                moments / unit, name, activations / unit, name);
   return text;
 }
 

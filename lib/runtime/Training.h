@@ -77,8 +77,9 @@ struct TrainingMemory {
   double total() const {
     return parameters + gradients + moments + activations;
   }
-  /// "parameters 90.4 MB, gradients ..., activations ...".
-  std::string parts() const;
+  /// "parameters 90.4 MB, gradients ..., activations ..." (decimal MB, as
+  /// the memory limits are given; `mebibytes`: in MiB, as RSS is).
+  std::string parts(bool mebibytes = false) const;
 };
 
 /// The estimate for `batch` rows of `seq` tokens. Activations: per token

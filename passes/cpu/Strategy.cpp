@@ -65,3 +65,9 @@ int64_t tlm::headChunk(int64_t heads, int64_t threads) {
       return c;
   return 1;
 }
+
+int64_t tlm::defaultThreads(uint64_t work, int64_t cores) {
+  uint64_t threads = work / kStepWorkPerThread;
+  return std::clamp<int64_t>(int64_t(std::min<uint64_t>(threads, 1 << 20)), 1,
+                             std::max<int64_t>(cores, 1));
+}

@@ -25,8 +25,8 @@ std::string MemoryBudget::warning(double peak) const {
     return "";
   char line[200];
   std::snprintf(line, sizeof(line),
-                "warning: peak RSS %.1f MB exceeds the memory budget of "
-                "docs/memory.md, %.1f MB, by %.1f MB (%.0f%%)",
+                "warning: peak RSS %.1f MiB exceeds the memory budget of "
+                "docs/memory.md, %.1f MiB, by %.1f MiB (%.0f%%)",
                 peak, limit, peak - limit, 100 * (peak - limit) / limit);
   return line;
 }
@@ -92,9 +92,9 @@ double activationsMb(const Flags &o, const Run &run, double rssBeforeSteps) {
   // are counted apart. If loading the weights peaked higher, this
   // undercounts, which only makes the budget stricter. The KV pages are
   // asked of the kernel (mincore): on huge pages a row touches 2 MiB.
-  double kvRowsMb = run.session->kvCacheResidentBytes() / 1048576.0;
+  double kvRowsMb = run.session->kvCacheResidentBytes() / kMiB;
   double mappedWeightsMb =
-      o.weightsLoad == "mmap" ? run.weights.bytes() / 1048576.0 : 0.0;
+      o.weightsLoad == "mmap" ? run.weights.bytes() / kMiB : 0.0;
   return std::max(0.0,
                   peakRssMb() - rssBeforeSteps - kvRowsMb - mappedWeightsMb);
 }
@@ -167,8 +167,8 @@ double stepWeightBytes(const model::Config &mc) {
 /// code and relocated data).
 MemoryBudget memoryBudget(const Flags &o, const Run &run,
                           double activationsMb) {
-  double weightsMb = run.weights.bytes() / 1048576.0;
-  double kvMb = runtime::Session::kvCacheBytes(run.config, o.batch) / 1048576.0;
+  double weightsMb = run.weights.bytes() / kMiB;
+  double kvMb = runtime::Session::kvCacheBytes(run.config, o.batch) / kMiB;
   // The compiler's high-water mark above the start: LLVM's heap and the
   // code pages of libLLVM/libMLIR it touched. Most of the heap is returned
   // before the weights are read, but not all of it, and the code pages stay.
@@ -257,19 +257,22 @@ BenchReport benchReport(const Flags &o, const Run &run, const Measured &m) {
 void printReport(const Flags &o, const BenchReport &r) {
   int64_t batch = o.batch;
   const MemoryBudget &b = r.budget;
-  std::printf(
+  std::FILE *out = resultStream(o);
+  printTo(out,
       "config        %s\nparams        %lld\ntarget        %s\nthreads       "
-      "%d\ncache         %s\ncompile       %s\n"
+      "%d%s\ncache         %s\ncompile       %s\n"
       "prefill       %.1f ms for %d x %d "
       "tokens "
       "(%.1f tok/s)\ndecode        %.2f tok/s%s over %d steps (%s weights, "
       "%.1f MB read per step, %.2f GB/s)\npeak RSS      "
-      "%.1f MB (weights %.1f MB, KV cache %.1f MB, activations %.1f MB, "
-      "process at start %.1f MB, compile %.1f MB)\nRSS bound     %.1f MB "
-      "(1.2 x weights + KV cache + activations + process at start + "
-      "compile)\n",
+      "%.1f MiB (weights %.1f, KV cache %.1f, activations %.1f, process at "
+      "start %.1f, compiler %.1f MiB)\nRSS bound     %.1f MiB "
+      "(docs/memory.md: 1.2 x weights + KV cache + activations + process "
+      "at start + compiler; the peak stays under it)\n",
       (o.config.empty() ? o.artifact : o.config).c_str(), (long long)r.params,
-      r.target, r.threads, r.cache, r.compiled.c_str(), r.prefillMs, (int)batch,
+      r.target, r.threads,
+      o.threadsChoice.empty() ? "" : (" (" + o.threadsChoice + ")").c_str(),
+      r.cache, r.compiled.c_str(), r.prefillMs, (int)batch,
       o.promptLen, r.prefillTokS, r.decodeTokS,
       batch > 1 ? formatString(" (all %lld sequences; %.2f each)",
                                (long long)batch, r.decodeTokS / batch)
@@ -278,7 +281,7 @@ void printReport(const Flags &o, const BenchReport &r) {
       o.gen, r.dtype.c_str(), r.stepBytes / 1e6, r.decodeGBs, r.peakMb,
       b.weights, b.kvCache, b.activations, o.startRssMb, b.compile, r.boundMb);
   if (o.repeat > 1)
-    std::printf("spread        prefill %.1f..%.1f tok/s, decode %.2f..%.2f "
+    printTo(out, "spread        prefill %.1f..%.1f tok/s, decode %.2f..%.2f "
                 "tok/s over %d runs (medians above)\n",
                 r.prefillLo, r.prefillHi, r.decodeLo, r.decodeHi, o.repeat);
 }
@@ -299,15 +302,16 @@ void printJson(const Flags &o, const Run &run, const BenchReport &r) {
       {"prefill_ms", ms(r.prefillMs)},
       {"prefill_tok_s", ms(r.prefillTokS)},
       {"decode_tok_s", ms(r.decodeTokS)},
-      {"peak_rss_mb", mb(r.peakMb)},
-      {"weights_mb", mb(b.weights)},
-      {"kv_cache_mb", mb(b.kvCache)},
-      {"activations_mb", mb(b.activations)},
-      {"start_rss_mb", mb(o.startRssMb)},
-      {"compile_mb", mb(b.compile)},
-      {"rss_bound_mb", mb(r.boundMb)},
+      {"peak_rss_mib", mb(r.peakMb)},
+      {"weights_mib", mb(b.weights)},
+      {"kv_cache_mib", mb(b.kvCache)},
+      {"activations_mib", mb(b.activations)},
+      {"start_rss_mib", mb(o.startRssMb)},
+      {"compile_mib", mb(b.compile)},
+      {"rss_bound_mib", mb(r.boundMb)},
       {"params", int64_t(r.params)},
       {"threads", r.threads},
+      {"threads_given", o.threadsGiven},
       {"compile_threads", stats.compileThreads},
       {"target", r.target},
       {"cache", r.cache},
@@ -324,7 +328,7 @@ void printJson(const Flags &o, const Run &run, const BenchReport &r) {
       {"decode_tok_s_min", ms(r.decodeLo)},
       {"decode_tok_s_max", ms(r.decodeHi)},
   });
-  std::printf("%s\n", line.dump(json::Value::Layout::Line).c_str());
+  printJsonDocument(line);
 }
 
 } // namespace

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdarg>
 #include <csignal>
 #include <cstdio>
 #include <optional>
@@ -364,6 +365,26 @@ int finishStdout(int code, int failedErrno) {
   return code;
 }
 
+std::FILE *resultStream(const Flags &f) {
+  if (!f.json)
+    return stdout;
+  return f.quiet ? nullptr : stderr;
+}
+
+void printTo(std::FILE *out, const char *format, ...) {
+  if (!out)
+    return;
+  va_list args;
+  va_start(args, format);
+  std::vfprintf(out, format, args);
+  va_end(args);
+}
+
+void printJsonDocument(const json::Value &doc) {
+  std::string text = doc.dump(json::Value::Layout::Line) + "\n";
+  std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
 Error checkFinite(const Run &run, const float *logits, int64_t count) {
   if (Error err = runtime::checkLogitsFinite(
           run.config, run.weights.pointers(), logits, count))
@@ -521,6 +542,7 @@ Error runForward(const Flags &f, const SessionMaker &make) {
   int64_t vocab = run->config.vocabSize;
   int64_t batch = tokens->batch, seq = tokens->seq;
   std::vector<float> logits(batch * seq * vocab);
+  auto start = Clock::now();
   if (!f.incremental) {
     if (Error err = run->session->step(tokens->ids.data(), seq, logits.data()))
       return err;
@@ -539,24 +561,53 @@ Error runForward(const Flags &f, const SessionMaker &make) {
                     logits.data() + (b * seq + t) * vocab);
     }
   }
+  double forwardMs = msSince(start);
   if (Error err = checkFinite(*run, logits.data(), logits.size()))
     return err;
-  if (!f.output.empty())
-    return io::writeSafeTensors(f.output, {{"logits",
-                                            io::DType::F32,
-                                            {tokens->batch, tokens->seq, vocab},
-                                            logits.data()}});
+  std::string shape = formatString("(%lld, %lld, %lld)", (long long)batch,
+                                   (long long)seq, (long long)vocab);
+  json::Value doc = jsonObject(
+      {{"shape", jsonArray({batch, seq, vocab})},
+       {"compile_ms", rounded(run->compileMs, 3)},
+       {"weights_ms", rounded(run->weightsMs, 3)},
+       {"forward_ms", rounded(forwardMs, 3)},
+       {"tok_s", rounded(double(batch * seq) / (forwardMs / 1000), 1)}});
+  if (!f.output.empty()) {
+    start = Clock::now();
+    if (Error err = io::writeSafeTensors(
+            f.output, {{"logits", io::DType::F32, {batch, seq, vocab},
+                        logits.data()}}))
+      return err;
+    // On stderr with the progress, as every model command's notes: stdout
+    // stays the result's (here nothing, or --json's document).
+    if (!f.quiet)
+      std::fprintf(stderr, "wrote %s (logits %s, %s) in %s\n",
+                   f.output.c_str(), shape.c_str(),
+                   sizeText(logits.size() * 4.0).c_str(),
+                   durationText(msSince(start)).c_str());
+    doc.set("output", f.output);
+    if (f.json)
+      printJsonDocument(doc);
+    return Error::success();
+  }
   double checksum = 0;
+  json::Value argmax = json::Value::array();
+  for (int64_t b = 0; b < batch; ++b) {
+    const float *row = logits.data() + ((b + 1) * seq - 1) * vocab;
+    argmax.push(int64_t(std::max_element(row, row + vocab) - row));
+  }
   for (float v : logits)
     checksum += v;
-  std::printf("logits: (%lld, %lld, %lld)\nargmax at the last position:",
-              (long long)tokens->batch, (long long)tokens->seq,
-              (long long)vocab);
-  for (int64_t b = 0; b < tokens->batch; ++b) {
-    const float *row = logits.data() + ((b + 1) * tokens->seq - 1) * vocab;
-    std::printf(" %lld", (long long)(std::max_element(row, row + vocab) - row));
+  std::FILE *out = resultStream(f);
+  printTo(out, "logits: %s\nargmax at the last position:", shape.c_str());
+  for (const json::Value &id : argmax.elements())
+    printTo(out, " %lld", (long long)id.asInt());
+  printTo(out, "\nchecksum: %.6e\n", checksum);
+  if (f.json) {
+    doc.set("argmax_last", std::move(argmax));
+    doc.set("checksum", checksum);
+    printJsonDocument(doc);
   }
-  std::printf("\nchecksum: %.6e\n", checksum);
   return Error::success();
 }
 

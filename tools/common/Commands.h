@@ -15,9 +15,11 @@
 #include "lib/model/Config.h"
 #include "lib/model/Weights.h"
 #include "lib/runtime/Session.h"
+#include "lib/support/Json.h"
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string_view>
@@ -33,6 +35,10 @@ using Clock = std::chrono::steady_clock;
 inline double msSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
+
+/// Bytes in a MiB: memory figures (RSS, budgets, estimates) are MiB, as
+/// the kernel counts RSS; data rates and file sizes are decimal MB and GB.
+constexpr double kMiB = 1048576.0;
 
 /// The process's peak resident memory so far, MiB.
 double peakRssMb();
@@ -158,6 +164,18 @@ int finishStdout(int code, int failedErrno);
 /// start and its end (which names the file). An internal failure
 /// (`keepNewlines`) keeps its compiler diagnostics on lines of their own.
 std::string printable(std::string_view message, bool keepNewlines);
+
+/// Where a command's human-readable result goes: stdout; with --json, whose
+/// one document is all stdout holds, stderr; with --json and --quiet,
+/// nowhere (null).
+std::FILE *resultStream(const Flags &f);
+
+/// printf to `out` unless it is null (resultStream's "nowhere").
+[[gnu::format(printf, 2, 3)]] void printTo(std::FILE *out, const char *format,
+                                           ...);
+
+/// --json's document: `doc` as one line on stdout.
+void printJsonDocument(const json::Value &doc);
 
 /// Prints `err` as the one `error:` line on stderr and returns its exit
 /// code (0 for success).

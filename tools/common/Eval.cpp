@@ -103,21 +103,19 @@ Error evalWindows(const Flags &f, const SessionMaker &make,
       break;
   }
   double seconds = msSince(start) / 1000.0, mean = loss / scored;
-  std::printf("tokens %lld\ncross-entropy %.6f nats\nperplexity %.4f\n"
+  printTo(resultStream(f), "tokens %lld\ncross-entropy %.6f nats\nperplexity %.4f\n"
               "windows %lld of %lld tokens every %lld (%.1f tok/s)\n",
               (long long)scored, mean, std::exp(mean), (long long)windows,
               (long long)context, (long long)stride, scored / seconds);
   if (f.json)
-    std::printf("%s\n", jsonObject({{"tokens", int64_t(scored)},
+    printJsonDocument(jsonObject({{"tokens", int64_t(scored)},
                                     {"cross_entropy", mean},
                                     {"perplexity", std::exp(mean)},
                                     {"windows", int64_t(windows)},
                                     {"context", int64_t(context)},
                                     {"stride", int64_t(stride)},
                                     {"tok_s", rounded(scored / seconds, 3)},
-                                    {"peak_rss_mb", rounded(peakRssMb(), 1)}})
-                           .dump(json::Value::Layout::Line)
-                           .c_str());
+                                    {"peak_rss_mib", rounded(peakRssMb(), 1)}}));
   return Error::success();
 }
 
@@ -200,18 +198,16 @@ Error runEval(const Flags &f, const SessionMaker &make) {
   }
   long long count = tokens->batch * (seq - 1);
   double mean = loss / double(count), seconds = msSince(start) / 1000;
-  std::printf("tokens %lld\ncross-entropy %.6f nats\nperplexity %.4f\n"
+  printTo(resultStream(f), "tokens %lld\ncross-entropy %.6f nats\nperplexity %.4f\n"
               "rows %lld of %lld tokens, %lld a step (%.1f tok/s)\n",
               count, mean, std::exp(mean), (long long)tokens->batch,
               (long long)seq, (long long)block, double(count) / seconds);
   if (f.json)
-    std::printf("%s\n", jsonObject({{"tokens", int64_t(count)},
+    printJsonDocument(jsonObject({{"tokens", int64_t(count)},
                                     {"cross_entropy", mean},
                                     {"perplexity", std::exp(mean)},
                                     {"tok_s", rounded(double(count) / seconds, 3)},
-                                    {"peak_rss_mb", rounded(peakRssMb(), 1)}})
-                           .dump(json::Value::Layout::Line)
-                           .c_str());
+                                    {"peak_rss_mib", rounded(peakRssMb(), 1)}}));
   return Error::success();
 }
 

@@ -97,8 +97,12 @@ struct Flags {
   /// given (bench fits the last two to the model's context otherwise).
   bool threadsGiven = false, promptLenGiven = false, genGiven = false;
   /// The cores this process may run on (its CPU affinity): --threads'
-  /// default.
+  /// default, but for a model too small to share (tlm-run's
+  /// chooseThreads).
   int cores = 1;
+  /// Why --threads is what it is when it was not given and the model chose
+  /// it (bench prints it); empty otherwise.
+  std::string threadsChoice;
   /// Resident memory when the tool started: its own code and data.
   double startRssMb = 0;
 };

@@ -25,16 +25,18 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <unistd.h>
 
 namespace tlm::cli {
 
 namespace {
 
-enum class Stop { MaxTokens, Eos, StopToken, StopString, Context, Reader };
-
 struct Turn {
   int printed = 0, steps = 0;
   Stop stop = Stop::MaxTokens;
+  /// The new tokens, and with --json their text (less a stop string).
+  std::vector<int64_t> ids;
+  std::string text;
   /// The last token printed when it is not in the cache yet (the turn
   /// ended on it), or -1: the next turn feeds it first.
   int64_t unfed = -1;
@@ -45,6 +47,8 @@ struct Generator {
   const Flags &f;
   Run &run;
   const io::Tokenizer *tokenizer;
+  /// Where the text goes as it comes (resultStream: null for none).
+  std::FILE *out;
   runtime::Sampler &sampler;
   std::set<int64_t> stopTokens;
   std::vector<float> logits;
@@ -66,17 +70,19 @@ struct Generator {
   /// Prints `next` and what follows it, up to --max-new-tokens.
   Expected<Turn> turn(int64_t next, int64_t prev) {
     Turn t;
-    Printer printer(tokenizer, prev, f.stops);
+    Printer printer(tokenizer, prev, f.stops, out,
+                    f.json && tokenizer ? &t.text : nullptr);
     runtime::Session &s = *run.session;
     for (; t.printed < f.maxNewTokens; ++t.printed) {
       if (stopRequested) {
         printer.finish();
-        std::printf("\n");
-        std::fflush(stdout);
+        printTo(out, "\n");
+        if (out)
+          std::fflush(out);
         return interruptedAfter(std::to_string(t.printed) + " new tokens");
       }
       // A reader that went away (a closed pipe): nothing more to say.
-      if (std::ferror(stdout)) {
+      if (out && std::ferror(out)) {
         t.stop = Stop::Reader;
         return t;
       }
@@ -91,11 +97,13 @@ struct Generator {
       auto stopped = printer.add(next);
       if (!stopped)
         return stopped.takeError();
+      t.ids.push_back(next);
       // A full disk stops generation at once with its reason; a reader that
       // went away (EPIPE) is seen above, quietly, before the next token.
       errno = 0;
-      if (std::fflush(stdout) != 0 && errno != EPIPE)
-        return userError(std::string("cannot write to standard output: ") +
+      if (out && std::fflush(out) != 0 && errno != EPIPE)
+        return userError(std::string("cannot write to standard ") +
+                         (out == stdout ? "output: " : "error: ") +
                          std::strerror(errno));
       if (*stopped) {
         ++t.printed;
@@ -116,7 +124,7 @@ struct Generator {
       ++t.steps;
       auto sampled = feed({next});
       if (!sampled) {
-        std::printf("\n");
+        printTo(out, "\n");
         return sampled.takeError();
       }
       next = *sampled;
@@ -171,24 +179,27 @@ Expected<GenerateInputs> generateInputs(const Flags &f) {
   return std::move(in);
 }
 
-/// With --echo, the prompt on stdout ahead of its continuation.
-Error echoPrompt(const Flags &f, const std::vector<int64_t> &ids,
+/// With --echo, the prompt ahead of its continuation.
+Error echoPrompt(const Flags &f, std::FILE *out,
+                 const std::vector<int64_t> &ids,
                  const io::Tokenizer *tokenizer) {
-  if (!f.echo || ids.empty())
+  if (!f.echo || ids.empty() || !out)
     return Error::success();
   // The continuation follows on the same line: text from the last prompt
   // id on, or ids after a space.
   auto echo = promptEcho(ids, tokenizer);
   if (!echo)
     return echo.takeError();
-  std::fwrite(echo->data(), 1, echo->size(), stdout);
+  std::fwrite(echo->data(), 1, echo->size(), out);
   return Error::success();
 }
 
 /// What the summary counts over every turn.
 struct Totals {
-  /// The new tokens and decode steps of every turn, and the last one's stop.
+  /// The new tokens and decode steps of every turn, the last one's stop,
+  /// and (--json) every turn's ids and text.
   Turn turns;
+  int turnCount = 0;
   int64_t promptTokens = 0;
   double prefillMs = 0, decodeMs = 0;
   /// When the first turn began.
@@ -204,11 +215,19 @@ public:
   LineReader &operator=(const LineReader &) = delete;
   ~LineReader() { std::free(line_); }
 
-  /// The next line without its line ending, or nothing at the end of file.
-  std::optional<std::string> read() {
+  /// The next line without its line ending, or nothing at the end of file;
+  /// on a terminal (`prompt`) a "> " on stderr first asks for it.
+  std::optional<std::string> read(bool prompt) {
+    if (prompt) {
+      std::fputs("> ", stderr);
+      std::fflush(stderr);
+    }
     ssize_t length = ::getline(&line_, &capacity_, stdin);
-    if (length < 0)
+    if (length < 0) {
+      if (prompt) // the summary below starts a line of its own
+        std::fputc('\n', stderr);
       return std::nullopt;
+    }
     std::string text(line_, size_t(length));
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
       text.pop_back();
@@ -222,10 +241,10 @@ private:
 
 /// The ids of the next line of stdin that has any (--interactive), after
 /// the last turn's `unfed` token; empty at the end of the input.
-Expected<std::vector<int64_t>> nextLine(LineReader &lines,
+Expected<std::vector<int64_t>> nextLine(LineReader &lines, bool prompt,
                                         const io::Tokenizer *tokenizer,
                                         bool first, int64_t unfed) {
-  while (std::optional<std::string> text = lines.read()) {
+  while (std::optional<std::string> text = lines.read(prompt)) {
     if (text->empty())
       continue;
     std::vector<int64_t> ids;
@@ -275,11 +294,16 @@ Expected<Turn> promptTurn(Generator &g, const std::vector<int64_t> &ids,
   if (!t)
     return t.takeError();
   totals.decodeMs += msSince(decodeStart);
-  std::printf("\n");
-  std::fflush(stdout);
+  printTo(g.out, "\n");
+  if (g.out)
+    std::fflush(g.out);
   totals.turns.printed += t->printed;
   totals.turns.steps += t->steps;
   totals.turns.stop = t->stop;
+  totals.turns.ids.insert(totals.turns.ids.end(), t->ids.begin(),
+                          t->ids.end());
+  totals.turns.text += t->text;
+  ++totals.turnCount;
   return t;
 }
 
@@ -306,13 +330,15 @@ bool noteStop(const Flags &f, const Run &run, const Turn &t) {
 /// stdin, until the input, the context or the reader of stdout ends.
 Error runTurns(Generator &g, std::vector<int64_t> next, Totals &totals) {
   LineReader lines;
+  // Someone typing at a terminal is asked for each line.
+  bool prompt = !g.f.quiet && ::isatty(STDIN_FILENO);
   bool first = true;
   int64_t unfed = -1;
   while (true) {
     if (next.empty()) {
       if (!g.f.interactive)
         break;
-      auto line = nextLine(lines, g.tokenizer, first, unfed);
+      auto line = nextLine(lines, prompt, g.tokenizer, first, unfed);
       if (!line)
         return line.takeError();
       if (line->empty())
@@ -331,10 +357,20 @@ Error runTurns(Generator &g, std::vector<int64_t> next, Totals &totals) {
   return Error::success();
 }
 
-/// The summary on stderr, and its JSON line with --json.
-void reportGenerate(const Flags &f, const Run &run, const Totals &totals) {
-  double totalMs = msSince(totals.start);
+/// "N token" or "N tokens".
+std::string tokenCount(int64_t n) {
+  return std::to_string(n) + (n == 1 ? " token" : " tokens");
+}
+
+/// The summary on stderr (unless --quiet), and with --json the document
+/// on stdout.
+void reportGenerate(const Flags &f, const Run &run, const Totals &totals,
+                    const io::Tokenizer *tokenizer) {
   double decodeMs = totals.decodeMs, prefillMs = totals.prefillMs;
+  // Interactive turns wait for their lines: the time spent typing is
+  // neither prefill nor decode, and not generation.
+  double totalMs =
+      f.interactive ? prefillMs + decodeMs : msSince(totals.start);
   int64_t promptTokens = totals.promptTokens;
   // The first token is sampled from the prompt step's logits: it is there
   // after the prefill (and the weights, and the compile).
@@ -343,27 +379,38 @@ void reportGenerate(const Flags &f, const Run &run, const Totals &totals) {
   double prefillTokS =
       promptTokens > 0 ? promptTokens / (prefillMs / 1000.0) : 0;
   double firstMs = run.compileMs + run.weightsMs + prefillMs;
-  std::fprintf(stderr,
-               "generated %d tokens in %.1f ms (%.1f tok/s decode); prompt "
-               "%lld tokens in %.1f ms (%.1f tok/s); compile %.1f ms, "
-               "weights %.1f ms, first token after %.1f ms\n",
-               totals.turns.printed, totalMs, decodeTokS,
-               (long long)promptTokens, prefillMs, prefillTokS, run.compileMs,
-               run.weightsMs, firstMs);
-  if (f.json)
-    std::fprintf(
-        stderr, "%s\n",
-        jsonObject({{"tokens", totals.turns.printed},
-                    {"prompt_tokens", int64_t(promptTokens)},
-                    {"compile_ms", rounded(run.compileMs, 3)},
-                    {"weights_ms", rounded(run.weightsMs, 3)},
-                    {"prefill_ms", rounded(prefillMs, 3)},
-                    {"prefill_tok_s", rounded(prefillTokS, 3)},
-                    {"first_token_ms", rounded(firstMs, 3)},
-                    {"decode_tok_s", rounded(decodeTokS, 3)},
-                    {"stopped_at_eos", totals.turns.stop == Stop::Eos}})
-            .dump(json::Value::Layout::Line)
-            .c_str());
+  if (!f.quiet)
+    std::fprintf(stderr,
+                 "generated %s in %.1f ms (%.1f tok/s decode); prompt %s in "
+                 "%.1f ms (%.1f tok/s); compile %.1f ms, weights %.1f ms, "
+                 "first token after %.1f ms\n",
+                 tokenCount(totals.turns.printed).c_str(), totalMs,
+                 decodeTokS, tokenCount(promptTokens).c_str(), prefillMs,
+                 prefillTokS, run.compileMs, run.weightsMs, firstMs);
+  if (!f.json)
+    return;
+  json::Value ids = json::Value::array();
+  for (int64_t id : totals.turns.ids)
+    ids.push(id);
+  json::Value doc = jsonObject({{"ids", std::move(ids)}});
+  if (tokenizer)
+    doc.set("text", totals.turns.text);
+  doc.set("stop", stopName(totals.turns.stop));
+  if (f.interactive)
+    doc.set("turns", totals.turnCount);
+  for (auto &[key, value] : std::initializer_list<
+           std::pair<const char *, json::Value>>{
+           {"tokens", totals.turns.printed},
+           {"prompt_tokens", int64_t(promptTokens)},
+           {"compile_ms", rounded(run.compileMs, 3)},
+           {"weights_ms", rounded(run.weightsMs, 3)},
+           {"prefill_ms", rounded(prefillMs, 3)},
+           {"prefill_tok_s", rounded(prefillTokS, 3)},
+           {"first_token_ms", rounded(firstMs, 3)},
+           {"decode_ms", rounded(decodeMs, 3)},
+           {"decode_tok_s", rounded(decodeTokS, 3)}})
+    doc.set(key, value);
+  printJsonDocument(doc);
 }
 
 } // namespace
@@ -435,19 +482,20 @@ Error runGenerate(const Flags &f, const SessionMaker &make) {
   Generator g{f,
               *run,
               tokenizer,
+              resultStream(f),
               sampler,
               std::move(in->model.stopTokens),
               std::vector<float>(run->config.vocabSize)};
   StopOnSignal stopOnSignal;
-  if (Error err = echoPrompt(f, in->prompt, tokenizer))
+  if (Error err = echoPrompt(f, g.out, in->prompt, tokenizer))
     return err;
   Totals totals;
   if (Error err = runTurns(g, in->prompt, totals))
     return err;
-  // A reader of stdout that went away hears nothing more: no summary.
-  if (f.quiet || totals.turns.stop == Stop::Reader)
+  // A reader of the text that went away hears nothing more: no summary.
+  if (totals.turns.stop == Stop::Reader)
     return Error::success();
-  reportGenerate(f, *run, totals);
+  reportGenerate(f, *run, totals, tokenizer);
   return Error::success();
 }
 

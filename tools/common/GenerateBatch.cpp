@@ -87,6 +87,11 @@ struct Sequence {
   std::unique_ptr<runtime::Sampler> sampler;
   std::unique_ptr<Printer> printer;
   std::string text;
+  /// The new tokens, and why they ended.
+  std::vector<int64_t> ids;
+  Stop stop = Stop::MaxTokens;
+  /// The bytes of `text` that --echo put ahead of the continuation.
+  size_t echoed = 0;
   int64_t next = 0;
   int printed = 0;
   bool done = false;
@@ -182,12 +187,14 @@ struct BatchDecoder {
       for (int64_t id : ids)
         seqs[b].sampler->observe(id);
       seqs[b].printer =
-          std::make_unique<Printer>(tok, ids.back(), f.stops, &seqs[b].text);
+          std::make_unique<Printer>(tok, ids.back(), f.stops, nullptr,
+                                    &seqs[b].text);
       if (f.echo) {
         auto echo = promptEcho(ids, tok);
         if (!echo)
           return echo.takeError();
         seqs[b].text = std::move(*echo);
+        seqs[b].echoed = seqs[b].text.size();
       }
     }
     return Error::success();
@@ -266,20 +273,28 @@ struct BatchDecoder {
       Sequence &q = seqs[b];
       if (q.done)
         continue;
-      if (q.printed == f.maxNewTokens ||
-          (tok && q.next == tok->eos() && !f.ignoreEos) ||
+      bool eos = tok && q.next == tok->eos() && !f.ignoreEos;
+      if (q.printed == f.maxNewTokens || eos ||
           in.model.stopTokens.count(q.next)) {
+        q.stop = q.printed == f.maxNewTokens ? Stop::MaxTokens
+                 : eos                       ? Stop::Eos
+                                             : Stop::StopToken;
         q.done = true;
         continue;
       }
       auto stopped = q.printer->add(q.next);
       if (!stopped)
         return stopped.takeError();
+      q.ids.push_back(q.next);
       ++q.printed;
       ++generated;
       q.stoppedByString = *stopped;
-      q.done = *stopped || q.printed == f.maxNewTokens ||
-               run.session->position(b) >= run.config.contextLength;
+      bool atContext = run.session->position(b) >= run.config.contextLength;
+      q.stop = *stopped ? Stop::StopString
+               : q.printed == f.maxNewTokens ? Stop::MaxTokens
+               : atContext ? Stop::Context
+                           : q.stop;
+      q.done = *stopped || q.printed == f.maxNewTokens || atContext;
       any = any || !q.done;
     }
     return any;
@@ -318,19 +333,24 @@ struct BatchDecoder {
 
   /// Each sequence's text, in the order of the prompts, as `[i] text`.
   void printTexts() {
+    std::FILE *out = resultStream(f);
     for (int64_t b = 0; b < batch; ++b) {
       if (!seqs[b].stoppedByString)
         seqs[b].printer->finish();
+      if (!out)
+        continue;
       // Written by length: a NUL in the text (from the prompt, with
       // --echo) is a byte like any other, not its end.
-      std::printf("[%lld] ", (long long)b);
-      std::fwrite(seqs[b].text.data(), 1, seqs[b].text.size(), stdout);
-      std::fputc('\n', stdout);
+      std::fprintf(out, "[%lld] ", (long long)b);
+      std::fwrite(seqs[b].text.data(), 1, seqs[b].text.size(), out);
+      std::fputc('\n', out);
     }
-    std::fflush(stdout);
+    if (out)
+      std::fflush(out);
   }
 
-  /// The summary on stderr, and its JSON line with --json.
+  /// The summary on stderr (unless --quiet), and with --json the document
+  /// on stdout: every sequence's ids, text and stop.
   void report() const {
     // Each step after the first tokens decodes every sequence still going:
     // the rate counts their tokens (the first tokens came from the prefill).
@@ -339,7 +359,8 @@ struct BatchDecoder {
         int(std::count_if(seqs.begin(), seqs.end(),
                           [](const Sequence &q) { return q.printed; }));
     double decodeTokS = steps > 0 ? decoded / (decodeMs / 1000.0) : 0;
-    std::fprintf(
+    if (!f.quiet)
+      std::fprintf(
         stderr,
         "generated %d tokens for %lld sequences in %.1f ms (%.1f tok/s "
         "decode, all sequences; %d steps); prompts %lld tokens in %.1f "
@@ -347,18 +368,29 @@ struct BatchDecoder {
         generated, (long long)batch, prefillMs + decodeMs, decodeTokS, steps,
         (long long)promptTokens, prefillMs, promptTokens / (prefillMs / 1000.0),
         run.compileMs, run.weightsMs);
-    if (f.json)
-      std::fprintf(stderr, "%s\n",
-                   jsonObject({{"tokens", generated},
-                               {"sequences", int64_t(batch)},
-                               {"steps", steps},
-                               {"prompt_tokens", int64_t(promptTokens)},
-                               {"prefill_ms", rounded(prefillMs, 3)},
-                               {"decode_tok_s", rounded(decodeTokS, 3)},
-                               {"compile_ms", rounded(run.compileMs, 3)},
-                               {"weights_ms", rounded(run.weightsMs, 3)}})
-                       .dump(json::Value::Layout::Line)
-                       .c_str());
+    if (!f.json)
+      return;
+    json::Value sequences = json::Value::array();
+    for (const Sequence &q : seqs) {
+      json::Value ids = json::Value::array();
+      for (int64_t id : q.ids)
+        ids.push(id);
+      json::Value one = jsonObject({{"ids", std::move(ids)}});
+      if (tok)
+        one.set("text", q.text.substr(q.echoed));
+      one.set("stop", stopName(q.stop));
+      sequences.push(std::move(one));
+    }
+    printJsonDocument(jsonObject(
+        {{"sequences", std::move(sequences)},
+         {"tokens", generated},
+         {"steps", steps},
+         {"prompt_tokens", int64_t(promptTokens)},
+         {"compile_ms", rounded(run.compileMs, 3)},
+         {"weights_ms", rounded(run.weightsMs, 3)},
+         {"prefill_ms", rounded(prefillMs, 3)},
+         {"decode_ms", rounded(decodeMs, 3)},
+         {"decode_tok_s", rounded(decodeTokS, 3)}}));
   }
 };
 
@@ -390,8 +422,7 @@ Error runGenerateBatch(const Flags &f, const SessionMaker &make) {
   d.printTexts();
   if (stopRequested)
     return interruptedAfter(std::to_string(d.steps) + " steps");
-  if (!f.quiet)
-    d.report();
+  d.report();
   return Error::success();
 }
 

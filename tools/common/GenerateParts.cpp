@@ -103,9 +103,28 @@ Expected<std::string> promptEcho(const std::vector<int64_t> &ids,
   return text;
 }
 
+const char *stopName(Stop stop) {
+  switch (stop) {
+  case Stop::MaxTokens:
+    return "max_new_tokens";
+  case Stop::Eos:
+    return "eos";
+  case Stop::StopToken:
+    return "stop_token";
+  case Stop::StopString:
+    return "stop_string";
+  case Stop::Context:
+    return "context_length";
+  case Stop::Reader:
+    return "output_closed";
+  }
+  return "";
+}
+
 Printer::Printer(const io::Tokenizer *tokenizer, int64_t prev,
-                 const std::vector<std::string> &stops, std::string *sink)
-    : stops_(stops), sink_(sink) {
+                 const std::vector<std::string> &stops, std::FILE *out,
+                 std::string *sink)
+    : stops_(stops), out_(out), sink_(sink) {
   if (tokenizer)
     stream_.emplace(*tokenizer, prev);
 }
@@ -113,8 +132,8 @@ Printer::Printer(const io::Tokenizer *tokenizer, int64_t prev,
 void Printer::write(const char *data, size_t size) {
   if (sink_)
     sink_->append(data, size);
-  else
-    std::fwrite(data, 1, size, stdout);
+  if (out_)
+    std::fwrite(data, 1, size, out_);
 }
 
 Expected<bool> Printer::add(int64_t id) {

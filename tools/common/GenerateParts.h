@@ -15,6 +15,7 @@
 #include "lib/io/Tokenizer.h"
 #include "lib/runtime/Sampler.h"
 
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <set>
@@ -69,12 +70,20 @@ Expected<std::vector<int64_t>> promptIds(const Flags &f,
 Expected<std::string> promptEcho(const std::vector<int64_t> &ids,
                                  const io::Tokenizer *tokenizer);
 
+/// Why a sequence's turn ended; Reader: the reader of the output went away.
+enum class Stop { MaxTokens, Eos, StopToken, StopString, Context, Reader };
+
+/// `stop` as --json names it.
+const char *stopName(Stop stop);
+
 /// Prints a turn's tokens: text as it streams, less what could still turn
-/// out to begin a stop string, or ids. To stdout, or appended to `sink`.
+/// out to begin a stop string, or ids. To `out` unless it is null, and
+/// appended to `sink` unless it is null.
 class Printer {
 public:
   Printer(const io::Tokenizer *tokenizer, int64_t prev,
-          const std::vector<std::string> &stops, std::string *sink = nullptr);
+          const std::vector<std::string> &stops, std::FILE *out,
+          std::string *sink);
 
   /// Prints `id`'s text; true when it completes a stop string, of which
   /// (and of anything after it) nothing is printed.
@@ -88,6 +97,7 @@ private:
   const std::vector<std::string> &stops_;
   std::optional<io::StreamDecoder> stream_;
   std::string held_;
+  std::FILE *out_;
   std::string *sink_;
   bool first_ = true;
 };

@@ -75,6 +75,31 @@ double rounded(double x, int decimals) {
   return std::isfinite(x) ? std::round(x * scale) / scale : x;
 }
 
+std::string sizeText(double bytes) {
+  if (bytes < 1e3)
+    return formatString("%.0f B", bytes);
+  if (bytes < 1e6)
+    return formatString("%.1f KB", bytes / 1e3);
+  if (bytes < 1e9)
+    return formatString("%.1f MB", bytes / 1e6);
+  return formatString("%.2f GB", bytes / 1e9);
+}
+
+std::string durationText(double ms) {
+  if (ms < 10)
+    return formatString("%.2f ms", ms);
+  if (ms < 1000)
+    return formatString("%.1f ms", ms);
+  return formatString("%.2f s", ms / 1000);
+}
+
+json::Value jsonArray(std::initializer_list<json::Value> elements) {
+  json::Value array = json::Value::array();
+  for (const json::Value &element : elements)
+    array.push(element);
+  return array;
+}
+
 json::Value jsonObject(
     std::initializer_list<std::pair<const char *, json::Value>> members) {
   json::Value object = json::Value::object();

@@ -60,6 +60,16 @@ std::chrono::milliseconds progressAfter();
 double rounded(double x, int decimals);
 
 /// A JSON object of `members`, in order.
+/// `bytes` for a person: "812 B", "3.4 KB", "12.5 MB", "1.27 GB"
+/// (decimal units, as file sizes are given).
+std::string sizeText(double bytes);
+
+/// `ms` for a person: "0.42 ms", "87.3 ms", "2.41 s".
+std::string durationText(double ms);
+
+/// A JSON array of `elements`.
+json::Value jsonArray(std::initializer_list<json::Value> elements);
+
 json::Value jsonObject(
     std::initializer_list<std::pair<const char *, json::Value>> members);
 

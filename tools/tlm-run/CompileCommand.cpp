@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/tlm-run/Options.h"
+#include "tools/common/Progress.h"
 
 #include "lib/io/FileIO.h"
 #include "lib/model/Config.h"
@@ -46,6 +47,7 @@ Error runCompile(const Options &o) {
   runtime::ArtifactRequest artifact;
   artifact.path = o.output;
   artifact.cpu = o.cpu;
+  auto start = Clock::now();
   auto program = runtime::Session::compileProgram(*config, *jit, &artifact);
   if (!program) {
     Error err = program.takeError();
@@ -58,18 +60,19 @@ Error runCompile(const Options &o) {
   uint64_t bytes = 0;
   llvm::sys::fs::file_size(o.output, bytes);
   const runtime::ArtifactManifest *m = (*program)->artifactManifest();
-  llvm::outs() << "wrote " << o.output << " (" << bytes / 1024 << " KiB, "
-               << m->entries.size() << " entries, ";
+  llvm::raw_ostream &out = wroteStream(o.output);
+  out << "wrote " << o.output << " (" << bytes / 1024 << " KiB, "
+      << m->entries.size() << " entries, ";
   if (m->target == "cuda")
-    llvm::outs() << "cuda " << m->chip << " cubin + PTX"
+    out << "cuda " << m->chip << " cubin + PTX"
                  << (jit->tensorCores == "tf32"   ? ", TF32 tensor cores"
                      : jit->tensorCores == "bf16" ? ", BF16 tensor cores"
                                                   : "")
                  << ", host " << m->cpu;
   else
-    llvm::outs() << m->threads << (m->threads == 1 ? " thread, " : " threads, ")
-                 << m->cpu;
-  llvm::outs() << ")\n";
+    out << m->threads << (m->threads == 1 ? " thread, " : " threads, ")
+        << m->cpu;
+  out << ") in " << durationText(msSince(start)) << "\n";
   return Error::success();
 }
 

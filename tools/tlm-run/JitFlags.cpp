@@ -7,12 +7,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/tlm-run/Options.h"
+#include "tools/common/Progress.h"
 
 #include "lib/model/Config.h"
 #include "lib/compiler/CompileCache.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include "passes/pipelines/CpuSwitches.h"
+#include "passes/cpu/Strategy.h"
 #include "passes/pipelines/GpuSwitches.h"
 
 #include <string>
@@ -66,6 +68,30 @@ Error runSwitches(const Options &o) {
   else
     return flagError("--target must be cpu or cuda, found '" + o.target + "'");
   return Error::success();
+}
+
+void chooseThreads(const std::string &command, Options &o) {
+  // The commands whose step is decode's, one token a sequence; a whole
+  // prompt or training batch is work enough for every core.
+  bool decodes = command == "generate" || command == "compile" ||
+                 (command == "bench" && !o.train);
+  if (!decodes || o.threadsGiven || !o.artifact.empty() || o.target != "cpu")
+    return;
+  auto config = loadConfig(o);
+  if (!config)
+    return; // the command says what is wrong
+  // A decode step multiplies every weight matrix once per sequence; the
+  // embedding table is only read a row (unless it is the output too).
+  uint64_t work = uint64_t(model::parameterCount(*config));
+  if (!config->tieEmbeddings)
+    work -= uint64_t(config->vocabSize * config->dModel);
+  work *= uint64_t(std::max(1, o.batch));
+  o.threads = int(mlir::tlm::defaultThreads(work, o.cores));
+  if (o.threads < o.cores)
+    o.threadsChoice = formatString(
+        "of %d cores: a decode step of %.2fM multiply-adds is too little "
+        "work to share among more; --threads N chooses",
+        o.cores, work / 1e6);
 }
 
 Expected<runtime::JitOptions> jitOptions(const Options &o,

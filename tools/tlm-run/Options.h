@@ -28,12 +28,22 @@ struct Options : Flags {
 };
 
 /// A mistake in the flags: exit code 1 (docs/spec/config.md#command-line).
+/// Where a command says what file it wrote: stdout, unless `output` is
+/// stdout itself (`--output /dev/stdout > w.st`), whose bytes the note
+/// would corrupt: then stderr.
+llvm::raw_ostream &wroteStream(const std::string &output);
+
 inline Error flagError(const llvm::Twine &message) {
   return Error::withExitCode(1, message.str());
 }
 
 // Shared by the commands (Commands.cpp).
 Expected<model::Config> loadConfig(const Options &o);
+/// --threads' default for `command` when it was not given: every core,
+/// but for a command that decodes (generate, bench, compile) one thread per
+/// mlir::tlm::kStepWorkPerThread multiply-adds of a decode step, with the
+/// reason in o.threadsChoice (docs/tlm-run.md#threads).
+void chooseThreads(const std::string &command, Options &o);
 /// --threads within [1, the documented maximum].
 Error checkThreads(const Options &o);
 /// The JIT's options from the compile flags (JitFlags.cpp), some of whose

@@ -196,12 +196,12 @@ Error runTrainBench(const Options &o) {
       runtime::trainingMemory(*config, o.batch, seq, true);
   double peak = peakRssMb();
   const runtime::Program::HeapCounters &heap = (*trainer)->program().heap();
-  double stepHeapMb = heap.peak ? double(heap.peak()) / 1e6 : 0;
+  double stepHeapMb = heap.peak ? double(heap.peak()) / kMiB : 0;
   // As inference's budget: the buffers the trainer owns (1.2x), the
   // activations, the process at start and the compiler's high-water mark.
   MemoryBudget budget{
-      (memory.parameters + memory.gradients + memory.moments) / 1e6, 0,
-      memory.activations / 1e6, o.startRssMb,
+      (memory.parameters + memory.gradients + memory.moments) / kMiB, 0,
+      memory.activations / kMiB, o.startRssMb,
       std::max(0.0, compiled.peakMb - o.startRssMb)};
   if (std::string warning = budget.warning(peak); !warning.empty())
     std::fprintf(stderr, "%s\n", warning.c_str());
@@ -215,28 +215,28 @@ Error runTrainBench(const Options &o) {
     out.set("ms_per_step", rounded(median, 2));
     out.set("tok_s", rounded(tokS, 1));
     out.set("gflop_s", rounded(gflops, 1));
-    out.set("peak_rss_mb", rounded(peak, 1));
-    out.set("estimate_mb", rounded(memory.total() / 1e6, 1));
-    out.set("activations_mb", rounded(memory.activations / 1e6, 1));
-    out.set("step_heap_mb", rounded(stepHeapMb, 1));
-    out.set("start_rss_mb", rounded(o.startRssMb, 1));
-    out.set("compile_mb", rounded(budget.compile, 1));
-    out.set("rss_bound_mb", rounded(budget.bound(), 1));
-    std::printf("%s\n", out.dump(json::Value::Layout::Line).c_str());
+    out.set("peak_rss_mib", rounded(peak, 1));
+    out.set("estimate_mib", rounded(memory.total() / kMiB, 1));
+    out.set("activations_mib", rounded(memory.activations / kMiB, 1));
+    out.set("step_heap_mib", rounded(stepHeapMb, 1));
+    out.set("start_rss_mib", rounded(o.startRssMb, 1));
+    out.set("compile_mib", rounded(budget.compile, 1));
+    out.set("rss_bound_mib", rounded(budget.bound(), 1));
+    printJsonDocument(out);
     return Error::success();
   }
   std::printf("train step    %.2f ms for %lld x %lld tokens (%.1f tok/s, "
               "%.1f GFLOP/s), median of %zu\n"
               "compile       %.1f ms (%d threads)\n"
-              "peak RSS      %.1f MB (the step's estimate %.1f MB: %s; "
-              "process at start %.1f MB, compile %.1f MB)\n"
-              "RSS bound     %.1f MB (1.2 x parameters, gradients and "
+              "peak RSS      %.1f MiB (the step's estimate %.1f MiB: %s; "
+              "process at start %.1f MiB, compile %.1f MiB)\n"
+              "RSS bound     %.1f MiB (1.2 x parameters, gradients and "
               "moments + activations + process at start + compile)\n"
-              "step heap     %.1f MB at its peak (the compiled code's "
+              "step heap     %.1f MiB at its peak (the compiled code's "
               "buffers: the activations)\n",
               median, (long long)o.batch, (long long)seq, tokS, gflops,
               ms.size(), compiled.ms, compiled.threads, peak,
-              memory.total() / 1e6, memory.parts().c_str(), o.startRssMb,
+              memory.total() / kMiB, memory.parts(/*mebibytes=*/true).c_str(), o.startRssMb,
               budget.compile, budget.bound(), stepHeapMb);
   return Error::success();
 }

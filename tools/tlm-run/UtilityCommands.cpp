@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/tlm-run/Options.h"
+#include "tools/common/Progress.h"
 
 #include "lib/io/FileIO.h"
 #include "lib/io/SafeTensors.h"
@@ -18,6 +19,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <sys/stat.h>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -153,12 +155,14 @@ Error runCompare(const Options &o) {
 Error runImportLlama2c(const Options &o) {
   if (o.positional.size() != 2)
     return flagError("import-llama2c takes MODEL.bin OUTDIR");
+  auto start = Clock::now();
   auto config = model::importLlama2c(o.positional[0], o.positional[1]);
   if (!config)
     return config.takeError();
   llvm::outs() << "wrote " << o.positional[1] << "/config.json and "
                << o.positional[1] << "/weights.safetensors ("
-               << model::parameterCount(*config) << " parameters)\n";
+               << model::parameterCount(*config) << " parameters) in "
+               << durationText(msSince(start)) << "\n";
   return Error::success();
 }
 
@@ -188,13 +192,15 @@ Error runImportHf(const Options &o) {
   }
   std::string stale = outDir + "/tokenizer.json";
   bool hadStale = extra.empty() && llvm::sys::fs::exists(stale);
+  auto start = Clock::now();
   auto config = model::importHf(dir, outDir, extra);
   if (!config)
     return config.takeError();
   llvm::outs() << "wrote " << outDir << "/config.json and " << outDir
                << "/weights.safetensors ("
                << model::parameterCount(*config) << " parameters, "
-               << model::dtypeName(config->dtype) << ")\n";
+               << model::dtypeName(config->dtype) << ") in "
+               << durationText(msSince(start)) << "\n";
   if (!extra.empty())
     llvm::outs() << "wrote " << stale << " (" << tokens << " tokens)\n";
   if (hadStale && !llvm::sys::fs::exists(stale))
@@ -338,6 +344,14 @@ Error runDetokenize(const Options &o) {
   return Error::success();
 }
 
+llvm::raw_ostream &wroteStream(const std::string &output) {
+  struct stat file, out;
+  if (::stat(output.c_str(), &file) == 0 && ::fstat(1, &out) == 0 &&
+      file.st_dev == out.st_dev && file.st_ino == out.st_ino)
+    return llvm::errs();
+  return llvm::outs();
+}
+
 namespace {
 
 /// `weights` (of `config`, in its dtype) as a safetensors file.
@@ -353,7 +367,14 @@ Error writeWeights(const std::string &path, const model::Config &config,
       {"tlm.dtype", std::string(model::dtypeName(config.dtype))}};
   if (model::isQuantized(config.dtype))
     metadata.push_back({"tlm.quant_block", std::to_string(model::kQuantBlock)});
-  return io::writeSafeTensors(path, views, metadata);
+  auto start = Clock::now();
+  if (Error err = io::writeSafeTensors(path, views, metadata))
+    return err;
+  wroteStream(path) << "wrote " << path << " (" << views.size() << " tensors, "
+               << model::dtypeName(config.dtype) << ", "
+               << sizeText(double(weights.bytes())) << ") in "
+               << durationText(msSince(start)) << "\n";
+  return Error::success();
 }
 
 } // namespace

@@ -325,6 +325,7 @@ int main(int argc, char **argv) {
     }
   if (Error err = parseFlags(argc, argv, name, it->second, options))
     return report(err);
+  chooseThreads(name, options);
   int code = report(it->second.run(options));
   llvm::outs().flush();
   // raw_ostream would report its own error as fatal when it flushes at
