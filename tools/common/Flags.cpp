@@ -278,7 +278,7 @@ std::string flagHelp(uint32_t command, bool compiler) {
   std::string text;
   for (const FlagInfo &info : flagTable())
     if (takes(info, command, compiler))
-      text += helpLine(info, command);
+      text += helpLine(info, compiler ? command : command | ArtifactRunner);
   return text;
 }
 

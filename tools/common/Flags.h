@@ -41,6 +41,9 @@ enum CommandBit : uint32_t {
   TrainTokenizer = 1u << 16,
   /// The model commands, which both tools run.
   Model = Forward | Generate | Eval | Bench,
+  /// tlm-exec's --help: a TLM_FLAG_FOR row for it says what a flag means
+  /// when the model is an artifact (after any row for the command).
+  ArtifactRunner = 1u << 30,
   /// A flag of the compiler: tlm-run takes it, tlm-exec does not.
   CompilerOnly = 1u << 31,
 };
