@@ -70,7 +70,7 @@ int64_t headChunk(int64_t heads, int64_t threads);
 /// The multiply-adds of one step that pay for one more thread: a fork and
 /// a join per parallel loop, and on a loaded machine a wait for a worker
 /// the kernel has not scheduled yet, cost more than the share of less
-/// work saves (docs/cpu-codegen.md#default-threads).
+/// work saves (docs/tlm-run.md#threads).
 /// Measured on 2 cores (decode tok/s, 2 threads against 1, medians of 3):
 /// stories260K (0.26M) 0.75x, cs336-ts (0.76M) 1.5x.
 constexpr uint64_t kStepWorkPerThread = 320 * 1024;

@@ -22,8 +22,8 @@ TEST(MemoryBudget, WarnsOnlyAboveTheBoundAndSaysByHowMuch) {
   EXPECT_EQ(b.warning(279.9), "");
   EXPECT_EQ(b.warning(280.0), "");
   EXPECT_EQ(b.warning(308.0),
-            "warning: peak RSS 308.0 MB exceeds the memory budget of "
-            "docs/memory.md, 280.0 MB, by 28.0 MB (10%)");
+            "warning: peak RSS 308.0 MiB exceeds the memory budget of "
+            "docs/memory.md, 280.0 MiB, by 28.0 MiB (10%)");
 }
 
 // The compiled code's heap bound: the untouched KV cache is subtracted from

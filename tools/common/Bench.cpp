@@ -344,7 +344,8 @@ Error runBench(const Flags &given, const SessionMaker &make) {
   if (!measured)
     return measured.takeError();
   BenchReport r = benchReport(*o, *run, *measured);
-  if (std::string warning = r.budget.warning(r.peakMb); !warning.empty())
+  if (std::string warning = r.budget.warning(r.peakMb);
+      !warning.empty() && !o->quiet)
     std::fprintf(stderr, "%s\n", warning.c_str());
   printReport(*o, r);
   if (o->json)

@@ -115,7 +115,7 @@ struct MemoryBudget {
     return 1.2 * weights + kvCache + activations + start + compile;
   }
   /// The warning bench prints when `peak` exceeds the bound (by how much,
-  /// in MB and percent), or "" within it.
+  /// in MiB and percent), or "" within it.
   std::string warning(double peak) const;
 };
 

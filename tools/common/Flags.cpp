@@ -13,6 +13,7 @@
 #include <map>
 #include <sched.h>
 #include <type_traits>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace tlm::cli {
@@ -257,6 +258,12 @@ Error parseFlags(const std::vector<std::string> &args, const std::string &name,
       return err;
     flags.given.insert(flag);
   }
+  // --json's document is all stdout holds: a file written there too would
+  // be neither.
+  if (flags.json && !flags.output.empty() && isStandardOutput(flags.output))
+    return flagError("--output " + flags.output +
+                     " is standard output, which --json's document takes: "
+                     "write the file elsewhere, or drop --json");
   flags.threadsGiven = flags.isGiven("threads");
   if (!flags.threadsGiven)
     flags.threads = flags.cores;
@@ -265,6 +272,12 @@ Error parseFlags(const std::vector<std::string> &args, const std::string &name,
   if (!flags.isGiven("sampling-seed"))
     flags.samplingSeed = flags.seed;
   return Error::success();
+}
+
+bool isStandardOutput(const std::string &path) {
+  struct stat file, out;
+  return ::stat(path.c_str(), &file) == 0 && ::fstat(1, &out) == 0 &&
+         file.st_dev == out.st_dev && file.st_ino == out.st_ino;
 }
 
 Error unknownCommand(const std::string &name,

@@ -135,6 +135,10 @@ std::string closest(std::string_view word,
 Error unknownCommand(const std::string &name,
                      const std::vector<std::string> &commands);
 
+/// Whether `path` names this process's standard output (/dev/stdout, a
+/// link to it, or the file stdout is redirected to).
+bool isStandardOutput(const std::string &path);
+
 /// The cores this process may run on (its affinity mask, so a `taskset`
 /// or a container's CPU set is honoured).
 int availableCores();

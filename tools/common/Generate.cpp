@@ -81,8 +81,10 @@ struct Generator {
           std::fflush(out);
         return interruptedAfter(std::to_string(t.printed) + " new tokens");
       }
-      // A reader that went away (a closed pipe): nothing more to say.
-      if (out && std::ferror(out)) {
+      // A reader of the text that went away (a closed pipe): nothing more
+      // to say. With --json the text is stderr's, and stdout's document
+      // is still due: stderr's failures do not stop it.
+      if (out == stdout && std::ferror(stdout)) {
         t.stop = Stop::Reader;
         return t;
       }
@@ -101,9 +103,8 @@ struct Generator {
       // A full disk stops generation at once with its reason; a reader that
       // went away (EPIPE) is seen above, quietly, before the next token.
       errno = 0;
-      if (out && std::fflush(out) != 0 && errno != EPIPE)
-        return userError(std::string("cannot write to standard ") +
-                         (out == stdout ? "output: " : "error: ") +
+      if (out && std::fflush(out) != 0 && errno != EPIPE && out == stdout)
+        return userError(std::string("cannot write to standard output: ") +
                          std::strerror(errno));
       if (*stopped) {
         ++t.printed;
@@ -197,9 +198,9 @@ Error echoPrompt(const Flags &f, std::FILE *out,
 /// What the summary counts over every turn.
 struct Totals {
   /// The new tokens and decode steps of every turn, the last one's stop,
-  /// and (--json) every turn's ids and text.
+  /// and (--json) every turn's ids and text, and each turn as it was.
   Turn turns;
-  int turnCount = 0;
+  std::vector<Turn> each;
   int64_t promptTokens = 0;
   double prefillMs = 0, decodeMs = 0;
   /// When the first turn began.
@@ -303,7 +304,8 @@ Expected<Turn> promptTurn(Generator &g, const std::vector<int64_t> &ids,
   totals.turns.ids.insert(totals.turns.ids.end(), t->ids.begin(),
                           t->ids.end());
   totals.turns.text += t->text;
-  ++totals.turnCount;
+  if (g.f.json && g.f.interactive)
+    totals.each.push_back(*t);
   return t;
 }
 
@@ -389,15 +391,26 @@ void reportGenerate(const Flags &f, const Run &run, const Totals &totals,
                  prefillTokS, run.compileMs, run.weightsMs, firstMs);
   if (!f.json)
     return;
-  json::Value ids = json::Value::array();
-  for (int64_t id : totals.turns.ids)
-    ids.push(id);
-  json::Value doc = jsonObject({{"ids", std::move(ids)}});
-  if (tokenizer)
-    doc.set("text", totals.turns.text);
-  doc.set("stop", stopName(totals.turns.stop));
-  if (f.interactive)
-    doc.set("turns", totals.turnCount);
+  // The ids include the one that completed a stop string; the text ends
+  // before the stop string.
+  auto turnJson = [&](const Turn &t) {
+    json::Value ids = json::Value::array();
+    for (int64_t id : t.ids)
+      ids.push(id);
+    json::Value doc = jsonObject({{"ids", std::move(ids)}});
+    if (tokenizer)
+      doc.set("text", t.text);
+    doc.set("stop", stopName(t.stop));
+    return doc;
+  };
+  // Every turn's ids and text in order, and with --interactive each turn.
+  json::Value doc = turnJson(totals.turns);
+  if (f.interactive) {
+    json::Value turns = json::Value::array();
+    for (const Turn &t : totals.each)
+      turns.push(turnJson(t));
+    doc.set("turns", std::move(turns));
+  }
   for (auto &[key, value] : std::initializer_list<
            std::pair<const char *, json::Value>>{
            {"tokens", totals.turns.printed},

@@ -72,9 +72,10 @@ Error runSwitches(const Options &o) {
 
 void chooseThreads(const std::string &command, Options &o) {
   // The commands whose step is decode's, one token a sequence; a whole
-  // prompt or training batch is work enough for every core.
-  bool decodes = command == "generate" || command == "compile" ||
-                 (command == "bench" && !o.train);
+  // prompt or training batch is work enough for every core, and so may be
+  // --prompts-file's batch, whose size is not known yet.
+  bool decodes = (command == "generate" && o.promptsFile.empty()) ||
+                 command == "compile" || (command == "bench" && !o.train);
   if (!decodes || o.threadsGiven || !o.artifact.empty() || o.target != "cpu")
     return;
   auto config = loadConfig(o);

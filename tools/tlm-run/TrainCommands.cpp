@@ -203,8 +203,23 @@ Error runTrainBench(const Options &o) {
       (memory.parameters + memory.gradients + memory.moments) / kMiB, 0,
       memory.activations / kMiB, o.startRssMb,
       std::max(0.0, compiled.peakMb - o.startRssMb)};
-  if (std::string warning = budget.warning(peak); !warning.empty())
+  if (std::string warning = budget.warning(peak);
+      !warning.empty() && !o.quiet)
     std::fprintf(stderr, "%s\n", warning.c_str());
+  printTo(resultStream(o),
+          "train step    %.2f ms for %lld x %lld tokens (%.1f tok/s, "
+          "%.1f GFLOP/s), median of %zu\n"
+          "compile       %.1f ms (%d threads)\n"
+          "peak RSS      %.1f MiB (the step's estimate %.1f MiB: %s; "
+          "process at start %.1f MiB, compile %.1f MiB)\n"
+          "RSS bound     %.1f MiB (1.2 x parameters, gradients and "
+          "moments + activations + process at start + compile)\n"
+          "step heap     %.1f MiB at its peak (the compiled code's "
+          "buffers: the activations)\n",
+          median, (long long)o.batch, (long long)seq, tokS, gflops, ms.size(),
+          compiled.ms, compiled.threads, peak, memory.total() / kMiB,
+          memory.parts(/*mebibytes=*/true).c_str(), o.startRssMb,
+          budget.compile, budget.bound(), stepHeapMb);
   if (o.json) {
     json::Value out = json::Value::object();
     out.set("train", true);
@@ -223,21 +238,7 @@ Error runTrainBench(const Options &o) {
     out.set("compile_mib", rounded(budget.compile, 1));
     out.set("rss_bound_mib", rounded(budget.bound(), 1));
     printJsonDocument(out);
-    return Error::success();
   }
-  std::printf("train step    %.2f ms for %lld x %lld tokens (%.1f tok/s, "
-              "%.1f GFLOP/s), median of %zu\n"
-              "compile       %.1f ms (%d threads)\n"
-              "peak RSS      %.1f MiB (the step's estimate %.1f MiB: %s; "
-              "process at start %.1f MiB, compile %.1f MiB)\n"
-              "RSS bound     %.1f MiB (1.2 x parameters, gradients and "
-              "moments + activations + process at start + compile)\n"
-              "step heap     %.1f MiB at its peak (the compiled code's "
-              "buffers: the activations)\n",
-              median, (long long)o.batch, (long long)seq, tokS, gflops,
-              ms.size(), compiled.ms, compiled.threads, peak,
-              memory.total() / kMiB, memory.parts(/*mebibytes=*/true).c_str(), o.startRssMb,
-              budget.compile, budget.bound(), stepHeapMb);
   return Error::success();
 }
 

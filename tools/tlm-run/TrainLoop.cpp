@@ -237,10 +237,11 @@ public:
     return Error::success();
   }
 
-  /// --json's object (the steps this process ran).
+  /// --json's object (the steps this process ran: none when a resumed run
+  /// was at --steps already).
   void finish() {
-    if (o.steps > firstStep)
-      report.finish(o.steps - firstStep, msSince(start), tokensPerStep());
+    report.finish(std::max<int64_t>(0, o.steps - firstStep), msSince(start),
+                  tokensPerStep());
   }
 
 private:

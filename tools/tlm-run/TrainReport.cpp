@@ -58,14 +58,18 @@ void Report::finish(int64_t steps, double ms, int64_t tokensPerStep) {
   out.set("lrs", std::move(lrs));
   if (val.size())
     out.set("validation", std::move(val));
-  out.set("ms_per_step", stepMs / double(steps));
-  out.set("tok_s", double(tokensPerStep * steps) / (stepMs / 1e3));
+  // A resumed run already at --steps took none: no rates to give.
+  if (steps > 0) {
+    out.set("ms_per_step", stepMs / double(steps));
+    out.set("tok_s", double(tokensPerStep * steps) / (stepMs / 1e3));
+  }
   out.set("loop_s", ms / 1e3);
   if (ranks > 1) {
     out.set("ranks", int64_t(ranks));
-    out.set("sum_ms_per_step", sumMs / double(steps));
+    if (steps > 0)
+      out.set("sum_ms_per_step", sumMs / double(steps));
   }
-  std::printf("%s\n", out.dump(json::Value::Layout::Line).c_str());
+  printJsonDocument(out);
 }
 
 } // namespace tlm::cli

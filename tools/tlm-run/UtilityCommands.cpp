@@ -19,7 +19,6 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
-#include <sys/stat.h>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -345,11 +344,7 @@ Error runDetokenize(const Options &o) {
 }
 
 llvm::raw_ostream &wroteStream(const std::string &output) {
-  struct stat file, out;
-  if (::stat(output.c_str(), &file) == 0 && ::fstat(1, &out) == 0 &&
-      file.st_dev == out.st_dev && file.st_ino == out.st_ino)
-    return llvm::errs();
-  return llvm::outs();
+  return isStandardOutput(output) ? llvm::errs() : llvm::outs();
 }
 
 namespace {
