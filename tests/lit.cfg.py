@@ -32,6 +32,14 @@ import platform
 if platform.machine() == "x86_64":
     config.available_features.add("x86_64")
 
+# --compute bf16 runs vdpbf16ps: hosts with AVX512-BF16 only.
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        if " avx512_bf16" in cpuinfo.read():
+            config.available_features.add("avx512bf16")
+except OSError:
+    pass
+
 config.substitutions.append(("%tlm_build", config.tlm_obj_root))
 # `%exit-stderr CMD ...` prints CMD's stderr then "exit N"; `%exit-output`
 # prints stdout and stderr then "exit N" (tests/exit-status.sh).

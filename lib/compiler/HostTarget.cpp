@@ -28,6 +28,7 @@ mlir::tlm::CpuTarget vectorShape() {
     return t;
   };
   t.avx512 = host.isX86() && has("avx512f");
+  t.avx512bf16 = t.avx512 && has("avx512bf16");
   if (host.isX86()) {
     if (has("avx512f"))
       return shape(16, 32);
@@ -48,6 +49,7 @@ mlir::tlm::CpuTarget cpuTargetFor(const std::vector<std::string> &features) {
     return std::find(features.begin(), features.end(), f) != features.end();
   };
   t.avx512 = has("avx512f");
+  t.avx512bf16 = has("avx512f") && has("avx512bf16");
   t.lanes = has("avx512f") ? 16 : has("avx") ? 8 : 4;
   t.vectorRegisters = has("avx512f") ? 32 : 16;
   return t;

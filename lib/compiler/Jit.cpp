@@ -311,6 +311,19 @@ llvm::Error Jit::buildPipeline(PassManager &pm, const JitOptions &options,
   bool otherCpu = artifact && !artifact->cpu.empty();
   mlir::tlm::CpuTarget target = mlir::tlm::withLanes(
       otherCpu ? cpuTargetFor(cpuFeatures) : hostCpuTarget(), options.lanes);
+  if (options.compute != "f32" && options.compute != "bf16")
+    return llvm::createStringError("compute must be f32 or bf16, found '" +
+                                   options.compute + "'");
+  if (options.compute == "bf16" && (!target.avx512bf16 || target.lanes != 16))
+    return unavailable(
+        std::string("--compute bf16 multiplies with AVX512-BF16's vdpbf16ps "
+                    "on 16-lane vectors, which ") +
+        (!target.avx512bf16 ? (otherCpu ? "--cpu " + artifact->cpu
+                                        : std::string("this CPU")) +
+                                  " lacks"
+                            : "--lanes " + std::to_string(target.lanes) +
+                                  " rules out"));
+  pipelineOptions.compute = options.compute;
   pipelineOptions.lanes = target.lanes;
   pipelineOptions.vectorRegisters = target.vectorRegisters;
   pipelineOptions.avx512 = target.avx512;
@@ -557,6 +570,7 @@ Jit::manifestOf(const llvm::orc::JITTargetMachineBuilder &machine,
   m.cpu = machine.getCPU();
   m.features = machine.getFeatures().getString();
   m.threads = options.threads;
+  m.compute = options.compute;
   m.model = request.model;
   for (const auto &[name, sig] : entries_) {
     ArtifactEntry entry;

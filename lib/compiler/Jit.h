@@ -94,6 +94,9 @@ struct JitOptions {
   /// (tlm-gpu-tile-matmuls{tensor-cores}): "tf32" rounds their inputs to 10
   /// of f32's 23 mantissa bits, "bf16" to 7; "none" keeps f32 FMAs.
   std::string tensorCores = "none";
+  /// Cpu: the arithmetic of prefill's packed projection tiles, "f32" or
+  /// "bf16" (CpuPipelineOptions::compute; needs AVX512-BF16).
+  std::string compute = "f32";
   /// The optimizations of the CPU pipeline, each switchable to measure it
   /// (passes/pipelines/CpuSwitches.def).
   mlir::tlm::CpuSwitches switches;

@@ -58,6 +58,7 @@ std::string manifestToJson(const ArtifactManifest &m) {
   j.set("cpu", m.cpu);
   j.set("features", m.features);
   j.set("threads", m.threads);
+  j.set("compute", m.compute);
   j.set("model", m.model);
   j.set("entries", std::move(entries));
   if (m.target == "cuda") {
@@ -103,6 +104,11 @@ Expected<ArtifactManifest> fromJson(const std::string &path, const char *text) {
       !entries->isArray())
     return artifactError(path, "its manifest lacks a field");
   m.threads = static_cast<int>(threads->asUint());
+  // Artifacts written before --compute existed are f32's.
+  if (j.find("compute") &&
+      (!str("compute", m.compute) ||
+       (m.compute != "f32" && m.compute != "bf16")))
+    return artifactError(path, "its manifest names an unknown compute");
   if (!str("target", m.target) || (m.target != "cpu" && m.target != "cuda"))
     return artifactError(path, "its manifest names no target (cpu or cuda)");
   if (m.target == "cuda") {

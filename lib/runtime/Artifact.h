@@ -44,6 +44,8 @@ struct ArtifactManifest {
   std::string chip;
   std::vector<std::string> imports;
   int threads = 1;
+  /// Cpu: prefill's arithmetic (JitOptions::compute), "f32" or "bf16".
+  std::string compute = "f32";
   /// The model's config as JSON text (model::configToJson).
   std::string model;
   std::vector<ArtifactEntry> entries;

@@ -22,8 +22,17 @@ namespace mlir::tlm::packed {
 using PanelRows =
     std::function<std::pair<Value, Value>(OpBuilder &, Location, Value c)>;
 
+/// The buffer a panel is packed into, once per call: k x cols f32, or for
+/// `s.bf16` (k / 2) x (2 cols) bf16, each 32-bit lane a pair (W[c, 2p],
+/// W[c, 2p + 1]) as vdpbf16ps multiplies them.
+Value packBuffer(OpBuilder &b, Location loc, int64_t k, const PackedShape &s);
+
+/// The x the kernel reads: x itself, or for `s.bf16` x rounded to bf16
+/// (once per projection, not once per panel).
+Value kernelInput(OpBuilder &b, Location loc, Value x, const PackedShape &s);
+
 /// Transposes the panel's rows (`rowsOf` each block of `lanes` columns),
-/// all of k, into `buf` (k x cols), times `gain` along k when given.
+/// all of k, into `buf` (packBuffer's), times `gain` along k when given.
 Value pack(OpBuilder &b, Location loc, const PanelRows &rowsOf, Value buf,
            int64_t k, const PackedShape &s, Value gain);
 

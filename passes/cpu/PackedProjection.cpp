@@ -24,10 +24,12 @@
 #include "passes/common/Quantized.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/IRMapping.h"
 
 #include <functional>
@@ -194,6 +196,62 @@ static Value readBlock(OpBuilder &b, Location loc, Value w, Value row, Value kb,
   return arith::MulFOp::create(b, loc, block, scales);
 }
 
+/// Writes the transposed block `t` (t[k][c], lanes x lanes f32) at rows
+/// kb .. kb + lanes of k into the bf16 buffer: rows 2i and 2i + 1
+/// interleaved ((t[2i][0], t[2i + 1][0], t[2i][1], ...)) and rounded to
+/// bf16, at row kb / 2 + i, column 2c.
+static Value packPairs(OpBuilder &b, Location loc, Value t, Value buf, Value kb,
+                       Value c, const tlm::PackedShape &s) {
+  SmallVector<int64_t> interleave;
+  for (int64_t j = 0; j < s.lanes; ++j)
+    interleave.append({j, s.lanes + j});
+  auto pairType = VectorType::get({2 * s.lanes}, b.getBF16Type());
+  Value half = arith::DivUIOp::create(b, loc, kb, index(b, loc, 2));
+  Value col = arith::MulIOp::create(b, loc, c, index(b, loc, 2));
+  for (int64_t i = 0; i < s.lanes / 2; ++i) {
+    Value even = vector::ExtractOp::create(b, loc, t, 2 * i);
+    Value odd = vector::ExtractOp::create(b, loc, t, 2 * i + 1);
+    Value pairs = arith::TruncFOp::create(
+        b, loc, pairType,
+        vector::ShuffleOp::create(b, loc, even, odd, interleave));
+    Value row = arith::AddIOp::create(b, loc, half, index(b, loc, i));
+    buf = vector::TransferWriteOp::create(b, loc, pairs, buf,
+                                          ValueRange{row, col},
+                                          SmallVector<bool>{true})
+              .getResult();
+  }
+  return buf;
+}
+
+Value packBuffer(OpBuilder &b, Location loc, int64_t k, const PackedShape &s) {
+  if (s.bf16)
+    return tensor::EmptyOp::create(b, loc,
+                                   ArrayRef<int64_t>{k / 2, 2 * s.cols},
+                                   b.getBF16Type());
+  return tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{k, s.cols},
+                                 b.getF32Type());
+}
+
+Value kernelInput(OpBuilder &b, Location loc, Value x, const PackedShape &s) {
+  if (!s.bf16)
+    return x;
+  MLIRContext *ctx = b.getContext();
+  Value init = tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, x),
+                                       b.getBF16Type());
+  SmallVector<AffineMap> maps(2, tlm::dimsMapOf(ctx, 2, {0, 1}));
+  SmallVector<utils::IteratorType> iters(2, utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{x},
+             ValueRange{init}, maps, iters,
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               linalg::YieldOp::create(
+                   nb, nl,
+                   ValueRange{arith::TruncFOp::create(nb, nl, nb.getBF16Type(),
+                                                      a[0])});
+             })
+      .getResult(0);
+}
+
 /// Transposes the panel's rows (`rowsOf` each block of `lanes` columns),
 /// all of k, into `buf` (k x cols), one lanes x lanes block at a time (a
 /// loop, not unrolled: each 16 x 16 transpose is 64 shuffles of code, and
@@ -227,11 +285,16 @@ Value pack(OpBuilder &b, Location loc, const PanelRows &rowsOf, Value buf,
               }
               Value t = vector::TransposeOp::create(nb, nl, block,
                                                     ArrayRef<int64_t>{1, 0});
-              scf::YieldOp::create(
-                  nb, nl,
-                  vector::TransferWriteOp::create(nb, nl, t, it[0],
-                                                  ValueRange{kb, c}, inBounds)
-                      .getResult());
+              if (!s.bf16) {
+                scf::YieldOp::create(
+                    nb, nl,
+                    vector::TransferWriteOp::create(nb, nl, t, it[0],
+                                                    ValueRange{kb, c}, inBounds)
+                        .getResult());
+                return;
+              }
+              scf::YieldOp::create(nb, nl,
+                                   packPairs(nb, nl, t, it[0], kb, c, s));
             });
         scf::YieldOp::create(cb, cl, ks.getResult(0));
       });
@@ -256,6 +319,49 @@ Value applyPayload(OpBuilder &b, Location loc, linalg::GenericOp op,
       r.setType(vecType);
   }
   return map.lookup(body.getTerminator()->getOperand(0));
+}
+
+/// The bf16 kernel's loop over pairs of k: each row's pair (x[r, 2p],
+/// x[r, 2p + 1]) broadcast as one 32-bit lane against the packed pairs of
+/// `cols / lanes` vectors, one vdpbf16ps per accumulator.
+static scf::ForOp bf16Loop(OpBuilder &b, Location loc, Value x, Value buf,
+                           ArrayRef<Value> rowIdx, ValueRange init, int64_t k,
+                           const tlm::PackedShape &s) {
+  auto vecType = VectorType::get({s.lanes}, b.getF32Type());
+  auto wType = VectorType::get({2 * s.lanes}, b.getBF16Type());
+  auto pairType = VectorType::get({2}, b.getBF16Type());
+  auto lanesI32 = VectorType::get({s.lanes}, b.getI32Type());
+  Value pad = arith::ConstantOp::create(b, loc, b.getBF16Type(),
+                                        b.getFloatAttr(b.getBF16Type(), 0.0));
+  SmallVector<bool> inBounds{true};
+  int64_t perRow = s.cols / s.lanes;
+  return scf::ForOp::create(
+      b, loc, index(b, loc, 0), index(b, loc, k / 2), index(b, loc, 1), init,
+      [&](OpBuilder &nb, Location nl, Value kp, ValueRange acc) {
+        SmallVector<Value> w;
+        for (int64_t c = 0; c < perRow; ++c)
+          w.push_back(vector::TransferReadOp::create(
+              nb, nl, wType, buf,
+              ValueRange{kp, index(nb, nl, c * 2 * s.lanes)}, pad, inBounds));
+        Value k2 = arith::MulIOp::create(nb, nl, kp, index(nb, nl, 2));
+        SmallVector<Value> next;
+        for (int64_t r = 0; r < s.rows; ++r) {
+          Value pair = vector::TransferReadOp::create(
+              nb, nl, pairType, x, ValueRange{rowIdx[r], k2}, pad, inBounds);
+          Value bits = vector::ExtractOp::create(
+              nb, nl,
+              vector::BitCastOp::create(
+                  nb, nl, VectorType::get({1}, nb.getI32Type()), pair),
+              0);
+          Value xv = vector::BitCastOp::create(
+              nb, nl, wType,
+              vector::BroadcastOp::create(nb, nl, lanesI32, bits));
+          for (int64_t c = 0; c < perRow; ++c)
+            next.push_back(x86vector::DotBF16Op::create(
+                nb, nl, vecType, acc[r * perRow + c], xv, w[c]));
+        }
+        scf::YieldOp::create(nb, nl, next);
+      });
 }
 
 /// out[row0 : row0 + rows, col0 : col0 + cols] (+)= x[row0.., :] · buf, or
@@ -286,7 +392,9 @@ Value kernel(OpBuilder &b, Location loc, Value x, Value buf, Value out,
                                ValueRange{rowIdx[r], colIdx[c]}, pad, inBounds)
                                .getResult());
 
-  auto loop = scf::ForOp::create(
+  auto loop =
+      s.bf16 ? bf16Loop(b, loc, x, buf, rowIdx, init, k, s)
+             : scf::ForOp::create(
       b, loc, index(b, loc, 0), index(b, loc, k), index(b, loc, 1), init,
       [&](OpBuilder &nb, Location nl, Value kk, ValueRange acc) {
         SmallVector<Value> w;
@@ -447,6 +555,8 @@ std::string tlm::packedMismatch(linalg::LinalgOp op, const ProjectionDims &p,
     return "k is not a multiple of the vector width";
   if (!op.hasPureTensorSemantics())
     return "not on tensors";
+  if (shape.bf16 && shape.lanes != 16)
+    return "bf16-dot takes AVX-512's 16 lanes";
   Value w = op.getDpsInputs().back();
   SmallVector<Value> parts{w};
   if (std::optional<ConcatRows> rows = concatRows(w)) {
@@ -490,8 +600,8 @@ LogicalResult tlm::packProjection(RewriterBase &rewriter, linalg::LinalgOp op,
         restRows = split.restRows, xRest = split.xRest;
   OpFoldResult zeroAttr = b.getIndexAttr(0), oneAttr = b.getIndexAttr(1);
   // One buffer per call (per thread inside a forall), reused by every panel.
-  Value buf = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{k, shape.cols},
-                                      b.getF32Type());
+  Value buf = packBuffer(b, loc, k, shape);
+  Value xk = kernelInput(b, loc, x, shape);
 
   auto panels = scf::ForOp::create(
       b, loc, index(b, loc, 0), index(b, loc, n), index(b, loc, shape.cols),
@@ -513,7 +623,7 @@ LogicalResult tlm::packProjection(RewriterBase &rewriter, linalg::LinalgOp op,
               tb, nl, index(tb, nl, 0), full, tileRows, ValueRange{it[0]},
               [&](OpBuilder &lb, Location ll, Value row0, ValueRange acc) {
                 scf::YieldOp::create(lb, ll,
-                                     kernel(lb, ll, x, packed, acc[0], row0,
+                                     kernel(lb, ll, xk, packed, acc[0], row0,
                                             col0, k, shape, overwrite, rms));
               });
           scf::YieldOp::create(tb, nl, ValueRange{tiles.getResult(0), packed});

@@ -16,9 +16,12 @@ namespace mlir::tlm {
 
 /// The register block of the packed kernel: `rows` rows of x against
 /// `cols` columns of W (a multiple of `lanes`), `rows * cols / lanes`
-/// vector accumulators.
+/// vector accumulators. `bf16`: x and the packed W rounded to bf16 and
+/// multiplied by AVX512-BF16's pairwise dot product (vdpbf16ps), the sums
+/// f32 (tlm-tile-matmuls{bf16-dot}).
 struct PackedShape {
   int64_t rows, cols, lanes;
+  bool bf16 = false;
 };
 
 /// Why `op` (a matched projection on tensors) cannot take the packed form,

@@ -153,8 +153,10 @@ static void fullPanel(OpBuilder &pb, Location pl, const Panels &p,
 static Value fullTiles(OpBuilder &b, Location loc, const Panels &p, Value y) {
   // Each panel: `half` columns of W1, then the same columns of W3.
   Epilogue epilogue{p.pair.consumer, p.pair.inputs};
-  Value buf = tensor::EmptyOp::create(
-      b, loc, ArrayRef<int64_t>{p.k, p.shape.cols}, b.getF32Type());
+  Value buf = packBuffer(b, loc, p.k, p.shape);
+  // The kernel's x (rounded to bf16 for bf16-dot), once for every panel.
+  Panels q = p;
+  q.x = kernelInput(b, loc, p.x, p.shape);
   auto ifFull = scf::IfOp::create(b, loc, TypeRange{y.getType()},
                                   p.split.hasFull, /*withElseRegion=*/true);
   {
@@ -163,7 +165,7 @@ static Value fullTiles(OpBuilder &b, Location loc, const Panels &p, Value y) {
         tb, loc, p.c0, index(tb, loc, p.chunk), index(tb, loc, p.half),
         ValueRange{y, buf},
         [&](OpBuilder &pb, Location pl, Value col, ValueRange it) {
-          fullPanel(pb, pl, p, epilogue, col, it);
+          fullPanel(pb, pl, q, epilogue, col, it);
         });
     scf::YieldOp::create(tb, loc, panels.getResult(0));
   }

@@ -206,7 +206,11 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
     Option<"packCols", "pack-cols", "int64_t", /*default=*/"32",
            "Columns per packed panel of W (a multiple of lanes)">,
     Option<"fuseSwiGLU", "fuse-swiglu", "bool", /*default=*/"true",
-           "Run SwiGLU's silu(a)·b on the fused W1/W3 projection's packed tiles">
+           "Run SwiGLU's silu(a)·b on the fused W1/W3 projection's packed tiles">,
+    Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
+           "Packed tiles in bf16: x and the packed W rounded to bf16, "
+           "multiplied pairwise by x86vector.avx512.dot (AVX512-BF16's "
+           "vdpbf16ps) into f32 sums; needs lanes=16">
   ];
   let dependentDialects = [
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
@@ -214,7 +218,8 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::memref::MemRefDialect",
-    "::mlir::math::MathDialect", "::mlir::tlm::TlmDialect"
+    "::mlir::math::MathDialect", "::mlir::tlm::TlmDialect",
+    "::mlir::x86vector::X86VectorDialect"
   ];
 }
 

@@ -30,6 +30,8 @@ struct CpuTarget {
   /// avx512f): whatever the lanes, LLVM can split any width, but not an
   /// intrinsic the CPU lacks.
   bool avx512 = true;
+  /// Whether it has AVX512-BF16's vdpbf16ps (--compute bf16).
+  bool avx512bf16 = false;
 };
 
 /// `host` blocked for `lanes` (0: the host's own width). Another width than

@@ -472,7 +472,9 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     return 0;
   }
 
-  tlm::PackedShape packedShape() const { return {packRows, packCols, lanes}; }
+  tlm::PackedShape packedShape() const {
+    return {packRows, packCols, lanes, bf16Dot};
+  }
 
   /// Whether `op` takes the packed form (PackedProjection.h): vectorized,
   /// whole panels of W in every thread's chunk of columns.
@@ -666,6 +668,13 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
           << "tlm-tile-matmuls: pack-cols (" << static_cast<int64_t>(packCols)
           << ") must be a multiple of lanes (" << static_cast<int64_t>(lanes)
           << ")";
+      return failure();
+    }
+    if (bf16Dot && lanes != 16) {
+      getOperation()->emitError()
+          << "tlm-tile-matmuls: bf16-dot needs lanes=16 (AVX-512's "
+             "vdpbf16ps), found lanes="
+          << static_cast<int64_t>(lanes);
       return failure();
     }
     return success();

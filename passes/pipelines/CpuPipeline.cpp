@@ -80,6 +80,7 @@ tileMatmulsOptions(const CpuPipelineOptions &options, int64_t threads) {
   tileOptions.prefetchCodes =
       options.prefetchCodes && tileOptions.gemvColumns == 1;
   tileOptions.lookupNibbles = options.lookupNibbles && options.avx512;
+  tileOptions.bf16Dot = options.compute == "bf16";
   tileOptions.packCols = blocks.packCols;
   tileOptions.packRows = blocks.packRows;
   tileOptions.rowTile = blocks.rowTile;
@@ -160,7 +161,8 @@ static void addLoopsStage(OpPassManager &pm,
 }
 
 /// To LLVM, steps 14-21 of docs/pipelines.md#tlm-cpu-pipeline.
-static void addToLLVMStage(OpPassManager &pm) {
+static void addToLLVMStage(OpPassManager &pm,
+                           const CpuPipelineOptions &options) {
   // The projection blocks end in a sum over the innermost (lanes) dim: one
   // vector.reduction per output.
   pm.addNestedPass<func::FuncOp>(vector::createLowerVectorMultiReductionPass(
@@ -191,6 +193,8 @@ static void addToLLVMStage(OpPassManager &pm) {
   // shuffles between whole registers rather than lane by lane.
   vectorToLlvm.vectorTransposeLowering =
       vector::VectorTransposeLowering::Shuffle16x16;
+  // bf16 compute's x86vector.avx512.dot, as its intrinsic.
+  vectorToLlvm.x86Vector = options.compute == "bf16";
   pm.addNestedPass<func::FuncOp>(createConvertVectorToLLVMPass(vectorToLlvm));
   // With threads, this also converts the OpenMP ops (through the dialect's
   // ConvertToLLVM interface): convert-openmp-to-llvm as a pass of its own
@@ -212,5 +216,5 @@ void tlm::buildCpuPipeline(OpPassManager &pm,
   addCodegenOnTensorsStage(pm, options, threads);
   addBufferizationStage(pm, options);
   addLoopsStage(pm, options);
-  addToLLVMStage(pm);
+  addToLLVMStage(pm, options);
 }

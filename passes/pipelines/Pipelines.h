@@ -79,6 +79,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Vector registers of the target (sizes the register "
                      "blocks)"),
       llvm::cl::init(CpuTarget().vectorRegisters)};
+  PassOptions::Option<std::string> compute{
+      *this, "compute",
+      llvm::cl::desc("Arithmetic of prefill's packed projection tiles: f32, "
+                     "or bf16 (x and W rounded to bf16, multiplied by "
+                     "AVX512-BF16's vdpbf16ps into f32 sums; needs lanes=16 "
+                     "and a target with avx512bf16)"),
+      llvm::cl::init("f32")};
   PassOptions::Option<bool> cInterface{
       *this, "c-interface",
       llvm::cl::desc("Give entries the llvm.emit_c_interface wrappers"),

@@ -112,8 +112,15 @@ Error runEmit(const Options &o) {
       mlir::tlm::buildLinalgPipeline(pm);
     else if (o.stage == "gpu")
       mlir::tlm::buildGpuPipeline(pm);
-    else
-      mlir::tlm::buildCpuPipeline(pm);
+    else {
+      // The reference target's code (Strategy.h's CpuTarget), in --compute.
+      mlir::tlm::CpuPipelineOptions cpu;
+      if (o.compute != "f32" && o.compute != "bf16")
+        return flagError("--compute must be f32 or bf16, found '" + o.compute +
+                         "'");
+      cpu.compute = o.compute;
+      mlir::tlm::buildCpuPipeline(pm, cpu);
+    }
     // --mlir-timing as in a compile (JitFlags.cpp): the report comes when
     // the pipeline is done.
     auto timing = std::make_unique<mlir::DefaultTimingManager>();

@@ -71,7 +71,7 @@ Error runCompile(const Options &o) {
                  << ", host " << m->cpu;
   else
     out << m->threads << (m->threads == 1 ? " thread, " : " threads, ")
-        << m->cpu;
+        << m->cpu << (m->compute == "f32" ? "" : ", " + m->compute + " compute");
   out << ") in " << durationText(msSince(start)) << "\n";
   return Error::success();
 }

@@ -99,6 +99,13 @@ Expected<runtime::JitOptions> jitOptions(const Options &o,
                                                const model::Config &c) {
   runtime::JitOptions j;
   j.threads = o.threads;
+  if (o.compute != "f32" && o.compute != "bf16")
+    return flagError("--compute must be f32 or bf16, found '" + o.compute +
+                     "'");
+  if (o.compute != "f32" && o.target == "cuda")
+    return flagError("--compute " + o.compute +
+                     " is the CPU's; --target cuda has --tensor-cores");
+  j.compute = o.compute;
   if (o.target == "cuda")
     j.target = runtime::Target::Cuda;
   // The GPU kernels widen bf16 and f16 weights as they load them; block-
