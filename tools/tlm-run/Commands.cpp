@@ -59,11 +59,13 @@ compileSession(const Options &o, const model::Config &c, int64_t batch) {
   auto s = runtime::Session::compile(c, options, *jit);
   if (s)
     return s;
-  // A GPU setup problem (no libdevice, kernels the driver rejects) makes
-  // the target unavailable; anything else is a compiler failure.
+  // A GPU setup problem (no libdevice, kernels the driver rejects) or a
+  // CPU without what --compute needs makes the target unavailable;
+  // anything else is a compiler failure.
   Error err = s.takeError();
   if (err.kind() == ErrorKind::Unavailable)
-    return Error::withExitCode(3, "target cuda: " + err.message());
+    return Error::withExitCode(3, "target " + o.flags().target + ": " +
+                                      err.message());
   return Error::withExitCode(2, "compilation failed: " + err.message());
 }
 
