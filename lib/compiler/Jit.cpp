@@ -323,7 +323,9 @@ llvm::Error Jit::buildPipeline(PassManager &pm, const JitOptions &options,
                                   " lacks"
                             : "--lanes " + std::to_string(target.lanes) +
                                   " rules out"));
-  pipelineOptions.compute = options.compute;
+  pipelineOptions.compute = options.compute == "bf16"
+                                ? mlir::tlm::CpuCompute::BF16
+                                : mlir::tlm::CpuCompute::F32;
   pipelineOptions.lanes = target.lanes;
   pipelineOptions.vectorRegisters = target.vectorRegisters;
   pipelineOptions.avx512 = target.avx512;

@@ -58,9 +58,12 @@ std::string manifestToJson(const ArtifactManifest &m) {
   j.set("cpu", m.cpu);
   j.set("features", m.features);
   j.set("threads", m.threads);
-  j.set("compute", m.compute);
   j.set("model", m.model);
   j.set("entries", std::move(entries));
+  // f32 is what an artifact without the field computes: f32 manifests stay
+  // as they were before --compute.
+  if (m.compute != "f32")
+    j.set("compute", m.compute);
   if (m.target == "cuda") {
     j.set("chip", m.chip);
     json::Value imports = json::Value::array();

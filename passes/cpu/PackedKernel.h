@@ -27,9 +27,11 @@ using PanelRows =
 /// W[c, 2p + 1]) as vdpbf16ps multiplies them.
 Value packBuffer(OpBuilder &b, Location loc, int64_t k, const PackedShape &s);
 
-/// The x the kernel reads: x itself, or for `s.bf16` x rounded to bf16
-/// (once per projection, not once per panel).
-Value kernelInput(OpBuilder &b, Location loc, Value x, const PackedShape &s);
+/// The x the kernel reads: x itself, or for `s.bf16` its first `rows` rows
+/// (those of the full tiles: none in decode) rounded to bf16, once per call
+/// rather than once per panel.
+Value kernelInput(OpBuilder &b, Location loc, Value x, Value rows,
+                  const PackedShape &s);
 
 /// Transposes the panel's rows (`rowsOf` each block of `lanes` columns),
 /// all of k, into `buf` (packBuffer's), times `gain` along k when given.

@@ -232,10 +232,16 @@ Value packBuffer(OpBuilder &b, Location loc, int64_t k, const PackedShape &s) {
                                  b.getF32Type());
 }
 
-Value kernelInput(OpBuilder &b, Location loc, Value x, const PackedShape &s) {
+Value kernelInput(OpBuilder &b, Location loc, Value x, Value rows,
+                  const PackedShape &s) {
   if (!s.bf16)
     return x;
   MLIRContext *ctx = b.getContext();
+  OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+  x = tensor::ExtractSliceOp::create(
+      b, loc, x, ArrayRef<OpFoldResult>{zero, zero},
+      ArrayRef<OpFoldResult>{rows, tensor::getMixedSize(b, loc, x, 1)},
+      ArrayRef<OpFoldResult>{one, one});
   Value init = tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, x),
                                        b.getBF16Type());
   SmallVector<AffineMap> maps(2, tlm::dimsMapOf(ctx, 2, {0, 1}));
@@ -601,7 +607,7 @@ LogicalResult tlm::packProjection(RewriterBase &rewriter, linalg::LinalgOp op,
   OpFoldResult zeroAttr = b.getIndexAttr(0), oneAttr = b.getIndexAttr(1);
   // One buffer per call (per thread inside a forall), reused by every panel.
   Value buf = packBuffer(b, loc, k, shape);
-  Value xk = kernelInput(b, loc, x, shape);
+  Value xk = kernelInput(b, loc, x, full, shape);
 
   auto panels = scf::ForOp::create(
       b, loc, index(b, loc, 0), index(b, loc, n), index(b, loc, shape.cols),

@@ -80,7 +80,7 @@ tileMatmulsOptions(const CpuPipelineOptions &options, int64_t threads) {
   tileOptions.prefetchCodes =
       options.prefetchCodes && tileOptions.gemvColumns == 1;
   tileOptions.lookupNibbles = options.lookupNibbles && options.avx512;
-  tileOptions.bf16Dot = options.compute == "bf16";
+  tileOptions.bf16Dot = options.compute == CpuCompute::BF16;
   tileOptions.packCols = blocks.packCols;
   tileOptions.packRows = blocks.packRows;
   tileOptions.rowTile = blocks.rowTile;
@@ -194,7 +194,7 @@ static void addToLLVMStage(OpPassManager &pm,
   vectorToLlvm.vectorTransposeLowering =
       vector::VectorTransposeLowering::Shuffle16x16;
   // bf16 compute's x86vector.avx512.dot, as its intrinsic.
-  vectorToLlvm.x86Vector = options.compute == "bf16";
+  vectorToLlvm.x86Vector = options.compute == CpuCompute::BF16;
   pm.addNestedPass<func::FuncOp>(createConvertVectorToLLVMPass(vectorToLlvm));
   // With threads, this also converts the OpenMP ops (through the dialect's
   // ConvertToLLVM interface): convert-openmp-to-llvm as a pass of its own

@@ -19,6 +19,10 @@
 
 namespace mlir::tlm {
 
+/// The arithmetic of the CPU pipeline's packed projection tiles
+/// (tlm-tile-matmuls{bf16-dot}; docs/cpu-codegen.md#bf16-compute).
+enum class CpuCompute { F32, BF16 };
+
 /// The CPU pipeline's canonicalizer: one sweep of the greedy driver, no
 /// region simplification (see Common.cpp).
 std::unique_ptr<Pass> createQuickCanonicalizer();
@@ -79,13 +83,16 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Vector registers of the target (sizes the register "
                      "blocks)"),
       llvm::cl::init(CpuTarget().vectorRegisters)};
-  PassOptions::Option<std::string> compute{
+  PassOptions::Option<CpuCompute> compute{
       *this, "compute",
-      llvm::cl::desc("Arithmetic of prefill's packed projection tiles: f32, "
-                     "or bf16 (x and W rounded to bf16, multiplied by "
-                     "AVX512-BF16's vdpbf16ps into f32 sums; needs lanes=16 "
-                     "and a target with avx512bf16)"),
-      llvm::cl::init("f32")};
+      llvm::cl::desc("Arithmetic of prefill's packed projection tiles"),
+      llvm::cl::init(CpuCompute::F32),
+      llvm::cl::values(
+          clEnumValN(CpuCompute::F32, "f32", "f32 FMAs"),
+          clEnumValN(CpuCompute::BF16, "bf16",
+                     "x and W rounded to bf16, multiplied by AVX512-BF16's "
+                     "vdpbf16ps into f32 sums (needs lanes=16 and a target "
+                     "with avx512bf16)"))};
   PassOptions::Option<bool> cInterface{
       *this, "c-interface",
       llvm::cl::desc("Give entries the llvm.emit_c_interface wrappers"),

@@ -13,19 +13,30 @@
 #o = affine_map<(d0, d1, d2) -> (d0, d1)>
 
 // CHECK-LABEL: func @bf16_weights
-// x rounded to bf16, once.
-// CHECK: %[[XB:.*]] = linalg.generic {{.*}} ins(%[[X:arg0]] : tensor<?x256xf32>) outs({{.*}} : tensor<?x256xbf16>)
+// The rows of the full tiles of x (none in decode) rounded to bf16, once.
+// CHECK: %[[FULL:.*]] = arith.muli {{.*}}, %c8 : index
+// CHECK: %[[XFULL:.*]] = tensor.extract_slice %[[X:arg0]][0, 0] [%[[FULL]], 256] [1, 1]
+// CHECK: %[[XB:.*]] = linalg.generic {{.*}} ins(%[[XFULL]] : tensor<?x256xf32>) outs({{.*}} : tensor<?x256xbf16>)
 // CHECK: arith.truncf {{.*}} : f32 to bf16
 // The pack: a 16 x 16 block of W widened and transposed, then rows 2i and
 // 2i + 1 of it interleaved, rounded and written as one row of pairs of the
 // (k / 2) x (2 cols) buffer.
+// CHECK: scf.for %[[C:.*]] = %c0 to %c32 step %c16
+// CHECK: scf.for %[[KB:.*]] = %c0 to %c256 step %c16 iter_args(%[[BUF:.*]] =
 // CHECK: %[[BLOCK:.*]] = vector.transfer_read %[[W:arg1]]{{.*}} : tensor<64x256xbf16>, vector<16x16xbf16>
 // CHECK: %[[T:.*]] = vector.transpose
+// Row kb / 2 + i of the buffer, column 2c: pair i of the block.
+// CHECK: %[[ROW0:.*]] = arith.divui %[[KB]], %c2 : index
+// CHECK: %[[COL:.*]] = arith.muli %[[C]], %c2 : index
 // CHECK: %[[EVEN:.*]] = vector.extract %[[T]][0] : vector<16xf32> from vector<16x16xf32>
 // CHECK: %[[ODD:.*]] = vector.extract %[[T]][1] : vector<16xf32> from vector<16x16xf32>
 // CHECK: %[[PAIRS:.*]] = vector.interleave %[[EVEN]], %[[ODD]] : vector<16xf32> -> vector<32xf32>
 // CHECK: %[[ROUNDED:.*]] = arith.truncf %[[PAIRS]] : vector<32xf32> to vector<32xbf16>
-// CHECK: vector.transfer_write %[[ROUNDED]], {{.*}} : vector<32xbf16>, tensor<128x64xbf16>
+// CHECK: %[[W0BUF:.*]] = vector.transfer_write %[[ROUNDED]], %[[BUF]][%[[ROW0]], %[[COL]]] {{.*}} : vector<32xbf16>, tensor<128x64xbf16>
+// CHECK: vector.extract %[[T]][2]
+// CHECK: vector.extract %[[T]][3]
+// CHECK: %[[ROW1:.*]] = arith.addi %[[ROW0]], %c1 : index
+// CHECK: vector.transfer_write {{.*}}, %[[W0BUF]][%[[ROW1]], %[[COL]]]
 // The kernel: 128 pairs of k, two vectors of packed pairs, each row's pair
 // of x broadcast as an i32.
 // CHECK: scf.for %{{.*}} = %c0 to %c128 step %c1 iter_args({{.*}}) -> (vector<16xf32>

@@ -259,6 +259,10 @@ artifactSession(const Flags &f, const model::Config &c, int64_t batch) {
     return userError("--threads " + std::to_string(f.threads) + ": " +
                      f.artifact + " was compiled for " +
                      std::to_string(threads) + " threads");
+  const std::string &compute = (*s)->program().artifactManifest()->compute;
+  if (f.isGiven("compute") && compute != f.compute)
+    return userError("--compute " + f.compute + ": " + f.artifact +
+                     " was compiled for " + compute + " compute");
   return s;
 }
 

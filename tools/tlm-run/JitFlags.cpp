@@ -11,6 +11,7 @@
 
 #include "lib/model/Config.h"
 #include "lib/compiler/CompileCache.h"
+#include "lib/compiler/HostTarget.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include "passes/pipelines/CpuSwitches.h"
@@ -178,6 +179,18 @@ Expected<runtime::JitOptions> jitOptions(const Options &o,
               : applyDisable(o.disable, mlir::tlm::cpuSwitches(),
                              j.switches, ""))
     return std::move(err);
+  // bf16 compute lives in the packed tiles, on 16-lane vectors: flags that
+  // rule those out would leave it silently f32.
+  if (j.compute == "bf16" && (j.lanes == 8 || j.lanes == 4))
+    return flagError("--compute bf16 multiplies 16-lane vectors (AVX-512's "
+                     "vdpbf16ps): --lanes " + o.lanes + " rules it out");
+  if (j.compute == "bf16" &&
+      !(j.switches.tileMatmuls && j.switches.packProjections))
+    return flagError("--compute bf16 runs in the packed projection tiles, "
+                     "which --disable " +
+                     std::string(j.switches.tileMatmuls ? "pack-projections"
+                                                        : "tile-matmuls") +
+                     " switches off");
   // MLIR's own flags (--mlir-timing, IR printing) observe the pipeline,
   // which a cache hit would not run.
   bool observed =
