@@ -13,6 +13,7 @@
 #include "lib/model/Init.h"
 #include "lib/model/Quantize.h"
 #include "lib/compiler/CpuCodegen.h"
+#include "lib/compiler/HostTarget.h"
 #include "lib/compiler/Jit.h"
 #include "lib/runtime/Metrics.h"
 #include "lib/runtime/Session.h"
@@ -27,6 +28,7 @@
 
 using namespace tlm;
 using tlm::test::allClose;
+using tlm::test::relativeL2Within;
 using tlm::test::Tolerance;
 
 namespace {
@@ -451,6 +453,65 @@ TEST_P(KvCache, PrefillThenDecodeMatchesForwardAndReference) {
 
 INSTANTIATE_TEST_SUITE_P(Configs, KvCache, ::testing::ValuesIn(cases()),
                          [](const auto &info) { return info.param.name; });
+
+// --compute bf16 (docs/cpu-codegen.md#bf16-compute): the prefill's packed
+// tiles in bf16 against the f64 reference, within the bf16 compute
+// tolerance, on the forms that have packed tiles (plain, SwiGLU pairs with
+// their epilogue, tied embeddings, the FFN-SiLU) and on 1 and 2 threads;
+// decode steps, which stay f32, within it of the prefill's rows.
+TEST(KvCacheCompute, Bf16PrefillAndDecodeWithinTheirTolerance) {
+  if (!runtime::hostCpuTarget().avx512bf16)
+    GTEST_SKIP() << "the host has no AVX512-BF16";
+  model::Config c;
+  c.vocabSize = 64;
+  c.contextLength = 48;
+  c.dModel = 32;
+  c.numLayers = 2;
+  c.numHeads = 2;
+  c.numKvHeads = 2;
+  c.dFF = 64;
+  const int64_t seq = 41, vocab = c.vocabSize;
+  std::mt19937 rng(5);
+  std::vector<int64_t> ids(seq);
+  for (int64_t &id : ids)
+    id = std::uniform_int_distribution<int64_t>(0, vocab - 1)(rng);
+  for (int form = 0; form < 3; ++form)
+    for (int threads : {1, 2}) {
+      model::Config m = c;
+      m.tieEmbeddings = form == 1;
+      m.useSwiGLU = form != 2;
+      SCOPED_TRACE(::testing::Message()
+                   << "form " << form << ", " << threads << " threads");
+      std::vector<std::vector<float>> w =
+          model::initWeights(m, /*seed=*/11, model::InitScheme::Module);
+      std::vector<std::vector<char>> stored;
+      std::vector<const void *> ptrs = storeAs(m, w, stored);
+      runtime::JitOptions jit;
+      jit.compute = "bf16";
+      jit.lanes = 16;
+      jit.threads = threads;
+      auto session =
+          runtime::Session::create(m, ptrs, runtime::SessionOptions(), jit);
+      ASSERT_TRUE(bool(session)) << session.takeError().message();
+      runtime::Session &s = **session;
+      std::vector<float> full(seq * vocab);
+      ASSERT_FALSE(bool(s.step(ids.data(), seq, full.data())));
+      ref::Tensor expected =
+          ref::lm(ids, 1, seq, refConfig(m), refWeights(m, w));
+      EXPECT_TRUE(relativeL2Within(full.data(), expected,
+                                   tlm::test::tol::kBf16ComputeMinRelL2,
+                                   tlm::test::tol::kBf16ComputeRelL2));
+      // The same positions one decode step at a time (f32 GEMV blocks).
+      s.reset();
+      std::vector<float> steps(seq * vocab);
+      for (int64_t pos = 0; pos < seq; ++pos)
+        ASSERT_FALSE(bool(
+            s.step(&ids[pos], 1, steps.data() + pos * vocab)));
+      EXPECT_TRUE(relativeL2Within(steps.data(), full,
+                                   tlm::test::tol::kBf16ComputeMinRelL2,
+                                   tlm::test::tol::kBf16ComputeRelL2));
+    }
+}
 
 TEST(Session, RejectsOutOfRangeTokensAndContextOverflow) {
   model::Config c = cases()[0].config;

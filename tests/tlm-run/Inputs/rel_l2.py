@@ -1,6 +1,6 @@
 """Prints the relative L2 distance ||a - b|| / ||a|| between the F32
 'logits' of two safetensors files, and fails unless it lies in
-(LOW, HIGH]: `rel_l2.py A B LOW HIGH`."""
+[LOW, HIGH]: `rel_l2.py A B LOW HIGH`."""
 import json
 import math
 import struct
@@ -21,5 +21,5 @@ low, high = float(sys.argv[3]), float(sys.argv[4])
 rel = math.sqrt(sum((x - y) ** 2 for x, y in zip(a, b))) / math.sqrt(
     sum(x * x for x in a))
 print(f"relative L2 {rel:.6f}")
-if not low < rel <= high:
-    sys.exit(f"relative L2 {rel:.6f} is outside ({low}, {high}]")
+if not low <= rel <= high:
+    sys.exit(f"relative L2 {rel:.6f} is outside [{low}, {high}]")
