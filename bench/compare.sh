@@ -108,7 +108,7 @@ print(c["vocab_size"] * c["d_model"] * (1 if c.get("tie_embeddings") else 2))' "
       # tlm and PyTorch in turn, `repeat` times: the table gives medians.
       for _ in $(seq "$repeat"); do
         a=$("$tlm" bench "${nocache[@]}" --config "$cfg" --weights "$weights" \
-              --prompt-len "$p" --gen "$gen" --threads "$t" --json | tail -1)
+              --prompt-len "$p" --gen "$gen" --threads "$t" --json --quiet)
         b=$(torch_run "$t" --config "$cfg" --weights "$weights" \
               --prompt-len "$p" --gen "$gen")
         echo "{\"config\": \"$name\", \"prompt\": $p, \"threads\": $t," \
@@ -164,7 +164,7 @@ if [ -n "${TLM_BENCH_DTYPES-bf16 f16 q8_0 q4_0}" ]; then
       for d in f32 ${TLM_BENCH_DTYPES-bf16 f16 q8_0 q4_0}; do
         w=$f32; [ "$d" = f32 ] || w="$work/$name-$d.safetensors"
         a=$("$tlm" bench "${nocache[@]}" --config "$cfg" --weights "$w" \
-              --prompt-len "$longest" --gen "$gen" --threads "$t" --json | tail -1)
+              --prompt-len "$longest" --gen "$gen" --threads "$t" --json --quiet)
         echo "{\"config\": \"$name\", \"threads\": $t, \"dtype\": \"$d\", \"tlm\": $a}" >>"$dtypes"
       done
     done
@@ -188,7 +188,7 @@ if [ "${TLM_BENCH_ABLATION:-1}" != 0 ]; then
         *) flag=(--disable "$off") ;;
       esac
       a=$("$tlm" bench "${nocache[@]}" --config "$cfg" --weights "$weights" --prompt-len 512 \
-            --gen "$gen" --threads 1 "${flag[@]}" --json | tail -1)
+            --gen "$gen" --threads 1 "${flag[@]}" --json --quiet)
       echo "{\"config\": \"small\", \"threads\": 1, \"prompt\": 512, \"off\": \"$off\", \"tlm\": $a}" >>"$ablation"
       echo "  ablation $off done" >&2
     done
@@ -201,7 +201,7 @@ if [ "${TLM_BENCH_ABLATION:-1}" != 0 ]; then
       flag=(); [ "$off" = none ] || flag=(--disable "$off")
       a=$("$tlm" bench "${nocache[@]}" --config "$work/$name.json" \
             --weights "$work/$name.safetensors" --prompt-len "$longest" \
-            --gen "$gen" --threads 2 "${flag[@]}" --json | tail -1)
+            --gen "$gen" --threads 2 "${flag[@]}" --json --quiet)
       echo "{\"config\": \"$name\", \"threads\": 2, \"prompt\": $longest, \"off\": \"$off\", \"tlm\": $a}" >>"$ablation"
       echo "  ablation $name threads=2 $off done" >&2
     done
