@@ -73,6 +73,10 @@ constexpr const char *kOptionSets[] = {
     "parallel=true threads=3 min-parallel-work=1",
     "attention-block=1 gemv-columns=1",
     "lanes=1 parallel=true threads=2 min-parallel-work=1 attention-block=2",
+    // --compute bf16's packed tiles; with lanes=8 the tile pass refuses it.
+    "compute=bf16",
+    "compute=bf16 parallel=true threads=2 min-parallel-work=1",
+    "compute=bf16 lanes=8",
 };
 
 } // namespace
