@@ -212,6 +212,8 @@ struct BenchReport {
   int64_t params = 0;
   double stepBytes = 0, decodeGBs = 0;
   std::string dtype, compiled;
+  /// Prefill's arithmetic: --compute, or an artifact's.
+  std::string compute;
   int threads = 0;
   const char *target = "", *cache = "";
   MemoryBudget budget;
@@ -243,6 +245,7 @@ BenchReport benchReport(const Flags &o, const Run &run, const Measured &m) {
   const runtime::ArtifactManifest *artifact =
       run.session->program().artifactManifest();
   r.threads = artifact ? artifact->threads : o.threads;
+  r.compute = artifact ? artifact->compute : o.compute;
   // Where the code runs: a cuda artifact's, whatever --target said.
   r.target = run.session->program().onDevice() ? "cuda" : "cpu";
   r.budget = memoryBudget(o, run, m.activationsMb);
@@ -263,7 +266,7 @@ void printReport(const Flags &o, const BenchReport &r) {
       "%d%s\ncache         %s\ncompile       %s\n"
       "prefill       %.1f ms for %d x %d "
       "tokens "
-      "(%.1f tok/s)\ndecode        %.2f tok/s%s over %d steps (%s weights, "
+      "(%.1f tok/s%s)\ndecode        %.2f tok/s%s over %d steps (%s weights, "
       "%.1f MB read per step, %.2f GB/s)\npeak RSS      "
       "%.1f MiB (weights %.1f, KV cache %.1f, activations %.1f, process at "
       "start %.1f, compiler %.1f MiB)\nRSS bound     %.1f MiB "
@@ -273,7 +276,9 @@ void printReport(const Flags &o, const BenchReport &r) {
       r.target, r.threads,
       o.threadsChoice.empty() ? "" : (" (" + o.threadsChoice + ")").c_str(),
       r.cache, r.compiled.c_str(), r.prefillMs, (int)batch,
-      o.promptLen, r.prefillTokS, r.decodeTokS,
+      o.promptLen, r.prefillTokS,
+      r.compute == "f32" ? "" : (", " + r.compute + " compute").c_str(),
+      r.decodeTokS,
       batch > 1 ? formatString(" (all %lld sequences; %.2f each)",
                                (long long)batch, r.decodeTokS / batch)
                       .c_str()
@@ -319,6 +324,7 @@ void printJson(const Flags &o, const Run &run, const BenchReport &r) {
       {"cuda_graph_instantiations",
        int64_t(graph ? graph->instantiations() : 0)},
       {"weights_dtype", r.dtype},
+      {"compute", r.compute},
       {"weight_bytes_per_token", int64_t(std::llround(r.stepBytes))},
       {"decode_gb_s", ms(r.decodeGBs)},
       {"batch", int64_t(o.batch)},
