@@ -115,6 +115,32 @@ def Tlm_LookupOp : Tlm_Op<"lookup", [Pure, AllTypesMatch<["table", "result"]>]> 
   }];
 }
 
+def Tlm_DotU8S8Op : Tlm_Op<"dot_u8s8", [Pure,
+    AllTypesMatch<["acc", "result"]>, AllTypesMatch<["a", "b"]>]> {
+  let summary = "four-byte dot products into i32 lanes: result[i] = acc[i] + sum_t a[4i+t] * b[4i+t], a unsigned, b signed";
+  let description = [{
+    Lane `i` of the result is lane `i` of `acc` plus the sum of the four
+    products of bytes `4i .. 4i + 3` of `a`, read as unsigned, and of `b`,
+    read as signed (the sum wraps as i32 would, which four products of at
+    most 255 · 128 never reach). AVX512-VNNI's `vpdpbusd`: 64
+    multiply-adds of int8 in one instruction, lowered by `tlm-lower-lookup`
+    to `llvm.x86.avx512.vpdpbusd.512` after buffer deallocation, as
+    `tlm.lookup` is (x86vector's int8 dot is AVX-VNNI-INT8's, signed by
+    signed, at 256 bits). For int8 compute of q8_0 / q4_0 weights.
+
+    ```mlir
+    %s = tlm.dot_u8s8 %acc, %w, %x : vector<16xi32>, vector<64xi8>
+    ```
+  }];
+  let arguments = (ins VectorOfLengthAndType<[16], [I32]>:$acc,
+                       VectorOfLengthAndType<[64], [I8]>:$a,
+                       VectorOfLengthAndType<[64], [I8]>:$b);
+  let results = (outs VectorOfLengthAndType<[16], [I32]>:$result);
+  let assemblyFormat = [{
+    $acc `,` $a `,` $b attr-dict `:` type($acc) `,` type($a)
+  }];
+}
+
 def Tlm_RMSNormOp : Tlm_Op<"rmsnorm", [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "RMS normalisation over the last dimension, accumulated in f32";
   let description = [{

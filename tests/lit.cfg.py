@@ -32,11 +32,15 @@ import platform
 if platform.machine() == "x86_64":
     config.available_features.add("x86_64")
 
-# --compute bf16 runs vdpbf16ps: hosts with AVX512-BF16 only.
+# --compute bf16 runs vdpbf16ps, int8 vpdpbusd: hosts with AVX512-BF16 or
+# AVX512-VNNI only.
 try:
     with open("/proc/cpuinfo") as cpuinfo:
-        if " avx512_bf16" in cpuinfo.read():
+        flags = cpuinfo.read()
+        if " avx512_bf16" in flags:
             config.available_features.add("avx512bf16")
+        if " avx512_vnni" in flags:
+            config.available_features.add("avx512vnni")
 except OSError:
     pass
 

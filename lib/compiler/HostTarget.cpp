@@ -29,6 +29,7 @@ mlir::tlm::CpuTarget vectorShape() {
   };
   t.avx512 = host.isX86() && has("avx512f");
   t.avx512bf16 = t.avx512 && has("avx512bf16");
+  t.avx512vnni = t.avx512 && has("avx512vnni");
   if (host.isX86()) {
     if (has("avx512f"))
       return shape(16, 32);
@@ -50,6 +51,7 @@ mlir::tlm::CpuTarget cpuTargetFor(const std::vector<std::string> &features) {
   };
   t.avx512 = has("avx512f");
   t.avx512bf16 = has("avx512f") && has("avx512bf16");
+  t.avx512vnni = has("avx512f") && has("avx512vnni");
   t.lanes = has("avx512f") ? 16 : has("avx") ? 8 : 4;
   t.vectorRegisters = has("avx512f") ? 32 : 16;
   return t;

@@ -311,9 +311,16 @@ llvm::Error Jit::buildPipeline(PassManager &pm, const JitOptions &options,
   bool otherCpu = artifact && !artifact->cpu.empty();
   mlir::tlm::CpuTarget target = mlir::tlm::withLanes(
       otherCpu ? cpuTargetFor(cpuFeatures) : hostCpuTarget(), options.lanes);
-  if (options.compute != "f32" && options.compute != "bf16")
-    return llvm::createStringError("compute must be f32 or bf16, found '" +
+  if (options.compute != "f32" && options.compute != "bf16" &&
+      options.compute != "int8")
+    return llvm::createStringError("compute must be f32, bf16 or int8, found '" +
                                    options.compute + "'");
+  if (options.compute == "int8" && (!target.avx512vnni || target.lanes != 16))
+    return unavailable(
+        std::string("--compute int8 multiplies with AVX512-VNNI's vpdpbusd "
+                    "on 16-lane vectors, which ") +
+        (otherCpu ? "--cpu " + artifact->cpu : std::string("this CPU")) +
+        (target.avx512vnni ? " at these lanes rules out" : " lacks"));
   if (options.compute == "bf16" && (!target.avx512bf16 || target.lanes != 16))
     return unavailable(
         std::string("--compute bf16 multiplies with AVX512-BF16's vdpbf16ps "
@@ -325,6 +332,8 @@ llvm::Error Jit::buildPipeline(PassManager &pm, const JitOptions &options,
                                   " rules out"));
   pipelineOptions.compute = options.compute == "bf16"
                                 ? mlir::tlm::CpuCompute::BF16
+                            : options.compute == "int8"
+                                ? mlir::tlm::CpuCompute::Int8
                                 : mlir::tlm::CpuCompute::F32;
   pipelineOptions.lanes = target.lanes;
   pipelineOptions.vectorRegisters = target.vectorRegisters;

@@ -110,7 +110,7 @@ Expected<ArtifactManifest> fromJson(const std::string &path, const char *text) {
   // Artifacts written before --compute existed are f32's.
   if (j.find("compute") &&
       (!str("compute", m.compute) ||
-       (m.compute != "f32" && m.compute != "bf16")))
+       (m.compute != "f32" && m.compute != "bf16" && m.compute != "int8")))
     return artifactError(path, "its manifest names an unknown compute");
   if (!str("target", m.target) || (m.target != "cpu" && m.target != "cuda"))
     return artifactError(path, "its manifest names no target (cpu or cuda)");

@@ -26,7 +26,17 @@ struct TlmLowerLookup : public tlm::impl::TlmLowerLookupBase<TlmLowerLookup> {
   void runOnOperation() override {
     SmallVector<tlm::LookupOp> lookups;
     getOperation()->walk([&](tlm::LookupOp op) { lookups.push_back(op); });
+    SmallVector<tlm::DotU8S8Op> dots;
+    getOperation()->walk([&](tlm::DotU8S8Op op) { dots.push_back(op); });
     IRRewriter rewriter(&getContext());
+    StringAttr vpdpbusd =
+        rewriter.getStringAttr("llvm.x86.avx512.vpdpbusd.512");
+    for (tlm::DotU8S8Op op : dots) {
+      rewriter.setInsertionPoint(op);
+      rewriter.replaceOp(op, LLVM::CallIntrinsicOp::create(
+                                 rewriter, op.getLoc(), op.getType(), vpdpbusd,
+                                 ValueRange{op.getAcc(), op.getA(), op.getB()}));
+    }
     StringAttr vpermps =
         rewriter.getStringAttr("llvm.x86.avx512.permvar.sf.512");
     for (tlm::LookupOp op : lookups) {

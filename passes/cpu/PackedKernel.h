@@ -31,7 +31,7 @@ Value packBuffer(OpBuilder &b, Location loc, int64_t k, const PackedShape &s);
 /// (those of the full tiles: none in decode) rounded to bf16, once per call
 /// rather than once per panel.
 Value kernelInput(OpBuilder &b, Location loc, Value x, Value rows,
-                  const PackedShape &s);
+                  Value gain, const PackedShape &s);
 
 /// Transposes the panel's rows (`rowsOf` each block of `lanes` columns),
 /// all of k, into `buf` (packBuffer's), times `gain` along k when given.

@@ -22,9 +22,11 @@
 #include "passes/cpu/PackedKernel.h"
 
 #include "passes/common/Quantized.h"
+#include "dialect/TlmDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -224,6 +226,13 @@ static Value packPairs(OpBuilder &b, Location loc, Value t, Value buf, Value kb,
 }
 
 Value packBuffer(OpBuilder &b, Location loc, int64_t k, const PackedShape &s) {
+  // int8: rows [0, k / 4) the codes as i32 quads (lane j: 4 bytes of column
+  // j along k, each code + 128 as an unsigned byte), rows
+  // [k / 4, k / 4 + k / 32) each block's scales as f32 bits.
+  if (s.int8)
+    return tensor::EmptyOp::create(
+        b, loc, ArrayRef<int64_t>{k / 4 + k / kQuantBlock, s.cols},
+        b.getI32Type());
   if (s.bf16)
     return tensor::EmptyOp::create(b, loc,
                                    ArrayRef<int64_t>{k / 2, 2 * s.cols},
@@ -232,8 +241,90 @@ Value packBuffer(OpBuilder &b, Location loc, int64_t k, const PackedShape &s) {
                                  b.getF32Type());
 }
 
+/// x's first `rows` rows (times `gain` along k when given) quantized per
+/// block of 32 as q8_0 is: an i32 tensor (rows, k / 4 + 2 k / 32) of the
+/// codes as quads, then each block's scale (f32 bits), then the sum of its
+/// codes (which removes the + 128 of W's unsigned bytes).
+static Value quantizeRows(OpBuilder &b, Location loc, Value x, Value rows,
+                          Value gain, int64_t k) {
+  int64_t blocks = k / kQuantBlock;
+  auto f32x32 = VectorType::get({kQuantBlock}, b.getF32Type());
+  Value init = tensor::EmptyOp::create(
+      b, loc, ArrayRef<OpFoldResult>{rows, b.getIndexAttr(k / 4 + 2 * blocks)},
+      b.getI32Type());
+  Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  Value top = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(127.0));
+  SmallVector<bool> inBounds{true};
+  auto rowLoop = scf::ForOp::create(
+      b, loc, index(b, loc, 0), rows, index(b, loc, 1), ValueRange{init},
+      [&](OpBuilder &rb, Location rl, Value r, ValueRange outer) {
+        auto blockLoop = scf::ForOp::create(
+            rb, rl, index(rb, rl, 0), index(rb, rl, blocks),
+            index(rb, rl, 1), ValueRange{outer[0]},
+            [&](OpBuilder &nb, Location nl, Value blk, ValueRange it) {
+              Value k0 =
+                  arith::MulIOp::create(nb, nl, blk, index(nb, nl, kQuantBlock));
+              Value v = vector::TransferReadOp::create(
+                  nb, nl, f32x32, x, ValueRange{r, k0}, pad, inBounds);
+              if (gain)
+                v = arith::MulFOp::create(
+                    nb, nl, v,
+                    vector::TransferReadOp::create(nb, nl, f32x32, gain,
+                                                   ValueRange{k0}, pad,
+                                                   inBounds));
+              Value amax = vector::ReductionOp::create(
+                  nb, nl, vector::CombiningKind::MAXNUMF,
+                  math::AbsFOp::create(nb, nl, v));
+              Value scale = arith::DivFOp::create(nb, nl, amax, top);
+              Value inv = arith::SelectOp::create(
+                  nb, nl,
+                  arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT,
+                                        amax, zero),
+                  arith::DivFOp::create(nb, nl, top, amax), zero);
+              Value q = math::RoundEvenOp::create(
+                  nb, nl,
+                  arith::MulFOp::create(
+                      nb, nl, v,
+                      vector::BroadcastOp::create(nb, nl, f32x32, inv)));
+              Value codes = arith::FPToSIOp::create(
+                  nb, nl, VectorType::get({kQuantBlock}, nb.getI8Type()), q);
+              Value sum = vector::ReductionOp::create(
+                  nb, nl, vector::CombiningKind::ADD,
+                  arith::ExtSIOp::create(
+                      nb, nl, VectorType::get({kQuantBlock}, nb.getI32Type()),
+                      codes));
+              Value quads = vector::BitCastOp::create(
+                  nb, nl, VectorType::get({kQuantBlock / 4}, nb.getI32Type()),
+                  codes);
+              Value out = vector::TransferWriteOp::create(
+                              nb, nl, quads, it[0],
+                              ValueRange{r, arith::MulIOp::create(
+                                                nb, nl, blk, index(nb, nl, 8))},
+                              inBounds)
+                              .getResult();
+              Value scaleAt =
+                  arith::AddIOp::create(nb, nl, blk, index(nb, nl, k / 4));
+              out = tensor::InsertOp::create(
+                  nb, nl,
+                  arith::BitcastOp::create(nb, nl, nb.getI32Type(), scale),
+                  out, ValueRange{r, scaleAt});
+              Value sumAt = arith::AddIOp::create(
+                  nb, nl, blk, index(nb, nl, k / 4 + blocks));
+              out = tensor::InsertOp::create(nb, nl, sum, out,
+                                             ValueRange{r, sumAt});
+              scf::YieldOp::create(nb, nl, out);
+            });
+        scf::YieldOp::create(rb, rl, blockLoop.getResult(0));
+      });
+  return rowLoop.getResult(0);
+}
+
 Value kernelInput(OpBuilder &b, Location loc, Value x, Value rows,
-                  const PackedShape &s) {
+                  Value gain, const PackedShape &s) {
+  if (s.int8)
+    return quantizeRows(b, loc, x, rows, gain,
+                        cast<RankedTensorType>(x.getType()).getDimSize(1));
   if (!s.bf16)
     return x;
   MLIRContext *ctx = b.getContext();
@@ -262,8 +353,82 @@ Value kernelInput(OpBuilder &b, Location loc, Value x, Value rows,
 /// all of k, into `buf` (k x cols), one lanes x lanes block at a time (a
 /// loop, not unrolled: each 16 x 16 transpose is 64 shuffles of code, and
 /// LLVM's time grows with it).
+/// int8's pack: the panel's q8_0 codes, 16 columns x 64 of k at a time,
+/// each + 128 (a sign flip) and seen as a 16 x 16 i32 matrix whose
+/// transpose gives one row of quads per 4 of k; then each block's 16
+/// scales (a column of the scales) as f32 bits.
+static Value packCodes(OpBuilder &b, Location loc, const PanelRows &rowsOf,
+                       Value buf, int64_t k, const tlm::PackedShape &s) {
+  auto bytes = VectorType::get({s.lanes, 64}, b.getI8Type());
+  auto quads = VectorType::get({s.lanes, 16}, b.getI32Type());
+  auto lanesF32 = VectorType::get({s.lanes}, b.getF32Type());
+  auto lanesI32 = VectorType::get({s.lanes}, b.getI32Type());
+  Value c0 = index(b, loc, 0);
+  Value bytePad = arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0));
+  Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  Value flip = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(bytes, b.getI8IntegerAttr(-128)));
+  MLIRContext *ctx = b.getContext();
+  auto cols = scf::ForOp::create(
+      b, loc, c0, index(b, loc, s.cols), index(b, loc, s.lanes),
+      ValueRange{buf},
+      [&](OpBuilder &cb, Location cl, Value c, ValueRange outer) {
+        std::pair<Value, Value> rows = rowsOf(cb, cl, c);
+        std::optional<std::pair<tlm::Dequantized, Value>> q =
+            tlm::quantizedRows(cb, cl, rows.first);
+        assert(q && q->first.bits == 8 && "packedMismatch checked q8_0");
+        Value row = arith::AddIOp::create(cb, cl, rows.second, q->second);
+        auto ks = scf::ForOp::create(
+            cb, cl, c0, index(cb, cl, k), index(cb, cl, 64),
+            ValueRange{outer[0]},
+            [&](OpBuilder &nb, Location nl, Value kb, ValueRange it) {
+              Value codes = vector::TransferReadOp::create(
+                  nb, nl, bytes, q->first.values, ValueRange{row, kb},
+                  bytePad, SmallVector<bool>{true, true});
+              Value u = arith::XOrIOp::create(nb, nl, codes, flip);
+              Value t = vector::TransposeOp::create(
+                  nb, nl, vector::BitCastOp::create(nb, nl, quads, u),
+                  ArrayRef<int64_t>{1, 0});
+              Value quad0 = arith::DivUIOp::create(nb, nl, kb, index(nb, nl, 4));
+              Value out = it[0];
+              for (int64_t i = 0; i < 16; ++i)
+                out = vector::TransferWriteOp::create(
+                          nb, nl, vector::ExtractOp::create(nb, nl, t, i), out,
+                          ValueRange{arith::AddIOp::create(nb, nl, quad0,
+                                                           index(nb, nl, i)),
+                                     c},
+                          SmallVector<bool>{true})
+                          .getResult();
+              Value blk0 =
+                  arith::DivUIOp::create(nb, nl, kb, index(nb, nl, kQuantBlock));
+              for (int64_t i = 0; i < 2; ++i) {
+                Value blk = arith::AddIOp::create(nb, nl, blk0, index(nb, nl, i));
+                Value column = vector::TransferReadOp::create(
+                    nb, nl, lanesF32, q->first.scales, ValueRange{row, blk},
+                    pad, AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx),
+                    ArrayRef<bool>{true});
+                out = vector::TransferWriteOp::create(
+                          nb, nl,
+                          vector::BitCastOp::create(nb, nl, lanesI32, column),
+                          out,
+                          ValueRange{arith::AddIOp::create(nb, nl, blk,
+                                                           index(nb, nl, k / 4)),
+                                     c},
+                          SmallVector<bool>{true})
+                          .getResult();
+              }
+              scf::YieldOp::create(nb, nl, out);
+            });
+        scf::YieldOp::create(cb, cl, ks.getResult(0));
+      });
+  return cols.getResult(0);
+}
+
 Value pack(OpBuilder &b, Location loc, const PanelRows &rowsOf, Value buf,
            int64_t k, const tlm::PackedShape &s, Value gain) {
+  // int8's gain (a folded norm) multiplies x as it is quantized instead.
+  if (s.int8)
+    return packCodes(b, loc, rowsOf, buf, k, s);
   auto blockType = VectorType::get({s.lanes, s.lanes}, b.getF32Type());
   Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   SmallVector<bool> inBounds{true, true};
@@ -325,6 +490,83 @@ Value applyPayload(OpBuilder &b, Location loc, linalg::GenericOp op,
       r.setType(vecType);
   }
   return map.lookup(body.getTerminator()->getOperand(0));
+}
+
+/// The int8 kernel's loop over blocks of 32 of k: per block, eight quads
+/// of k, each row's quad of x codes broadcast as one i32 against the packed
+/// quads, one vpdpbusd (tlm.dot_u8s8) per i32 accumulator; then the block's
+/// sums less 128 times the row's code sum (W's bytes were code + 128),
+/// converted and scaled by W's scales and the row's into the f32 sums.
+static scf::ForOp int8Loop(OpBuilder &b, Location loc, Value x, Value buf,
+                           ArrayRef<Value> rowIdx, ValueRange init, int64_t k,
+                           const tlm::PackedShape &s) {
+  int64_t blocks = k / kQuantBlock, perRow = s.cols / s.lanes;
+  auto vecType = VectorType::get({s.lanes}, b.getF32Type());
+  auto lanesI32 = VectorType::get({s.lanes}, b.getI32Type());
+  auto lanesI8 = VectorType::get({4 * s.lanes}, b.getI8Type());
+  Value pad = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+  Value zeros = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(lanesI32, b.getI32IntegerAttr(0)));
+  SmallVector<bool> inBounds{true};
+  return scf::ForOp::create(
+      b, loc, index(b, loc, 0), index(b, loc, blocks), index(b, loc, 1), init,
+      [&](OpBuilder &nb, Location nl, Value blk, ValueRange acc) {
+        Value quad0 = arith::MulIOp::create(nb, nl, blk, index(nb, nl, 8));
+        Value scaleRow = arith::AddIOp::create(nb, nl, blk, index(nb, nl, k / 4));
+        Value sumCol =
+            arith::AddIOp::create(nb, nl, blk, index(nb, nl, k / 4 + blocks));
+        SmallVector<Value> sums(s.rows * perRow, zeros);
+        for (int64_t q = 0; q < 8; ++q) {
+          Value quad = arith::AddIOp::create(nb, nl, quad0, index(nb, nl, q));
+          SmallVector<Value> w;
+          for (int64_t c = 0; c < perRow; ++c)
+            w.push_back(vector::BitCastOp::create(
+                nb, nl, lanesI8,
+                vector::TransferReadOp::create(
+                    nb, nl, lanesI32, buf,
+                    ValueRange{quad, index(nb, nl, c * s.lanes)}, pad,
+                    inBounds)));
+          for (int64_t r = 0; r < s.rows; ++r) {
+            Value codes =
+                tensor::ExtractOp::create(nb, nl, x, ValueRange{rowIdx[r], quad});
+            Value xv = vector::BitCastOp::create(
+                nb, nl, lanesI8,
+                vector::BroadcastOp::create(nb, nl, lanesI32, codes));
+            for (int64_t c = 0; c < perRow; ++c)
+              sums[r * perRow + c] = tlm::DotU8S8Op::create(
+                  nb, nl, lanesI32, sums[r * perRow + c], w[c], xv);
+          }
+        }
+        SmallVector<Value> wScale;
+        for (int64_t c = 0; c < perRow; ++c)
+          wScale.push_back(vector::BitCastOp::create(
+              nb, nl, vecType,
+              vector::TransferReadOp::create(
+                  nb, nl, lanesI32, buf,
+                  ValueRange{scaleRow, index(nb, nl, c * s.lanes)}, pad,
+                  inBounds)));
+        SmallVector<Value> next;
+        for (int64_t r = 0; r < s.rows; ++r) {
+          Value xScale = arith::BitcastOp::create(
+              nb, nl, nb.getF32Type(),
+              tensor::ExtractOp::create(nb, nl, x, ValueRange{rowIdx[r], scaleRow}));
+          Value offset = arith::MulIOp::create(
+              nb, nl,
+              tensor::ExtractOp::create(nb, nl, x, ValueRange{rowIdx[r], sumCol}),
+              arith::ConstantOp::create(nb, nl, nb.getI32IntegerAttr(128)));
+          Value offsetV = vector::BroadcastOp::create(nb, nl, lanesI32, offset);
+          Value xScaleV = vector::BroadcastOp::create(nb, nl, vecType, xScale);
+          for (int64_t c = 0; c < perRow; ++c) {
+            Value dot = arith::SIToFPOp::create(
+                nb, nl, vecType,
+                arith::SubIOp::create(nb, nl, sums[r * perRow + c], offsetV));
+            Value scale = arith::MulFOp::create(nb, nl, wScale[c], xScaleV);
+            next.push_back(
+                vector::FMAOp::create(nb, nl, dot, scale, acc[r * perRow + c]));
+          }
+        }
+        scf::YieldOp::create(nb, nl, next);
+      });
 }
 
 /// The bf16 kernel's loop over pairs of k: each row's pair (x[r, 2p],
@@ -399,8 +641,9 @@ Value kernel(OpBuilder &b, Location loc, Value x, Value buf, Value out,
                                .getResult());
 
   auto loop =
-      s.bf16 ? bf16Loop(b, loc, x, buf, rowIdx, init, k, s)
-             : scf::ForOp::create(
+      s.int8   ? int8Loop(b, loc, x, buf, rowIdx, init, k, s)
+      : s.bf16 ? bf16Loop(b, loc, x, buf, rowIdx, init, k, s)
+               : scf::ForOp::create(
       b, loc, index(b, loc, 0), index(b, loc, k), index(b, loc, 1), init,
       [&](OpBuilder &nb, Location nl, Value kk, ValueRange acc) {
         SmallVector<Value> w;
@@ -563,6 +806,21 @@ std::string tlm::packedMismatch(linalg::LinalgOp op, const ProjectionDims &p,
     return "not on tensors";
   if (shape.bf16 && shape.lanes != 16)
     return "bf16-dot takes AVX-512's 16 lanes";
+  if (shape.int8) {
+    if (shape.lanes != 16)
+      return "int8-dot takes AVX-512's 16 lanes";
+    if (ranges[p.k] % 64 != 0)
+      return "int8-dot packs k 64 at a time";
+    Value w8 = op.getDpsInputs().back();
+    SmallVector<Value> w8Parts{w8};
+    if (std::optional<ConcatRows> rows = concatRows(w8))
+      w8Parts = rows->concat.getInputs();
+    for (Value part : w8Parts) {
+      std::optional<Dequantized> d = matchDequantized(part);
+      if (!d || d->bits != 8)
+        return "int8-dot takes q8_0 weights";
+    }
+  }
   Value w = op.getDpsInputs().back();
   SmallVector<Value> parts{w};
   if (std::optional<ConcatRows> rows = concatRows(w)) {
@@ -607,7 +865,7 @@ LogicalResult tlm::packProjection(RewriterBase &rewriter, linalg::LinalgOp op,
   OpFoldResult zeroAttr = b.getIndexAttr(0), oneAttr = b.getIndexAttr(1);
   // One buffer per call (per thread inside a forall), reused by every panel.
   Value buf = packBuffer(b, loc, k, shape);
-  Value xk = kernelInput(b, loc, x, full, shape);
+  Value xk = kernelInput(b, loc, x, full, gain, shape);
 
   auto panels = scf::ForOp::create(
       b, loc, index(b, loc, 0), index(b, loc, n), index(b, loc, shape.cols),

@@ -22,6 +22,10 @@ namespace mlir::tlm {
 struct PackedShape {
   int64_t rows, cols, lanes;
   bool bf16 = false;
+  /// q8_0 W's codes against x quantized per block of 32 to int8, four-byte
+  /// dot products (vpdpbusd) summed in i32 per block, then scaled
+  /// (tlm-tile-matmuls{int8-dot}).
+  bool int8 = false;
 };
 
 /// Why `op` (a matched projection on tensors) cannot take the packed form,

@@ -156,7 +156,7 @@ static Value fullTiles(OpBuilder &b, Location loc, const Panels &p, Value y) {
   Value buf = packBuffer(b, loc, p.k, p.shape);
   // The kernel's x (rounded to bf16 for bf16-dot), once for every panel.
   Panels q = p;
-  q.x = kernelInput(b, loc, p.x, p.split.full, p.shape);
+  q.x = kernelInput(b, loc, p.x, p.split.full, p.gain, p.shape);
   auto ifFull = scf::IfOp::create(b, loc, TypeRange{y.getType()},
                                   p.split.hasFull, /*withElseRegion=*/true);
   {

@@ -210,7 +210,11 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
     Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
            "Packed tiles in bf16: x and the packed W rounded to bf16, "
            "multiplied pairwise by x86vector.avx512.dot (AVX512-BF16's "
-           "vdpbf16ps) into f32 sums; needs lanes=16">
+           "vdpbf16ps) into f32 sums; needs lanes=16">,
+    Option<"int8Dot", "int8-dot", "bool", /*default=*/"false",
+           "Packed tiles of q8_0 W in int8: x quantized per block of 32, "
+           "four-byte dot products (tlm.dot_u8s8, AVX512-VNNI's vpdpbusd) "
+           "summed in i32 per block, then scaled into f32; needs lanes=16">
   ];
   let dependentDialects = [
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
@@ -374,11 +378,12 @@ def TlmSerializeSmallParallel
 }
 
 def TlmLowerLookup : Pass<"tlm-lower-lookup"> {
-  let summary = "tlm.lookup as AVX-512's vpermps intrinsic";
+  let summary = "tlm.lookup and tlm.dot_u8s8 as their AVX-512 intrinsics";
   let description = [{
     Rewrites every `tlm.lookup` (made by `tlm-tile-matmuls{lookup-nibbles}`
     only for AVX-512 targets) into a call of
-    `llvm.x86.avx512.permvar.sf.512`, which selects `vpermps`. The CPU
+    `llvm.x86.avx512.permvar.sf.512`, which selects `vpermps`, and every
+    `tlm.dot_u8s8` into `llvm.x86.avx512.vpdpbusd.512` (AVX512-VNNI). The CPU
     pipeline runs it after bufferization and buffer deallocation: the
     deallocation analysis refuses ops of unknown memory effects, which
     `llvm.call_intrinsic` is, and `tlm.lookup` is pure.

@@ -32,6 +32,8 @@ struct CpuTarget {
   bool avx512 = true;
   /// Whether it has AVX512-BF16's vdpbf16ps (--compute bf16).
   bool avx512bf16 = false;
+  /// Whether it has AVX512-VNNI's vpdpbusd (--compute int8).
+  bool avx512vnni = false;
 };
 
 /// `host` blocked for `lanes` (0: the host's own width). Another width than

@@ -472,8 +472,22 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     return 0;
   }
 
-  tlm::PackedShape packedShape() const {
-    return {packRows, packCols, lanes, bf16Dot};
+  /// The packed form's shape for `op`: with int8-dot, int8 tiles of half
+  /// the rows (i32 and f32 accumulators both live) where W is q8_0 and k
+  /// packs 64 at a time; f32 (or bf16-dot's) otherwise.
+  tlm::PackedShape packedShape(linalg::LinalgOp op,
+                               const tlm::ProjectionDims &p) const {
+    tlm::PackedShape f{packRows, packCols, lanes, bf16Dot};
+    if (!int8Dot)
+      return f;
+    tlm::PackedShape i8{std::max<int64_t>(1, packRows / 2), packCols, lanes,
+                        false, true};
+    std::string why = tlm::packedMismatch(op, p, i8);
+    if (!why.empty()) {
+      LLVM_DEBUG(llvm::dbgs() << "not int8 (" << why << "): " << op << "\n");
+      return f;
+    }
+    return i8;
   }
 
   /// Whether `op` takes the packed form (PackedProjection.h): vectorized,
@@ -481,7 +495,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
   bool usePacked(linalg::LinalgOp op, const tlm::ProjectionDims &p) const {
     if (!vectorize || !packProjections)
       return false;
-    std::string why = tlm::packedMismatch(op, p, packedShape());
+    std::string why = tlm::packedMismatch(op, p, packedShape(op, p));
     if (!why.empty()) {
       LLVM_DEBUG(llvm::dbgs() << "not packed (" << why << "): " << op << "\n");
       return false;
@@ -514,7 +528,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
       op = cast<linalg::LinalgOp>(batches->tiledOps.front());
     }
     linalg::LinalgOp rest;
-    if (failed(tlm::packProjection(rewriter, op, p, packedShape(),
+    if (failed(tlm::packProjection(rewriter, op, p, packedShape(op, p),
                                    plan.overwrite, rest)))
       return failure();
     return gemvRows(rewriter, rest, tlm::ProjectionDims{{0}, 1, 2}, gemvColumns,
@@ -545,7 +559,8 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
       return false;
     }
     SmallVector<linalg::LinalgOp> rests;
-    tlm::packPairedProjection(rewriter, op, pair, packedShape(), chunk, rests);
+    tlm::packPairedProjection(rewriter, op, pair, packedShape(op, p), chunk,
+                              rests);
     // A rest covers one half panel: its blocks must split it evenly
     // (a ragged block would stay scalar and add to the uninitialized
     // sums; 4 lanes make half panels of 4 columns).
@@ -668,6 +683,12 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
           << "tlm-tile-matmuls: pack-cols (" << static_cast<int64_t>(packCols)
           << ") must be a multiple of lanes (" << static_cast<int64_t>(lanes)
           << ")";
+      return failure();
+    }
+    if (int8Dot && (lanes != 16 || bf16Dot)) {
+      getOperation()->emitError()
+          << "tlm-tile-matmuls: int8-dot needs lanes=16 (AVX512-VNNI's "
+             "vpdpbusd) and not bf16-dot";
       return failure();
     }
     if (bf16Dot && lanes != 16) {

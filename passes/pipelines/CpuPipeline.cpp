@@ -81,6 +81,7 @@ tileMatmulsOptions(const CpuPipelineOptions &options, int64_t threads) {
       options.prefetchCodes && tileOptions.gemvColumns == 1;
   tileOptions.lookupNibbles = options.lookupNibbles && options.avx512;
   tileOptions.bf16Dot = options.compute == CpuCompute::BF16;
+  tileOptions.int8Dot = options.compute == CpuCompute::Int8;
   tileOptions.packCols = blocks.packCols;
   tileOptions.packRows = blocks.packRows;
   tileOptions.rowTile = blocks.rowTile;
@@ -133,7 +134,8 @@ static void addBufferizationStage(OpPassManager &pm,
 
   // tlm.lookup (AVX-512 only) becomes its intrinsic once deallocation,
   // which needs every op's memory effects, is done.
-  if (options.lookupNibbles && options.avx512)
+  if ((options.lookupNibbles && options.avx512) ||
+      options.compute == CpuCompute::Int8)
     pm.addPass(createTlmLowerLookup());
 }
 

@@ -21,7 +21,7 @@ namespace mlir::tlm {
 
 /// The arithmetic of the CPU pipeline's packed projection tiles
 /// (tlm-tile-matmuls{bf16-dot}; docs/cpu-codegen.md#bf16-compute).
-enum class CpuCompute { F32, BF16 };
+enum class CpuCompute { F32, BF16, Int8 };
 
 /// The CPU pipeline's canonicalizer: one sweep of the greedy driver, no
 /// region simplification (see Common.cpp).
@@ -92,7 +92,11 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
           clEnumValN(CpuCompute::BF16, "bf16",
                      "x and W rounded to bf16, multiplied by AVX512-BF16's "
                      "vdpbf16ps into f32 sums (needs lanes=16 and a target "
-                     "with avx512bf16)"))};
+                     "with avx512bf16)"),
+          clEnumValN(CpuCompute::Int8, "int8",
+                     "q8_0 W against x quantized to int8 per block of 32, "
+                     "AVX512-VNNI's vpdpbusd (needs lanes=16 and a target "
+                     "with avx512vnni)"))};
   PassOptions::Option<bool> cInterface{
       *this, "c-interface",
       llvm::cl::desc("Give entries the llvm.emit_c_interface wrappers"),

@@ -227,3 +227,12 @@ func.func @lookup_lanes(%table: vector<8xf32>, %dwords: vector<8xi32>) {
   %w = tlm.lookup %table[%dwords] : vector<8xf32>, vector<8xi32>
   return
 }
+
+// -----
+
+func.func @dot_u8s8_width(%acc: vector<8xi32>, %w: vector<32xi8>, %x: vector<32xi8>) {
+  // expected-error @+1 {{operand #0 must be vector of 32-bit signless integer values of length 16}}
+  %s = tlm.dot_u8s8 %acc, %w, %x : vector<8xi32>, vector<32xi8>
+  return
+}
+

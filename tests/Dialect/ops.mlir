@@ -137,3 +137,11 @@ func.func @lookup(%table: vector<16xf32>, %dwords: vector<16xi32>) -> vector<16x
   %w = tlm.lookup %table[%dwords] : vector<16xf32>, vector<16xi32>
   return %w : vector<16xf32>
 }
+
+// Four-byte dot products into i32 lanes, unsigned by signed (AVX512-VNNI).
+// CHECK-LABEL: func @dot_u8s8
+// CHECK: tlm.dot_u8s8 %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi32>, vector<64xi8>
+func.func @dot_u8s8(%acc: vector<16xi32>, %w: vector<64xi8>, %x: vector<64xi8>) -> vector<16xi32> {
+  %s = tlm.dot_u8s8 %acc, %w, %x : vector<16xi32>, vector<64xi8>
+  return %s : vector<16xi32>
+}

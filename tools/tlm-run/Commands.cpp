@@ -95,15 +95,20 @@ Error runEmit(const Options &o) {
     return flagError("--stage must be tlm, linalg, llvm, llvm-ir, asm or gpu, "
                      "found '" + o.stage + "'");
   bool hostCode = o.stage == "llvm-ir" || o.stage == "asm";
-  if (o.compute != "f32" && o.compute != "bf16")
-    return flagError("--compute must be f32 or bf16, found '" + o.compute +
-                     "'");
+  if (o.compute != "f32" && o.compute != "bf16" && o.compute != "int8")
+    return flagError("--compute must be f32, bf16 or int8, found '" +
+                     o.compute + "'");
   bool cpuStage = o.stage == "llvm" || hostCode;
   if (o.compute != "f32" && !cpuStage)
     return flagError("--compute shapes the CPU pipeline's code: give --stage "
                      "llvm, llvm-ir or asm, not " + o.stage);
   // LLVM IR and assembly are the host's code: a host without the
   // instructions could not select them.
+  if (o.compute == "int8" && hostCode && !runtime::hostCpuTarget().avx512vnni)
+    return Error::withExitCode(
+        3, "target cpu: --compute int8 multiplies with AVX512-VNNI's "
+           "vpdpbusd, which this CPU lacks (--stage llvm prints the code for "
+           "any host)");
   if (o.compute == "bf16" && hostCode && !runtime::hostCpuTarget().avx512bf16)
     return Error::withExitCode(
         3, "target cpu: --compute bf16 multiplies with AVX512-BF16's "
@@ -134,6 +139,8 @@ Error runEmit(const Options &o) {
       mlir::tlm::CpuPipelineOptions cpu;
       if (o.compute == "bf16")
         cpu.compute = mlir::tlm::CpuCompute::BF16;
+      if (o.compute == "int8")
+        cpu.compute = mlir::tlm::CpuCompute::Int8;
       mlir::tlm::buildCpuPipeline(pm, cpu);
     }
     // --mlir-timing as in a compile (JitFlags.cpp): the report comes when

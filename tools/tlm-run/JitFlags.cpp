@@ -100,9 +100,14 @@ Expected<runtime::JitOptions> jitOptions(const Options &o,
                                                const model::Config &c) {
   runtime::JitOptions j;
   j.threads = o.threads;
-  if (o.compute != "f32" && o.compute != "bf16")
-    return flagError("--compute must be f32 or bf16, found '" + o.compute +
-                     "'");
+  if (o.compute != "f32" && o.compute != "bf16" && o.compute != "int8")
+    return flagError("--compute must be f32, bf16 or int8, found '" +
+                     o.compute + "'");
+  if (o.compute == "int8" && c.dtype != model::WeightDtype::Q8_0)
+    return flagError("--compute int8 takes q8_0 weights so far, and these "
+                     "matrices are " +
+                     std::string(model::dtypeName(c.dtype)) +
+                     " (tlm-run quantize --dtype q8_0 converts them)");
   if (o.compute != "f32" && o.target == "cuda")
     return flagError("--compute " + o.compute +
                      " is the CPU's; --target cuda has --tensor-cores");
@@ -179,14 +184,16 @@ Expected<runtime::JitOptions> jitOptions(const Options &o,
               : applyDisable(o.disable, mlir::tlm::cpuSwitches(),
                              j.switches, ""))
     return std::move(err);
-  // bf16 compute lives in the packed tiles, on 16-lane vectors: flags that
-  // rule those out would leave it silently f32.
-  if (j.compute == "bf16" && (j.lanes == 8 || j.lanes == 4))
-    return flagError("--compute bf16 multiplies 16-lane vectors (AVX-512's "
-                     "vdpbf16ps): --lanes " + o.lanes + " rules it out");
-  if (j.compute == "bf16" &&
+  // bf16 and int8 compute live in the packed tiles, on 16-lane vectors:
+  // flags that rule those out would leave them silently f32.
+  std::string instruction = j.compute == "int8" ? "AVX512-VNNI's vpdpbusd"
+                                                : "AVX-512's vdpbf16ps";
+  if (j.compute != "f32" && (j.lanes == 8 || j.lanes == 4))
+    return flagError("--compute " + j.compute + " multiplies 16-lane vectors (" +
+                     instruction + "): --lanes " + o.lanes + " rules it out");
+  if (j.compute != "f32" &&
       !(j.switches.tileMatmuls && j.switches.packProjections))
-    return flagError("--compute bf16 runs in the packed projection tiles, "
+    return flagError("--compute " + j.compute + " runs in the packed projection tiles, "
                      "which --disable " +
                      std::string(j.switches.tileMatmuls ? "pack-projections"
                                                         : "tile-matmuls") +
