@@ -27,9 +27,11 @@ using PanelRows =
 /// W[c, 2p + 1]) as vdpbf16ps multiplies them.
 Value packBuffer(OpBuilder &b, Location loc, int64_t k, const PackedShape &s);
 
-/// The x the kernel reads: x itself, or for `s.bf16` its first `rows` rows
-/// (those of the full tiles: none in decode) rounded to bf16, once per call
-/// rather than once per panel.
+/// The x the kernel reads: x itself; for `s.bf16` its first `rows` rows
+/// (those of the full tiles: none in decode) rounded to bf16; for `s.int8`
+/// those rows times `gain` (a folded norm's, when given) quantized per
+/// block of 32 (codes as i32 quads, the blocks' scales, their code sums).
+/// Once per call rather than once per panel.
 Value kernelInput(OpBuilder &b, Location loc, Value x, Value rows,
                   Value gain, const PackedShape &s);
 

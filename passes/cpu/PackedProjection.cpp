@@ -273,8 +273,10 @@ static Value quantizeRows(OpBuilder &b, Location loc, Value x, Value rows,
                     vector::TransferReadOp::create(nb, nl, f32x32, gain,
                                                    ValueRange{k0}, pad,
                                                    inBounds));
+              // MAXIMUMF keeps a NaN: the block's scale is then NaN, and so
+              // is every sum it reaches, as f32 compute's would be.
               Value amax = vector::ReductionOp::create(
-                  nb, nl, vector::CombiningKind::MAXNUMF,
+                  nb, nl, vector::CombiningKind::MAXIMUMF,
                   math::AbsFOp::create(nb, nl, v));
               Value scale = arith::DivFOp::create(nb, nl, amax, top);
               Value inv = arith::SelectOp::create(
@@ -287,6 +289,21 @@ static Value quantizeRows(OpBuilder &b, Location loc, Value x, Value rows,
                   arith::MulFOp::create(
                       nb, nl, v,
                       vector::BroadcastOp::create(nb, nl, f32x32, inv)));
+              // A code is at most 127 by construction, but a NaN or an
+              // infinite x (or an amax so small that 127 / amax overflows)
+              // would give one fptosi cannot convert: NaN becomes 0 and the
+              // rest is clamped, the scale carrying the non-finite value.
+              Value lim = vector::BroadcastOp::create(nb, nl, f32x32, top);
+              q = arith::SelectOp::create(
+                  nb, nl,
+                  arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::UNO, q,
+                                        q),
+                  vector::BroadcastOp::create(nb, nl, f32x32, zero), q);
+              q = arith::MinNumFOp::create(
+                  nb, nl,
+                  arith::MaxNumFOp::create(nb, nl, q,
+                                           arith::NegFOp::create(nb, nl, lim)),
+                  lim);
               Value codes = arith::FPToSIOp::create(
                   nb, nl, VectorType::get({kQuantBlock}, nb.getI8Type()), q);
               Value sum = vector::ReductionOp::create(
@@ -349,10 +366,6 @@ Value kernelInput(OpBuilder &b, Location loc, Value x, Value rows,
       .getResult(0);
 }
 
-/// Transposes the panel's rows (`rowsOf` each block of `lanes` columns),
-/// all of k, into `buf` (k x cols), one lanes x lanes block at a time (a
-/// loop, not unrolled: each 16 x 16 transpose is 64 shuffles of code, and
-/// LLVM's time grows with it).
 /// int8's pack: the panel's q8_0 codes, 16 columns x 64 of k at a time,
 /// each + 128 (a sign flip) and seen as a 16 x 16 i32 matrix whose
 /// transpose gives one row of quads per 4 of k; then each block's 16
@@ -424,6 +437,10 @@ static Value packCodes(OpBuilder &b, Location loc, const PanelRows &rowsOf,
   return cols.getResult(0);
 }
 
+/// Transposes the panel's rows (`rowsOf` each block of `lanes` columns),
+/// all of k, into `buf` (k x cols), one lanes x lanes block at a time (a
+/// loop, not unrolled: each 16 x 16 transpose is 64 shuffles of code, and
+/// LLVM's time grows with it).
 Value pack(OpBuilder &b, Location loc, const PanelRows &rowsOf, Value buf,
            int64_t k, const tlm::PackedShape &s, Value gain) {
   // int8's gain (a folded norm) multiplies x as it is quantized instead.
@@ -815,9 +832,11 @@ std::string tlm::packedMismatch(linalg::LinalgOp op, const ProjectionDims &p,
     SmallVector<Value> w8Parts{w8};
     if (std::optional<ConcatRows> rows = concatRows(w8))
       w8Parts = rows->concat.getInputs();
+    // A thread's chunk of W is a slice of the dequantization:
+    // matchQuantizedRows looks through it, as packCodes' reads do.
     for (Value part : w8Parts) {
-      std::optional<Dequantized> d = matchDequantized(part);
-      if (!d || d->bits != 8)
+      std::optional<QuantizedRows> rows = matchQuantizedRows(part);
+      if (!rows || rows->codes.bits != 8)
         return "int8-dot takes q8_0 weights";
     }
   }

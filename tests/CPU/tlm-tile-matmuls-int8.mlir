@@ -6,6 +6,11 @@
 // ((k / 4 + k / 32) x 32 = 72 x 32); tiles are 4 rows (the i32 sums and the
 // f32 sums both live in registers), multiplied by tlm.dot_u8s8.
 // RUN: tlm-opt %s --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16 int8-dot=true" --canonicalize --cse | FileCheck %s
+// A thread's chunk of W is a slice of the dequantization: int8 still.
+// RUN: tlm-opt %s --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16 int8-dot=true threads=2" --canonicalize --cse | FileCheck %s --check-prefix=THREADS
+// THREADS-LABEL: func @q8_0
+// THREADS: scf.forall
+// THREADS: tlm.dot_u8s8
 // RUN: not tlm-opt %s --tlm-tile-matmuls="lanes=8 pack-cols=16 int8-dot=true" 2>&1 | FileCheck %s --check-prefix=LANES
 // LANES: error: tlm-tile-matmuls: int8-dot needs lanes=16 (AVX512-VNNI's vpdpbusd) and not bf16-dot
 
@@ -13,7 +18,7 @@
 // x's rows: per row and block, |x|'s max, codes rounded to even, their sum.
 // CHECK: tensor.empty() : tensor<72x32xi32>
 // CHECK: tensor.empty(%{{.*}}) : tensor<?x80xi32>
-// CHECK: vector.reduction <maxnumf>, {{.*}} : vector<32xf32> into f32
+// CHECK: vector.reduction <maximumf>, {{.*}} : vector<32xf32> into f32
 // CHECK: math.roundeven {{.*}} : vector<32xf32>
 // CHECK: arith.fptosi {{.*}} : vector<32xf32> to vector<32xi8>
 // CHECK: vector.reduction <add>, {{.*}} : vector<32xi32> into i32
