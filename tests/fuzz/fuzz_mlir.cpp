@@ -77,6 +77,9 @@ constexpr const char *kOptionSets[] = {
     "compute=bf16",
     "compute=bf16 parallel=true threads=2 min-parallel-work=1",
     "compute=bf16 lanes=8",
+    // --compute int8's quantized tiles (q8_0 inputs), one and two threads.
+    "compute=int8",
+    "compute=int8 parallel=true threads=2 min-parallel-work=1",
 };
 
 } // namespace
