@@ -12,6 +12,7 @@
 #include "passes/cpu/PackedProjection.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include <functional>
 
@@ -78,6 +79,32 @@ RowSplit splitRows(OpBuilder &b, Location loc, Value x, Value rms, Value gain,
 /// y[r, k] = x[r, k] / rms[r] · gain[k]: the payload tlm::matchNormScale
 /// matches, on the (rows, k) rows given.
 Value normalizeRows(OpBuilder &b, Location loc, Value x, Value rms, Value gain);
+
+// The bf16 and int8 forms (PackedNarrow.cpp).
+
+/// bf16: the transposed lanes x lanes block `t` written as rounded pairs at
+/// rows kb / 2 .. of `buf`, column 2c.
+Value packPairs(OpBuilder &b, Location loc, Value t, Value buf, Value kb,
+                Value c, const PackedShape &s);
+
+/// bf16: the kernel's loop over pairs of k (vdpbf16ps).
+scf::ForOp bf16Loop(OpBuilder &b, Location loc, Value x, Value buf,
+                    ArrayRef<Value> rowIdx, ValueRange init, int64_t k,
+                    const PackedShape &s);
+
+/// int8: x's first `rows` rows (times `gain`) quantized per block of 32
+/// into one i32 tensor: code quads, block scales, block code sums.
+Value quantizeRows(OpBuilder &b, Location loc, Value x, Value rows,
+                   Value gain, int64_t k);
+
+/// int8: the panel's q8_0 codes (+ 128) as i32 quads, then its scales.
+Value packCodes(OpBuilder &b, Location loc, const PanelRows &rowsOf,
+                Value buf, int64_t k, const PackedShape &s);
+
+/// int8: the kernel's loop over blocks of 32 (vpdpbusd).
+scf::ForOp int8Loop(OpBuilder &b, Location loc, Value x, Value buf,
+                    ArrayRef<Value> rowIdx, ValueRange init, int64_t k,
+                    const PackedShape &s);
 
 } // namespace mlir::tlm::packed
 

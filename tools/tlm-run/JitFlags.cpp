@@ -71,6 +71,39 @@ Error runSwitches(const Options &o) {
   return Error::success();
 }
 
+/// --compute checked against the weights, the target and the flags that
+/// rule the packed tiles out (`j` holds the lanes and switches parsed).
+static Error checkCompute(const Options &o, const model::Config &c,
+                          const runtime::JitOptions &j) {
+  if (o.compute != "f32" && o.compute != "bf16" && o.compute != "int8")
+    return flagError("--compute must be f32, bf16 or int8, found '" +
+                     o.compute + "'");
+  if (o.compute == "int8" && c.dtype != model::WeightDtype::Q8_0)
+    return flagError("--compute int8 takes q8_0 weights so far, and these "
+                     "matrices are " +
+                     std::string(model::dtypeName(c.dtype)) +
+                     " (tlm-run quantize --dtype q8_0 converts them)");
+  if (o.compute != "f32" && o.target == "cuda")
+    return flagError("--compute " + o.compute +
+                     " is the CPU's; --target cuda has --tensor-cores");
+  // bf16 and int8 compute live in the packed tiles, on 16-lane vectors:
+  // flags that rule those out would leave them silently f32.
+  std::string instruction = j.compute == "int8" ? "AVX512-VNNI's vpdpbusd"
+                                                : "AVX-512's vdpbf16ps";
+  if (j.compute != "f32" && (j.lanes == 8 || j.lanes == 4))
+    return flagError("--compute " + j.compute +
+                     " multiplies 16-lane vectors (" + instruction +
+                     "): --lanes " + o.lanes + " rules it out");
+  if (j.compute != "f32" &&
+      !(j.switches.tileMatmuls && j.switches.packProjections))
+    return flagError("--compute " + j.compute +
+                     " runs in the packed projection tiles, which --disable " +
+                     std::string(j.switches.tileMatmuls ? "pack-projections"
+                                                        : "tile-matmuls") +
+                     " switches off");
+  return Error::success();
+}
+
 void chooseThreads(const std::string &command, Options &o) {
   // The commands whose step is decode's, one token a sequence; a whole
   // prompt or training batch is work enough for every core, and so may be
@@ -100,17 +133,6 @@ Expected<runtime::JitOptions> jitOptions(const Options &o,
                                                const model::Config &c) {
   runtime::JitOptions j;
   j.threads = o.threads;
-  if (o.compute != "f32" && o.compute != "bf16" && o.compute != "int8")
-    return flagError("--compute must be f32, bf16 or int8, found '" +
-                     o.compute + "'");
-  if (o.compute == "int8" && c.dtype != model::WeightDtype::Q8_0)
-    return flagError("--compute int8 takes q8_0 weights so far, and these "
-                     "matrices are " +
-                     std::string(model::dtypeName(c.dtype)) +
-                     " (tlm-run quantize --dtype q8_0 converts them)");
-  if (o.compute != "f32" && o.target == "cuda")
-    return flagError("--compute " + o.compute +
-                     " is the CPU's; --target cuda has --tensor-cores");
   j.compute = o.compute;
   if (o.target == "cuda")
     j.target = runtime::Target::Cuda;
@@ -184,20 +206,8 @@ Expected<runtime::JitOptions> jitOptions(const Options &o,
               : applyDisable(o.disable, mlir::tlm::cpuSwitches(),
                              j.switches, ""))
     return std::move(err);
-  // bf16 and int8 compute live in the packed tiles, on 16-lane vectors:
-  // flags that rule those out would leave them silently f32.
-  std::string instruction = j.compute == "int8" ? "AVX512-VNNI's vpdpbusd"
-                                                : "AVX-512's vdpbf16ps";
-  if (j.compute != "f32" && (j.lanes == 8 || j.lanes == 4))
-    return flagError("--compute " + j.compute + " multiplies 16-lane vectors (" +
-                     instruction + "): --lanes " + o.lanes + " rules it out");
-  if (j.compute != "f32" &&
-      !(j.switches.tileMatmuls && j.switches.packProjections))
-    return flagError("--compute " + j.compute + " runs in the packed projection tiles, "
-                     "which --disable " +
-                     std::string(j.switches.tileMatmuls ? "pack-projections"
-                                                        : "tile-matmuls") +
-                     " switches off");
+  if (Error err = checkCompute(o, c, j))
+    return std::move(err);
   // MLIR's own flags (--mlir-timing, IR printing) observe the pipeline,
   // which a cache hit would not run.
   bool observed =
