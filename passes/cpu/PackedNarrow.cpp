@@ -147,21 +147,77 @@ Value quantizeRows(OpBuilder &b, Location loc, Value x, Value rows, Value gain,
   return rowLoop.getResult(0);
 }
 
-/// int8's pack: the panel's q8_0 codes, 16 columns x 64 of k at a time,
-/// each + 128 (a sign flip) and seen as a 16 x 16 i32 matrix whose
-/// transpose gives one row of quads per 4 of k; then each block's 16
-/// scales (a column of the scales) as f32 bits.
+/// The quads of `lanes` columns x 64 of k, transposed (16 x lanes: a row
+/// per 4 of k), from `row` of q8_0 codes at k = kb: each code + 128 (a sign
+/// flip), as vpdpbusd's unsigned bytes.
+static Value q8Quads(OpBuilder &b, Location loc, Value codes, Value row,
+                     Value kb, int64_t lanes) {
+  auto bytes = VectorType::get({lanes, 64}, b.getI8Type());
+  Value pad = arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0));
+  Value flip = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(bytes, b.getI8IntegerAttr(-128)));
+  Value v = vector::TransferReadOp::create(b, loc, bytes, codes,
+                                           ValueRange{row, kb}, pad,
+                                           SmallVector<bool>{true, true});
+  Value quads = vector::BitCastOp::create(
+      b, loc, VectorType::get({lanes, 16}, b.getI32Type()),
+      arith::XOrIOp::create(b, loc, v, flip));
+  return vector::TransposeOp::create(b, loc, quads, ArrayRef<int64_t>{1, 0});
+}
+
+/// The same from q4_0's packed nibbles (2 blocks, 32 bytes a column): each
+/// nibble c as c - 8 + 128 = c + 120, so that the kernel's correction for
+/// q8_0's + 128 serves both. A block's 16 bytes hold its first 16 weights
+/// in the low nibbles and the last 16 in the high ones: 4 quads each.
+static Value q4Quads(OpBuilder &b, Location loc, Value codes, Value row,
+                     Value kb, int64_t lanes) {
+  auto half = VectorType::get({lanes, 16}, b.getI8Type());
+  auto quads = VectorType::get({lanes, 4}, b.getI32Type());
+  Value pad = arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0));
+  auto splat = [&](int8_t v) {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(half, b.getI8IntegerAttr(v)));
+  };
+  Value mask = splat(0x0f), four = splat(4), bias = splat(120);
+  Value byte0 = arith::DivUIOp::create(b, loc, kb, index(b, loc, 2));
+  SmallVector<Value> parts; // k order: lo(A), hi(A), lo(B), hi(B)
+  for (int64_t blk = 0; blk < 2; ++blk) {
+    Value at = arith::AddIOp::create(b, loc, byte0, index(b, loc, 16 * blk));
+    Value v = vector::TransferReadOp::create(b, loc, half, codes,
+                                             ValueRange{row, at}, pad,
+                                             SmallVector<bool>{true, true});
+    Value lo = arith::AndIOp::create(b, loc, v, mask);
+    Value hi = arith::ShRUIOp::create(b, loc, v, four);
+    for (Value nibbles : {lo, hi})
+      parts.push_back(vector::BitCastOp::create(
+          b, loc, quads, arith::AddIOp::create(b, loc, nibbles, bias)));
+  }
+  // Each part transposed (4 rows of `lanes` quads), the four stacked
+  // (vector.shuffle joins along the leading dim).
+  auto stack = [&](Value a, Value c) {
+    int64_t n = cast<VectorType>(a.getType()).getDimSize(0);
+    SmallVector<int64_t> idx;
+    for (int64_t i = 0; i < 2 * n; ++i)
+      idx.push_back(i);
+    return vector::ShuffleOp::create(b, loc, a, c, idx).getResult();
+  };
+  SmallVector<Value> t;
+  for (Value part : parts)
+    t.push_back(
+        vector::TransposeOp::create(b, loc, part, ArrayRef<int64_t>{1, 0}));
+  return stack(stack(t[0], t[1]), stack(t[2], t[3]));
+}
+
+/// int8's pack: the panel's codes (q8_0, or q4_0's nibbles), 16 columns x
+/// 64 of k at a time, as unsigned bytes (code + 128) seen as a 16 x 16 i32
+/// matrix whose transpose gives one row of quads per 4 of k; then each
+/// block's 16 scales (a column of the scales) as f32 bits.
 Value packCodes(OpBuilder &b, Location loc, const PanelRows &rowsOf, Value buf,
                 int64_t k, const PackedShape &s) {
-  auto bytes = VectorType::get({s.lanes, 64}, b.getI8Type());
-  auto quads = VectorType::get({s.lanes, 16}, b.getI32Type());
   auto lanesF32 = VectorType::get({s.lanes}, b.getF32Type());
   auto lanesI32 = VectorType::get({s.lanes}, b.getI32Type());
   Value c0 = index(b, loc, 0);
-  Value bytePad = arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0));
   Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-  Value flip = arith::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(bytes, b.getI8IntegerAttr(-128)));
   MLIRContext *ctx = b.getContext();
   auto cols = scf::ForOp::create(
       b, loc, c0, index(b, loc, s.cols), index(b, loc, s.lanes),
@@ -170,19 +226,16 @@ Value packCodes(OpBuilder &b, Location loc, const PanelRows &rowsOf, Value buf,
         std::pair<Value, Value> rows = rowsOf(cb, cl, c);
         std::optional<std::pair<tlm::Dequantized, Value>> q =
             tlm::quantizedRows(cb, cl, rows.first);
-        assert(q && q->first.bits == 8 && "packedMismatch checked q8_0");
+        assert(q && "packedMismatch checked the codes");
         Value row = arith::AddIOp::create(cb, cl, rows.second, q->second);
         auto ks = scf::ForOp::create(
             cb, cl, c0, index(cb, cl, k), index(cb, cl, 64),
             ValueRange{outer[0]},
             [&](OpBuilder &nb, Location nl, Value kb, ValueRange it) {
-              Value codes = vector::TransferReadOp::create(
-                  nb, nl, bytes, q->first.values, ValueRange{row, kb}, bytePad,
-                  SmallVector<bool>{true, true});
-              Value u = arith::XOrIOp::create(nb, nl, codes, flip);
-              Value t = vector::TransposeOp::create(
-                  nb, nl, vector::BitCastOp::create(nb, nl, quads, u),
-                  ArrayRef<int64_t>{1, 0});
+              Value t =
+                  q->first.bits == 8
+                      ? q8Quads(nb, nl, q->first.values, row, kb, s.lanes)
+                      : q4Quads(nb, nl, q->first.values, row, kb, s.lanes);
               Value quad0 =
                   arith::DivUIOp::create(nb, nl, kb, index(nb, nl, 4));
               Value out = it[0];

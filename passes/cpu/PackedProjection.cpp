@@ -522,8 +522,8 @@ std::string tlm::packedMismatch(linalg::LinalgOp op, const ProjectionDims &p,
     // matchQuantizedRows looks through it, as packCodes' reads do.
     for (Value part : w8Parts) {
       std::optional<QuantizedRows> rows = matchQuantizedRows(part);
-      if (!rows || rows->codes.bits != 8)
-        return "int8-dot takes q8_0 weights";
+      if (!rows)
+        return "int8-dot takes q8_0 or q4_0 weights";
     }
   }
   Value w = op.getDpsInputs().back();

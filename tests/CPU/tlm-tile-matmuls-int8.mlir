@@ -1,4 +1,4 @@
-// int8-dot: a q8_0 projection's packed tiles in int8 (--compute int8). The
+// int8-dot: a q8_0 or q4_0 projection's packed tiles in int8 (--compute int8). The
 // full tiles' rows of x are quantized per block of 32 once per call into
 // one i32 tensor (k / 4 quads of codes, then 8 scales and 8 code sums for
 // k = 256: 80 columns); each panel packs W's codes flipped to unsigned
@@ -39,6 +39,25 @@
 // CHECK: vector.fma
 func.func @q8_0(%x: tensor<?x256xf32>, %q: tensor<64x256xi8>, %s: tensor<64x8xf32>) -> tensor<?x64xf32> {
   %w = tlm.dequantize %q, %s {bits = 8 : i64} : tensor<64x256xi8>, tensor<64x8xf32> -> tensor<64x256xf32>
+  %y = tlm.linear %x, %w : tensor<?x256xf32>, tensor<64x256xf32> -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// q4_0: the same tiles; the pack unpacks each block's nibbles (low: its
+// first 16 weights, high: the last 16) and adds 120 (c - 8 + 128), so the
+// kernel's correction for q8_0's + 128 holds as it is.
+// CHECK-LABEL: func @q4_0
+// CHECK: scf.for %{{.*}} = %c0 to %c256 step %c64
+// CHECK: %[[LO:.*]] = arith.andi {{.*}} : vector<16x16xi8>
+// CHECK: arith.addi %[[LO]], {{.*}} : vector<16x16xi8>
+// CHECK: %[[HI:.*]] = arith.shrui {{.*}} : vector<16x16xi8>
+// CHECK: arith.addi %[[HI]], {{.*}} : vector<16x16xi8>
+// CHECK: vector.bitcast {{.*}} : vector<16x16xi8> to vector<16x4xi32>
+// CHECK: vector.transpose {{.*}}, [1, 0] : vector<16x4xi32> to vector<4x16xi32>
+// CHECK: vector.shuffle {{.*}} : vector<8x16xi32>, vector<8x16xi32>
+// CHECK: tlm.dot_u8s8 {{.*}} : vector<16xi32>, vector<64xi8>
+func.func @q4_0(%x: tensor<?x256xf32>, %q: tensor<64x128xi8>, %s: tensor<64x8xf32>) -> tensor<?x64xf32> {
+  %w = tlm.dequantize %q, %s {bits = 4 : i64} : tensor<64x128xi8>, tensor<64x8xf32> -> tensor<64x256xf32>
   %y = tlm.linear %x, %w : tensor<?x256xf32>, tensor<64x256xf32> -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
 }

@@ -78,8 +78,9 @@ static Error checkCompute(const Options &o, const model::Config &c,
   if (o.compute != "f32" && o.compute != "bf16" && o.compute != "int8")
     return flagError("--compute must be f32, bf16 or int8, found '" +
                      o.compute + "'");
-  if (o.compute == "int8" && c.dtype != model::WeightDtype::Q8_0)
-    return flagError("--compute int8 takes q8_0 weights so far, and these "
+  if (o.compute == "int8" && c.dtype != model::WeightDtype::Q8_0 &&
+      c.dtype != model::WeightDtype::Q4_0)
+    return flagError("--compute int8 takes q8_0 or q4_0 weights, and these "
                      "matrices are " +
                      std::string(model::dtypeName(c.dtype)) +
                      " (tlm-run quantize --dtype q8_0 converts them)");
