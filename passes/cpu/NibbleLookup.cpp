@@ -25,25 +25,6 @@ Value index(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
-/// `width` elements of `v` from `at` along its last dim.
-Value readAt(OpBuilder &b, Location loc, Value v, ValueRange at,
-             int64_t width) {
-  auto type = cast<RankedTensorType>(v.getType());
-  Value pad =
-      arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
-  return vector::TransferReadOp::create(
-      b, loc, VectorType::get({width}, type.getElementType()), v, at, pad,
-      ArrayRef<bool>{true});
-}
-
-/// Row 0 (in every leading dim) of `v` from `idx` of its last dim.
-Value readRow(OpBuilder &b, Location loc, Value v, Value idx, int64_t width) {
-  SmallVector<Value> at(cast<RankedTensorType>(v.getType()).getRank() - 1,
-                        index(b, loc, 0));
-  at.push_back(idx);
-  return readAt(b, loc, v, at, width);
-}
-
 } // namespace
 
 bool tlm::lookupApplies(linalg::LinalgOp op, const ProjectionDims &p) {
@@ -132,7 +113,7 @@ LogicalResult tlm::lookupBlock(RewriterBase &rewriter, linalg::LinalgOp op,
       return arith::MulIOp::create(b, loc, chunk, index(b, loc, n));
     };
     Value bytes =
-        readAt(b, loc, d.values, {row, times(kChunkBytes)}, kChunkBytes);
+        tiling::readVector(b, loc, d.values, {row, times(kChunkBytes)}, kChunkBytes);
     Value packed = vector::BitCastOp::create(b, loc, dwords, bytes);
     Value xBase = times(kLookupChunk);
     // Four partial sums: products m and m + 4 share one.
@@ -145,7 +126,7 @@ LogicalResult tlm::lookupBlock(RewriterBase &rewriter, linalg::LinalgOp op,
             arith::ConstantOp::create(
                 b, loc, DenseElementsAttr::get(dwords, int32_t(4 * m))));
       Value w = tlm::LookupOp::create(b, loc, table, idx);
-      Value xm = readRow(
+      Value xm = tiling::readRowVector(
           b, loc, xLanes,
           arith::AddIOp::create(b, loc, xBase, index(b, loc, m * kLanes)),
           kLanes);
@@ -154,7 +135,7 @@ LogicalResult tlm::lookupBlock(RewriterBase &rewriter, linalg::LinalgOp op,
                 : math::FmaOp::create(b, loc, xm, w, part[m % 4]).getResult();
     }
     // Lane l's products all come from block l / 4: its scale, once.
-    Value scales4 = readAt(b, loc, d.scales, {row, times(kBlocksPerChunk)},
+    Value scales4 = tiling::readVector(b, loc, d.scales, {row, times(kBlocksPerChunk)},
                            kBlocksPerChunk);
     SmallVector<int64_t> spread;
     for (int64_t l = 0; l < kLanes; ++l)

@@ -18,6 +18,7 @@
 #include "passes/cpu/PackedProjection.h"
 #include "passes/cpu/PairedProjection.h"
 #include "passes/cpu/Passes.h"
+#include "passes/cpu/Int8Gemv.h"
 #include "passes/cpu/PlainSplitK.h"
 #include "passes/cpu/QuantizedSplitK.h"
 #include "passes/cpu/Strategy.h"
@@ -196,6 +197,11 @@ struct BlockParams {
   /// tlm::lanePermutedX of that row of x.
   Value q4Lanes;
 
+  /// In gemvRows' blocks of a row of a q8_0 / q4_0 projection with
+  /// int8-dot: tlm::int8GemvInput of that row of x, for W of `int8Bits`.
+  tlm::Int8GemvX int8X;
+  int64_t int8Bits = 0;
+
   /// In gemvRows' blocks of a row: the bytes of quantized codes they
   /// prefetch ahead (0: none). Only the one-row GEMV streams W row after
   /// row; the row tiles reuse each block of W for several rows.
@@ -288,8 +294,18 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     // like x for each row, for all its column blocks.
     Value x = op.getDpsInputs()[0], rowsOffsets, rowsLanes;
     int64_t k = op.getStaticLoopRanges()[p.k];
-    if (vectorize && tlm::readsQ4(op) && tlm::quantizedSteps(op, lanes) &&
-        !ShapedType::isDynamic(k)) {
+    // int8-dot's GEMV replaces both f32 forms below, one column a block
+    // as the lookup's (docs/cpu-codegen.md#int8-decode).
+    int64_t int8Bits =
+        vectorize && int8Dot && lanes == 16 ? tlm::int8GemvBits(op, p) : 0;
+    tlm::Int8GemvX rowsInt8;
+    if (int8Bits) {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointAfterValue(x);
+      rowsInt8 = tlm::int8GemvInput(rewriter, op.getLoc(), x, int8Bits);
+      cols = 1;
+    } else if (vectorize && tlm::readsQ4(op) &&
+               tlm::quantizedSteps(op, lanes) && !ShapedType::isDynamic(k)) {
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPointAfterValue(x);
       // One or the other: lookup blocks replace the split-k form whole.
@@ -314,6 +330,14 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
       params.q4Lanes =
           sliceRowsLike(rewriter, rowsLanes, row.getDpsInputs()[0], x);
     params.rowPrefetch = prefetchCodes ? prefetchDistance.getValue() : 0;
+    if (int8Bits) {
+      Value xRow = row.getDpsInputs()[0];
+      params.int8X = {sliceRowsLike(rewriter, rowsInt8.codes, xRow, x),
+                      sliceRowsLike(rewriter, rowsInt8.offsets, xRow, x),
+                      sliceRowsLike(rewriter, rowsInt8.scales, xRow, x)};
+      if (params.int8X.codes)
+        params.int8Bits = int8Bits;
+    }
     if (rowsOffsets)
       params.q4Offsets =
           sliceRowsLike(rewriter, rowsOffsets, row.getDpsInputs()[0], x);
@@ -336,6 +360,10 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
     SmallVector<int64_t> ranges = block.getStaticLoopRanges();
     if (ShapedType::isDynamicShape(ranges))
       return success(); // a ragged last block stays scalar
+    if (params.int8Bits && tlm::int8GemvApplies(block, p, params.int8Bits))
+      return tlm::int8GemvBlock(rewriter, block, p, params.int8X,
+                                params.int8Bits, params.overwrite,
+                                params.rowPrefetch);
     if (params.q4Lanes && tlm::lookupApplies(block, p))
       return tlm::lookupBlock(rewriter, block, p, params.q4Lanes,
                               params.overwrite, params.rowPrefetch);

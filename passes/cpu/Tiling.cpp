@@ -93,6 +93,24 @@ Value expandLastDim(OpBuilder &b, Location loc, Value v, int64_t lanes) {
   return splitLastDim(b, loc, v, {last / lanes, lanes});
 }
 
+Value readVector(OpBuilder &b, Location loc, Value v, ValueRange at,
+                 int64_t width) {
+  auto type = cast<RankedTensorType>(v.getType());
+  Value pad =
+      arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
+  return vector::TransferReadOp::create(
+      b, loc, VectorType::get({width}, type.getElementType()), v, at, pad,
+      ArrayRef<bool>{true});
+}
+
+Value readRowVector(OpBuilder &b, Location loc, Value v, Value idx,
+                    int64_t width) {
+  SmallVector<Value> at(cast<RankedTensorType>(v.getType()).getRank() - 1,
+                        arith::ConstantIndexOp::create(b, loc, 0));
+  at.push_back(idx);
+  return readVector(b, loc, v, at, width);
+}
+
 Value sliceRowsLike(RewriterBase &rewriter, Value v, Value slice, Value x) {
   auto s = slice.getDefiningOp<tensor::ExtractSliceOp>();
   if (!s || s.getSource() != x || !s.hasUnitStride())

@@ -44,6 +44,16 @@ Value expandLastDim(OpBuilder &b, Location loc, Value v, int64_t lanes);
 Value splitLastDim(OpBuilder &b, Location loc, Value v,
                    ArrayRef<int64_t> factors);
 
+/// `width` elements of the tensor `v` from `at` along its last dim (in
+/// bounds: the callers read whole steps).
+Value readVector(OpBuilder &b, Location loc, Value v, ValueRange at,
+                 int64_t width);
+
+/// readVector at row 0 of every leading dim, from `idx` of the last: a
+/// block's one row of x.
+Value readRowVector(OpBuilder &b, Location loc, Value v, Value idx,
+                    int64_t width);
+
 /// `v` (r.., any static length) sliced in its rows as `slice` slices x
 /// (r.., k) (an extract_slice of x over all of k), or null when `slice` is
 /// not one.

@@ -454,11 +454,61 @@ TEST_P(KvCache, PrefillThenDecodeMatchesForwardAndReference) {
 INSTANTIATE_TEST_SUITE_P(Configs, KvCache, ::testing::ValuesIn(cases()),
                          [](const auto &info) { return info.param.name; });
 
-// --compute bf16 (docs/cpu-codegen.md#bf16-compute): the prefill's packed
-// tiles in bf16 against the f64 reference, within the bf16 compute
-// tolerance, on the forms that have packed tiles (plain, SwiGLU pairs with
-// their epilogue, tied embeddings, the FFN-SiLU) and on 1 and 2 threads;
-// decode steps, which stay f32, within it of the prefill's rows.
+/// One narrow compute mode (`jit.compute`) on weights of `dtype` against
+/// the f64 reference on the stored weights, on the forms that have packed
+/// tiles (plain, SwiGLU pairs with their epilogue, tied embeddings, the
+/// FFN-SiLU) and on 1 and 2 threads: the prefill within [kNarrowCompute-
+/// MinRelL2, `high`] of the reference; then the same positions one decode
+/// step at a time: with `narrowDecode` (int8's GEMV) as far from the
+/// reference, else (f32 GEMV blocks) as far from the prefill's rows.
+static void expectNarrowCompute(model::Config c, const std::string &compute,
+                                model::WeightDtype dtype, double high,
+                                bool narrowDecode) {
+  c.dtype = dtype;
+  const int64_t seq = 41, vocab = c.vocabSize;
+  const double low = tlm::test::tol::kNarrowComputeMinRelL2;
+  std::mt19937 rng(5);
+  std::vector<int64_t> ids(seq);
+  for (int64_t &id : ids)
+    id = std::uniform_int_distribution<int64_t>(0, vocab - 1)(rng);
+  for (int form = 0; form < 3; ++form)
+    for (int threads : {1, 2}) {
+      model::Config m = c;
+      m.tieEmbeddings = form == 1;
+      m.useSwiGLU = form != 2;
+      SCOPED_TRACE(::testing::Message()
+                   << compute << " on " << model::dtypeName(dtype) << ", form "
+                   << form << ", " << threads << " threads");
+      std::vector<std::vector<float>> w =
+          model::initWeights(wide(m), /*seed=*/11, model::InitScheme::Module);
+      std::vector<std::vector<char>> stored;
+      std::vector<const void *> ptrs = storeAs(m, w, stored);
+      runtime::JitOptions jit;
+      jit.compute = compute;
+      jit.lanes = 16;
+      jit.threads = threads;
+      auto session =
+          runtime::Session::create(m, ptrs, runtime::SessionOptions(), jit);
+      ASSERT_TRUE(bool(session)) << session.takeError().message();
+      runtime::Session &s = **session;
+      std::vector<float> full(seq * vocab);
+      ASSERT_FALSE(bool(s.step(ids.data(), seq, full.data())));
+      ref::Tensor expected =
+          ref::lm(ids, 1, seq, refConfig(m), refWeights(m, w));
+      EXPECT_TRUE(relativeL2Within(full.data(), expected, low, high));
+      s.reset();
+      std::vector<float> steps(seq * vocab);
+      for (int64_t pos = 0; pos < seq; ++pos)
+        ASSERT_FALSE(bool(
+            s.step(&ids[pos], 1, steps.data() + pos * vocab)));
+      EXPECT_TRUE(relativeL2Within(steps.data(),
+                                   narrowDecode ? expected : full, low, high));
+    }
+}
+
+// --compute bf16 (docs/cpu-codegen.md#bf16-compute) on f32 weights: the
+// prefill's packed tiles in bf16; decode steps stay f32, within the bf16
+// tolerance of the prefill's rows.
 TEST(KvCacheCompute, Bf16PrefillAndDecodeWithinTheirTolerance) {
   if (!runtime::hostCpuTarget().avx512bf16)
     GTEST_SKIP() << "the host has no AVX512-BF16";
@@ -470,47 +520,29 @@ TEST(KvCacheCompute, Bf16PrefillAndDecodeWithinTheirTolerance) {
   c.numHeads = 2;
   c.numKvHeads = 2;
   c.dFF = 64;
-  const int64_t seq = 41, vocab = c.vocabSize;
-  std::mt19937 rng(5);
-  std::vector<int64_t> ids(seq);
-  for (int64_t &id : ids)
-    id = std::uniform_int_distribution<int64_t>(0, vocab - 1)(rng);
-  for (int form = 0; form < 3; ++form)
-    for (int threads : {1, 2}) {
-      model::Config m = c;
-      m.tieEmbeddings = form == 1;
-      m.useSwiGLU = form != 2;
-      SCOPED_TRACE(::testing::Message()
-                   << "form " << form << ", " << threads << " threads");
-      std::vector<std::vector<float>> w =
-          model::initWeights(m, /*seed=*/11, model::InitScheme::Module);
-      std::vector<std::vector<char>> stored;
-      std::vector<const void *> ptrs = storeAs(m, w, stored);
-      runtime::JitOptions jit;
-      jit.compute = "bf16";
-      jit.lanes = 16;
-      jit.threads = threads;
-      auto session =
-          runtime::Session::create(m, ptrs, runtime::SessionOptions(), jit);
-      ASSERT_TRUE(bool(session)) << session.takeError().message();
-      runtime::Session &s = **session;
-      std::vector<float> full(seq * vocab);
-      ASSERT_FALSE(bool(s.step(ids.data(), seq, full.data())));
-      ref::Tensor expected =
-          ref::lm(ids, 1, seq, refConfig(m), refWeights(m, w));
-      EXPECT_TRUE(relativeL2Within(full.data(), expected,
-                                   tlm::test::tol::kBf16ComputeMinRelL2,
-                                   tlm::test::tol::kBf16ComputeRelL2));
-      // The same positions one decode step at a time (f32 GEMV blocks).
-      s.reset();
-      std::vector<float> steps(seq * vocab);
-      for (int64_t pos = 0; pos < seq; ++pos)
-        ASSERT_FALSE(bool(
-            s.step(&ids[pos], 1, steps.data() + pos * vocab)));
-      EXPECT_TRUE(relativeL2Within(steps.data(), full,
-                                   tlm::test::tol::kBf16ComputeMinRelL2,
-                                   tlm::test::tol::kBf16ComputeRelL2));
-    }
+  expectNarrowCompute(c, "bf16", model::WeightDtype::F32,
+                      tlm::test::tol::kBf16ComputeRelL2,
+                      /*narrowDecode=*/false);
+}
+
+// --compute int8 (docs/cpu-codegen.md#int8-compute, #int8-decode) on q8_0
+// and q4_0 weights: the prefill's tiles and the decode's GEMV both int8.
+// d_model and d_ff take whole steps of both (64 and 128 weights).
+TEST(KvCacheCompute, Int8PrefillAndDecodeWithinTheirTolerance) {
+  if (!runtime::hostCpuTarget().avx512vnni)
+    GTEST_SKIP() << "the host has no AVX512-VNNI";
+  model::Config c;
+  c.vocabSize = 64;
+  c.contextLength = 48;
+  c.dModel = 128;
+  c.numLayers = 2;
+  c.numHeads = 4;
+  c.numKvHeads = 2;
+  c.dFF = 256;
+  for (model::WeightDtype d :
+       {model::WeightDtype::Q8_0, model::WeightDtype::Q4_0})
+    expectNarrowCompute(c, "int8", d, tlm::test::tol::kInt8ComputeRelL2,
+                        /*narrowDecode=*/true);
 }
 
 TEST(Session, RejectsOutOfRangeTokensAndContextOverflow) {
