@@ -126,8 +126,8 @@ def Tlm_DotU8S8Op : Tlm_Op<"dot_u8s8", [Pure,
     multiply-adds of int8 in one instruction, lowered by `tlm-lower-lookup`
     to `llvm.x86.avx512.vpdpbusd.512` after buffer deallocation, as
     `tlm.lookup` is (x86vector's int8 dot is AVX-VNNI-INT8's, signed by
-    signed, at 256 bits). For int8 compute of q8_0 weights
-    (`tlm-tile-matmuls{int8-dot}`).
+    signed, at 256 bits). For int8 compute of q8_0 and q4_0 weights
+    (`tlm-tile-matmuls{int8-dot}`: the packed tiles and the GEMV).
 
     ```mlir
     %s = tlm.dot_u8s8 %acc, %w, %x : vector<16xi32>, vector<64xi8>

@@ -212,9 +212,10 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
            "multiplied pairwise by x86vector.avx512.dot (AVX512-BF16's "
            "vdpbf16ps) into f32 sums; needs lanes=16">,
     Option<"int8Dot", "int8-dot", "bool", /*default=*/"false",
-           "Packed tiles of q8_0 W in int8: x quantized per block of 32, "
-           "four-byte dot products (tlm.dot_u8s8, AVX512-VNNI's vpdpbusd) "
-           "summed in i32 per block, then scaled into f32; needs lanes=16">
+           "q8_0 / q4_0 W in int8: x quantized per block of 32, four-byte "
+           "dot products (tlm.dot_u8s8, AVX512-VNNI's vpdpbusd) summed in "
+           "i32 per block, then scaled into f32; in the packed tiles and "
+           "in the GEMV rows (decode's); needs lanes=16">
   ];
   let dependentDialects = [
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
