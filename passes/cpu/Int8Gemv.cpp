@@ -78,11 +78,9 @@ struct XSide {
     return tensor::CollapseShapeOp::create(b, loc, v, groups);
   }
 
-  linalg::GenericOp generic(ValueRange ins, Value init,
-                            ArrayRef<AffineMap> maps, unsigned reductions,
-                            function_ref<Value(OpBuilder &, Location,
-                                               ValueRange)>
-                                payload) const {
+  linalg::GenericOp generic(
+      ValueRange ins, Value init, ArrayRef<AffineMap> maps, unsigned reductions,
+      function_ref<Value(OpBuilder &, Location, ValueRange)> payload) const {
     unsigned loops = maps.front().getNumDims();
     SmallVector<utils::IteratorType> iters(loops,
                                            utils::IteratorType::parallel);
@@ -105,8 +103,8 @@ Value quantize(OpBuilder &b, Location loc, Value v, Value amax) {
       b, loc,
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, amax, zero),
       arith::DivFOp::create(b, loc, top, amax), zero);
-  Value q = math::RoundEvenOp::create(b, loc,
-                                      arith::MulFOp::create(b, loc, v, inv));
+  Value q =
+      math::RoundEvenOp::create(b, loc, arith::MulFOp::create(b, loc, v, inv));
   // NaN (an x or a block of them) becomes 0 and the rest is clamped; the
   // block's scale carries the non-finite value (see quantizeRows).
   q = arith::SelectOp::create(
@@ -159,9 +157,9 @@ tlm::Int8GemvX tlm::int8GemvInput(OpBuilder &b, Location loc, Value x,
   // of step s. q8_0: weight 64 s + c. q4_0: block 4 s + c / 16's weight
   // 16 h + c % 16 (h 0: the low nibbles, 1: the high ones).
   AffineExpr st = s.dim(0), h = s.dim(1), c = s.dim(2);
-  AffineExpr weight = bits == 8 ? st * 64 + c
-                                : st * 128 + c.floorDiv(16) * kQuantBlock +
-                                      h * 16 + c % 16;
+  AffineExpr weight =
+      bits == 8 ? st * 64 + c
+                : st * 128 + c.floorDiv(16) * kQuantBlock + h * 16 + c % 16;
   Value codes =
       s.generic(ValueRange{x, amax}, s.empty({steps, halves, kStepBytes}, i8),
                 {s.map(n + 3, {weight}),
@@ -187,25 +185,25 @@ tlm::Int8GemvX tlm::int8GemvInput(OpBuilder &b, Location loc, Value x,
                   Value code = arith::ExtSIOp::create(nb, nl, i32, a[0]);
                   Value times = arith::MulIOp::create(
                       nb, nl, code,
-                      arith::ConstantOp::create(
-                          nb, nl, nb.getI32IntegerAttr(offset)));
+                      arith::ConstantOp::create(nb, nl,
+                                                nb.getI32IntegerAttr(offset)));
                   return arith::SubIOp::create(nb, nl, a[1], times);
                 })
           .getResult(0);
 
   // Lane i of step s sums products of one block: perBlock blocks a step.
   Value scales =
-      s.generic(amax, s.empty({steps, kLanes}, f32),
-                {s.map(n + 2, {s.dim(0) * perBlock +
-                               s.dim(1).floorDiv(kLanes / perBlock)}),
-                 s.map(n + 2, {s.dim(0), s.dim(1)})},
-                0,
-                [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                  return arith::DivFOp::create(
-                      nb, nl, a[0],
-                      arith::ConstantOp::create(nb, nl,
-                                                nb.getF32FloatAttr(127.0)));
-                })
+      s.generic(
+           amax, s.empty({steps, kLanes}, f32),
+           {s.map(n + 2,
+                  {s.dim(0) * perBlock + s.dim(1).floorDiv(kLanes / perBlock)}),
+            s.map(n + 2, {s.dim(0), s.dim(1)})},
+           0,
+           [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+             return arith::DivFOp::create(
+                 nb, nl, a[0],
+                 arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(127.0)));
+           })
           .getResult(0);
   return {s.collapse(codes), s.collapse(offsets), s.collapse(scales)};
 }
@@ -252,8 +250,8 @@ LogicalResult tlm::int8GemvBlock(RewriterBase &rewriter, linalg::LinalgOp op,
   // Two steps an iteration when they pair up, each into its own sums: the
   // FMA of one step need not wait for the other's.
   int64_t unroll = steps % 2 == 0 ? 2 : 1;
-  auto loop = scf::ForOp::create(b, loc, index(b, loc, 0),
-                                 index(b, loc, steps), index(b, loc, unroll),
+  auto loop = scf::ForOp::create(b, loc, index(b, loc, 0), index(b, loc, steps),
+                                 index(b, loc, unroll),
                                  SmallVector<Value>(unroll, zero));
   {
     OpBuilder::InsertionGuard guard(b);
@@ -267,14 +265,13 @@ LogicalResult tlm::int8GemvBlock(RewriterBase &rewriter, linalg::LinalgOp op,
       };
       Value w = tiling::readVector(b, loc, d.values, {row, times(kStepBytes)},
                                    kStepBytes);
-      Value sums = tiling::readRowVector(b, loc, x.offsets, times(kLanes),
-                                         kLanes);
+      Value sums =
+          tiling::readRowVector(b, loc, x.offsets, times(kLanes), kLanes);
       if (bits == 8) {
         Value xc = tiling::readRowVector(b, loc, x.codes, times(kStepBytes),
                                          kStepBytes);
-        sums = tlm::DotU8S8Op::create(b, loc, lanesI32, sums,
-                                      arith::XOrIOp::create(b, loc, w, flip),
-                                      xc);
+        sums = tlm::DotU8S8Op::create(
+            b, loc, lanesI32, sums, arith::XOrIOp::create(b, loc, w, flip), xc);
       } else {
         Value at = times(2 * kStepBytes);
         Value lo = arith::AndIOp::create(b, loc, w, mask);
@@ -301,14 +298,7 @@ LogicalResult tlm::int8GemvBlock(RewriterBase &rewriter, linalg::LinalgOp op,
   Value sum = loop.getResult(0);
   if (unroll == 2)
     sum = arith::AddFOp::create(b, loc, sum, loop.getResult(1));
-  Value total =
-      vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, sum);
-  Value out = op.getDpsInits()[0];
-  SmallVector<Value> at(cast<RankedTensorType>(out.getType()).getRank(),
-                        index(b, loc, 0));
-  if (!overwrite)
-    total = arith::AddFOp::create(
-        b, loc, tensor::ExtractOp::create(b, loc, out, at), total);
-  rewriter.replaceOp(op, tensor::InsertOp::create(b, loc, total, out, at));
+  rewriter.replaceOp(
+      op, tiling::storeLaneSum(b, loc, sum, op.getDpsInits()[0], overwrite));
   return success();
 }

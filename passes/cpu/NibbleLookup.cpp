@@ -112,8 +112,8 @@ LogicalResult tlm::lookupBlock(RewriterBase &rewriter, linalg::LinalgOp op,
     auto times = [&](int64_t n) {
       return arith::MulIOp::create(b, loc, chunk, index(b, loc, n));
     };
-    Value bytes =
-        tiling::readVector(b, loc, d.values, {row, times(kChunkBytes)}, kChunkBytes);
+    Value bytes = tiling::readVector(b, loc, d.values,
+                                     {row, times(kChunkBytes)}, kChunkBytes);
     Value packed = vector::BitCastOp::create(b, loc, dwords, bytes);
     Value xBase = times(kLookupChunk);
     // Four partial sums: products m and m + 4 share one.
@@ -135,8 +135,8 @@ LogicalResult tlm::lookupBlock(RewriterBase &rewriter, linalg::LinalgOp op,
                 : math::FmaOp::create(b, loc, xm, w, part[m % 4]).getResult();
     }
     // Lane l's products all come from block l / 4: its scale, once.
-    Value scales4 = tiling::readVector(b, loc, d.scales, {row, times(kBlocksPerChunk)},
-                           kBlocksPerChunk);
+    Value scales4 = tiling::readVector(
+        b, loc, d.scales, {row, times(kBlocksPerChunk)}, kBlocksPerChunk);
     SmallVector<int64_t> spread;
     for (int64_t l = 0; l < kLanes; ++l)
       spread.push_back(l / (kLanes / kBlocksPerChunk));
@@ -152,15 +152,7 @@ LogicalResult tlm::lookupBlock(RewriterBase &rewriter, linalg::LinalgOp op,
   }
   Value sum = arith::AddFOp::create(b, loc, loop.getResult(0),
                                     loop.getResult(1), contract);
-  Value total =
-      vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, sum);
-  Value out = op.getDpsInits()[0];
-  SmallVector<Value> at(cast<RankedTensorType>(out.getType()).getRank(),
-                        index(b, loc, 0));
-  if (!overwrite)
-    total = arith::AddFOp::create(
-        b, loc, tensor::ExtractOp::create(b, loc, out, at), total);
-  Value updated = tensor::InsertOp::create(b, loc, total, out, at);
-  rewriter.replaceOp(op, updated);
+  rewriter.replaceOp(
+      op, tiling::storeLaneSum(b, loc, sum, op.getDpsInits()[0], overwrite));
   return success();
 }

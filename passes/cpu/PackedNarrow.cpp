@@ -156,9 +156,9 @@ static Value q8Quads(OpBuilder &b, Location loc, Value codes, Value row,
   Value pad = arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0));
   Value flip = arith::ConstantOp::create(
       b, loc, DenseElementsAttr::get(bytes, b.getI8IntegerAttr(-128)));
-  Value v = vector::TransferReadOp::create(b, loc, bytes, codes,
-                                           ValueRange{row, kb}, pad,
-                                           SmallVector<bool>{true, true});
+  Value v =
+      vector::TransferReadOp::create(b, loc, bytes, codes, ValueRange{row, kb},
+                                     pad, SmallVector<bool>{true, true});
   Value quads = vector::BitCastOp::create(
       b, loc, VectorType::get({lanes, 16}, b.getI32Type()),
       arith::XOrIOp::create(b, loc, v, flip));
@@ -183,9 +183,9 @@ static Value q4Quads(OpBuilder &b, Location loc, Value codes, Value row,
   SmallVector<Value> parts; // k order: lo(A), hi(A), lo(B), hi(B)
   for (int64_t blk = 0; blk < 2; ++blk) {
     Value at = arith::AddIOp::create(b, loc, byte0, index(b, loc, 16 * blk));
-    Value v = vector::TransferReadOp::create(b, loc, half, codes,
-                                             ValueRange{row, at}, pad,
-                                             SmallVector<bool>{true, true});
+    Value v =
+        vector::TransferReadOp::create(b, loc, half, codes, ValueRange{row, at},
+                                       pad, SmallVector<bool>{true, true});
     Value lo = arith::AndIOp::create(b, loc, v, mask);
     Value hi = arith::ShRUIOp::create(b, loc, v, four);
     for (Value nibbles : {lo, hi})

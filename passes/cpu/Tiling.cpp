@@ -111,6 +111,18 @@ Value readRowVector(OpBuilder &b, Location loc, Value v, Value idx,
   return readVector(b, loc, v, at, width);
 }
 
+Value storeLaneSum(OpBuilder &b, Location loc, Value sum, Value out,
+                   bool overwrite) {
+  Value total =
+      vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, sum);
+  SmallVector<Value> at(cast<RankedTensorType>(out.getType()).getRank(),
+                        arith::ConstantIndexOp::create(b, loc, 0));
+  if (!overwrite)
+    total = arith::AddFOp::create(
+        b, loc, tensor::ExtractOp::create(b, loc, out, at), total);
+  return tensor::InsertOp::create(b, loc, total, out, at);
+}
+
 Value sliceRowsLike(RewriterBase &rewriter, Value v, Value slice, Value x) {
   auto s = slice.getDefiningOp<tensor::ExtractSliceOp>();
   if (!s || s.getSource() != x || !s.hasUnitStride())

@@ -54,6 +54,11 @@ Value readVector(OpBuilder &b, Location loc, Value v, ValueRange at,
 Value readRowVector(OpBuilder &b, Location loc, Value v, Value idx,
                     int64_t width);
 
+/// The one-element block `out` (all dims 1) set to the sum of the lanes of
+/// `sum`, or with it added unless `overwrite`: a one-column GEMV block's end.
+Value storeLaneSum(OpBuilder &b, Location loc, Value sum, Value out,
+                   bool overwrite);
+
 /// `v` (r.., any static length) sliced in its rows as `slice` slices x
 /// (r.., k) (an extract_slice of x over all of k), or null when `slice` is
 /// not one.

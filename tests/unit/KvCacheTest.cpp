@@ -501,8 +501,8 @@ static void expectNarrowCompute(model::Config c, const std::string &compute,
       for (int64_t pos = 0; pos < seq; ++pos)
         ASSERT_FALSE(bool(
             s.step(&ids[pos], 1, steps.data() + pos * vocab)));
-      EXPECT_TRUE(relativeL2Within(steps.data(),
-                                   narrowDecode ? expected : full, low, high));
+      EXPECT_TRUE(relativeL2Within(steps.data(), narrowDecode ? expected : full,
+                                   low, high));
     }
 }
 
