@@ -506,9 +506,9 @@ static void expectNarrowCompute(model::Config c, const std::string &compute,
     }
 }
 
-// --compute bf16 (docs/cpu-codegen.md#bf16-compute) on f32 weights: the
-// prefill's packed tiles in bf16; decode steps stay f32, within the bf16
-// tolerance of the prefill's rows.
+// --compute bf16 (docs/cpu-codegen.md#bf16-compute) on every weights
+// dtype: the prefill's packed tiles in bf16; decode steps stay f32, within
+// the bf16 tolerance of the prefill's rows.
 TEST(KvCacheCompute, Bf16PrefillAndDecodeWithinTheirTolerance) {
   if (!runtime::hostCpuTarget().avx512bf16)
     GTEST_SKIP() << "the host has no AVX512-BF16";
@@ -520,9 +520,12 @@ TEST(KvCacheCompute, Bf16PrefillAndDecodeWithinTheirTolerance) {
   c.numHeads = 2;
   c.numKvHeads = 2;
   c.dFF = 64;
-  expectNarrowCompute(c, "bf16", model::WeightDtype::F32,
-                      tlm::test::tol::kBf16ComputeRelL2,
-                      /*narrowDecode=*/false);
+  for (model::WeightDtype d :
+       {model::WeightDtype::F32, model::WeightDtype::BF16,
+        model::WeightDtype::F16, model::WeightDtype::Q8_0,
+        model::WeightDtype::Q4_0})
+    expectNarrowCompute(c, "bf16", d, tlm::test::tol::kBf16ComputeRelL2,
+                        /*narrowDecode=*/false);
 }
 
 // --compute int8 (docs/cpu-codegen.md#int8-compute, #int8-decode) on q8_0
