@@ -15,3 +15,18 @@ func.func @q8_0(%x: tensor<?x256xf32>, %q: tensor<64x256xi8>, %s: tensor<64x8xf3
   %y = tlm.linear %x, %w : tensor<?x256xf32>, tensor<64x256xf32> -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
 }
+
+// Decode's one row: the int8 GEMV, which prefetches its codes whatever
+// the GEMV columns (8 here, the pipeline's default for cached weights);
+// without int8 those columns leave the prefetch out.
+// CHECK-LABEL: llvm.func linkonce_odr @q4_0_row(
+// CHECK:         "llvm.intr.prefetch"
+// CHECK:         llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// F32-LABEL: llvm.func linkonce_odr @q4_0_row(
+// F32-NOT:     prefetch
+// F32:         llvm.return
+func.func @q4_0_row(%x: tensor<1x256xf32>, %q: tensor<64x128xi8>, %s: tensor<64x8xf32>) -> tensor<1x64xf32> {
+  %w = tlm.dequantize %q, %s {bits = 4 : i64} : tensor<64x128xi8>, tensor<64x8xf32> -> tensor<64x256xf32>
+  %y = tlm.linear %x, %w : tensor<1x256xf32>, tensor<64x256xf32> -> tensor<1x64xf32>
+  return %y : tensor<1x64xf32>
+}
