@@ -179,8 +179,9 @@ def TlmTileMatmuls : Pass<"tlm-tile-matmuls", "::mlir::func::FuncOp"> {
     Option<"gemvColumns", "gemv-columns", "int64_t", /*default=*/"8",
            "Output columns per block of the one-row remainder (decode's GEMV)">,
     Option<"prefetchCodes", "prefetch-codes", "bool", /*default=*/"false",
-           "Split-k blocks on q8_0/q4_0 codes prefetch the codes of the rows "
-           "prefetch-distance bytes ahead (for a GEMV streaming W)">,
+           "One-column GEMV blocks on q8_0/q4_0 codes (split-k, lookup, "
+           "int8) prefetch the codes of the row prefetch-distance bytes "
+           "ahead (they stream W)">,
     Option<"prefetchDistance", "prefetch-distance", "int64_t",
            /*default=*/"8192",
            "With prefetch-codes, how many bytes of codes ahead">,

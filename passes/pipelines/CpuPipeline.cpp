@@ -75,14 +75,10 @@ tileMatmulsOptions(const CpuPipelineOptions &options, int64_t threads) {
   tileOptions.lanes = options.lanes;
   tileOptions.gemvColumns =
       gemvColumns(CpuTarget(), /*weightBytes=*/0, options.gemvColumns);
-  // Only a GEMV that streams W from memory (one column a block: the
-  // weights exceed the cache) gains from prefetching far ahead. int8's
-  // GEMV takes one column a block whatever the strategy's columns, and
-  // prefetched decoded q4_0 1.75x as fast on a host whose cache the
-  // strategy believed held the weights (docs/cpu-codegen.md#int8-decode).
-  tileOptions.prefetchCodes =
-      options.prefetchCodes &&
-      (tileOptions.gemvColumns == 1 || options.compute == CpuCompute::Int8);
+  // The pass prefetches where a GEMV block takes one column (it streams
+  // W row after row): the strategy's choice when the weights exceed the
+  // cache, and the lookup and int8 forms whatever it chose.
+  tileOptions.prefetchCodes = options.prefetchCodes;
   tileOptions.lookupNibbles = options.lookupNibbles && options.avx512;
   tileOptions.bf16Dot = options.compute == CpuCompute::BF16;
   tileOptions.int8Dot = options.compute == CpuCompute::Int8;

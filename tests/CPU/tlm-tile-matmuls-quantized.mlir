@@ -10,6 +10,14 @@
 // RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16 gemv-columns=1 prefetch-codes=1 prefetch-distance=100" --canonicalize --cse | FileCheck %s --check-prefix=NEAR
 // RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16 gemv-columns=1 lookup-nibbles=1" --canonicalize --cse | FileCheck %s --check-prefix=LOOKUP
 // RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16 gemv-columns=8 lookup-nibbles=1" --canonicalize --cse | FileCheck %s --check-prefix=LOOKUP8
+// The lookup blocks take one column whatever gemv-columns, and prefetch
+// with prefetch-codes; q8_0's 8-column split-k blocks do not.
+// RUN: tlm-opt %s --split-input-file --tlm-lower-to-linalg --tlm-tile-matmuls="lanes=16 gemv-columns=8 lookup-nibbles=1 prefetch-codes=1" --canonicalize --cse | FileCheck %s --check-prefix=LOOKUPPF
+// LOOKUPPF-LABEL: func @q8_0
+// LOOKUPPF-NOT:   memref.prefetch
+// LOOKUPPF-LABEL: func @q4_0
+// LOOKUPPF:       memref.prefetch
+// LOOKUPPF:       tlm.lookup
 // RUN: not tlm-opt %s --split-input-file --tlm-tile-matmuls="prefetch-distance=0" 2>&1 | FileCheck %s --check-prefix=BADPF
 // BADPF: error: tlm-tile-matmuls: prefetch-distance must be >= 1, got 0
 // Without prefetch-codes no block prefetches (--implicit-check-not).
