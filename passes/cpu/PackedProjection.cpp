@@ -519,11 +519,17 @@ std::string tlm::packedMismatch(linalg::LinalgOp op, const ProjectionDims &p,
     if (std::optional<ConcatRows> rows = concatRows(w8))
       w8Parts = rows->concat.getInputs();
     // A thread's chunk of W is a slice of the dequantization:
-    // matchQuantizedRows looks through it, as packCodes' reads do.
+    // matchQuantizedRows looks through it, as packCodes' reads do. Parts
+    // of two dtypes would pack from a select of f32 parts (panelSource),
+    // which has no codes.
+    std::optional<int64_t> bits;
     for (Value part : w8Parts) {
       std::optional<QuantizedRows> rows = matchQuantizedRows(part);
       if (!rows)
         return "int8-dot takes q8_0 or q4_0 weights";
+      if (bits && *bits != rows->codes.bits)
+        return "int8-dot takes parts of one dtype";
+      bits = rows->codes.bits;
     }
   }
   Value w = op.getDpsInputs().back();

@@ -28,7 +28,8 @@
 // CHECK: linalg.generic {indexing_maps = [#[[Q8_X]], {{.*}}]
 // CHECK: math.roundeven
 // CHECK: arith.fptosi {{.*}} : f32 to i8
-// CHECK: arith.muli {{.*}}, %c128_i32 : i32
+// CHECK: %[[T128:.*]] = arith.muli {{.*}}, %c128_i32 : i32
+// CHECK: arith.subi %{{.*}}, %[[T128]] : i32
 // CHECK: linalg.generic {indexing_maps = [#[[Q8_SCALE]],
 // One column a block, two steps an iteration into two sums.
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[Z:.*]], %{{.*}} = %[[Z]]) -> (vector<16xf32>, vector<16xf32>)
@@ -49,14 +50,15 @@ func.func @q8_0(%x: tensor<1x256xf32>, %q: tensor<64x256xi8>, %s: tensor<64x8xf3
 
 // CHECK-LABEL: func @q4_0
 // CHECK: linalg.generic {indexing_maps = [#[[Q4_X]], {{.*}}]
-// CHECK: arith.muli {{.*}}, %c8_i32 : i32
+// CHECK: %[[T8:.*]] = arith.muli {{.*}}, %c8_i32 : i32
+// CHECK: arith.subi %{{.*}}, %[[T8]] : i32
 // CHECK: linalg.generic {indexing_maps = [#[[Q4_SCALE]],
 // CHECK: %[[W:.*]] = vector.transfer_read %arg1{{.*}} : tensor<64x128xi8>, vector<64xi8>
 // CHECK: %[[OFF:.*]] = vector.transfer_read {{.*}} : tensor<1x32xi32>, vector<16xi32>
 // CHECK: %[[LO:.*]] = arith.andi %[[W]]
 // CHECK: %[[HI:.*]] = arith.shrui %[[W]]
-// CHECK: %[[XLO:.*]] = vector.transfer_read {{.*}} : tensor<1x256xi8>, vector<64xi8>
-// CHECK: %[[XHI:.*]] = vector.transfer_read {{.*}} : tensor<1x256xi8>, vector<64xi8>
+// CHECK: %[[XLO:.*]] = vector.transfer_read %[[XC:.*]][%c0, %c0], {{.*}} : tensor<1x256xi8>, vector<64xi8>
+// CHECK: %[[XHI:.*]] = vector.transfer_read %[[XC]][%c0, %c64], {{.*}} : tensor<1x256xi8>, vector<64xi8>
 // CHECK: %[[D0:.*]] = tlm.dot_u8s8 %[[OFF]], %[[LO]], %[[XLO]]
 // CHECK: tlm.dot_u8s8 %[[D0]], %[[HI]], %[[XHI]]
 // CHECK: vector.shuffle {{.*}} [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3] : vector<4xf32>

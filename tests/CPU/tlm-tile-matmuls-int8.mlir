@@ -47,11 +47,12 @@ func.func @q8_0(%x: tensor<?x256xf32>, %q: tensor<64x256xi8>, %s: tensor<64x8xf3
 // first 16 weights, high: the last 16) and adds 120 (c - 8 + 128), so the
 // kernel's correction for q8_0's + 128 holds as it is.
 // CHECK-LABEL: func @q4_0
+// CHECK-DAG: %[[BIAS:.*]] = arith.constant dense<120> : vector<16x16xi8>
 // CHECK: scf.for %{{.*}} = %c0 to %c256 step %c64
 // CHECK: %[[LO:.*]] = arith.andi {{.*}} : vector<16x16xi8>
-// CHECK: arith.addi %[[LO]], {{.*}} : vector<16x16xi8>
+// CHECK: arith.addi %[[LO]], %[[BIAS]] : vector<16x16xi8>
 // CHECK: %[[HI:.*]] = arith.shrui {{.*}} : vector<16x16xi8>
-// CHECK: arith.addi %[[HI]], {{.*}} : vector<16x16xi8>
+// CHECK: arith.addi %[[HI]], %[[BIAS]] : vector<16x16xi8>
 // CHECK: vector.bitcast {{.*}} : vector<16x16xi8> to vector<16x4xi32>
 // CHECK: vector.transpose {{.*}}, [1, 0] : vector<16x4xi32> to vector<4x16xi32>
 // CHECK: vector.shuffle {{.*}} : vector<8x16xi32>, vector<8x16xi32>
@@ -60,4 +61,17 @@ func.func @q4_0(%x: tensor<?x256xf32>, %q: tensor<64x128xi8>, %s: tensor<64x8xf3
   %w = tlm.dequantize %q, %s {bits = 4 : i64} : tensor<64x128xi8>, tensor<64x8xf32> -> tensor<64x256xf32>
   %y = tlm.linear %x, %w : tensor<?x256xf32>, tensor<64x256xf32> -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
+}
+
+// A concatenated W of a q8_0 and a q4_0 part packs from a select of f32
+// parts, which has no codes: f32 tiles (this crashed in packCodes once).
+// CHECK-LABEL: func @mixed_parts
+// CHECK-NOT: tlm.dot_u8s8
+// CHECK: return
+func.func @mixed_parts(%x: tensor<?x256xf32>, %q8: tensor<64x256xi8>, %s8: tensor<64x8xf32>, %q4: tensor<64x128xi8>, %s4: tensor<64x8xf32>) -> tensor<?x128xf32> {
+  %a = tlm.dequantize %q8, %s8 {bits = 8 : i64} : tensor<64x256xi8>, tensor<64x8xf32> -> tensor<64x256xf32>
+  %b = tlm.dequantize %q4, %s4 {bits = 4 : i64} : tensor<64x128xi8>, tensor<64x8xf32> -> tensor<64x256xf32>
+  %w = tensor.concat dim(0) %a, %b : (tensor<64x256xf32>, tensor<64x256xf32>) -> tensor<128x256xf32>
+  %y = tlm.linear %x, %w : tensor<?x256xf32>, tensor<128x256xf32> -> tensor<?x128xf32>
+  return %y : tensor<?x128xf32>
 }

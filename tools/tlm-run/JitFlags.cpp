@@ -87,8 +87,9 @@ static Error checkCompute(const Options &o, const model::Config &c,
   if (o.compute != "f32" && o.target == "cuda")
     return flagError("--compute " + o.compute +
                      " is the CPU's; --target cuda has --tensor-cores");
-  // bf16 and int8 compute live in the packed tiles, on 16-lane vectors:
-  // flags that rule those out would leave them silently f32.
+  // bf16 and int8 compute live in the packed tiles (and int8's in the GEMV
+  // too), on 16-lane vectors: flags that rule those out would leave them
+  // silently f32.
   std::string instruction = j.compute == "int8" ? "AVX512-VNNI's vpdpbusd"
                                                 : "AVX-512's vdpbf16ps";
   if (j.compute != "f32" && (j.lanes == 8 || j.lanes == 4))
