@@ -331,7 +331,7 @@ struct TlmTileMatmuls : public tlm::impl::TlmTileMatmulsBase<TlmTileMatmuls> {
           sliceRowsLike(rewriter, rowsLanes, row.getDpsInputs()[0], x);
     // One column a block streams W row after row: the strategy's choice
     // for weights beyond the cache, and the lookup and int8 forms' always.
-    // Those prefetched decoded q4_0 1.75x (int8) and 1.7x (lookup) as fast
+    // Those prefetched decoded q4_0 1.75x (int8) and 1.8x (lookup) as fast
     // on a host whose cache the strategy believed held the weights
     // (docs/cpu-codegen.md#int8-decode); 8 columns share each line of x
     // and gain nothing.
