@@ -171,41 +171,32 @@ static Value q8Quads(OpBuilder &b, Location loc, Value codes, Value row,
 /// in the low nibbles and the last 16 in the high ones: 4 quads each.
 static Value q4Quads(OpBuilder &b, Location loc, Value codes, Value row,
                      Value kb, int64_t lanes) {
-  auto half = VectorType::get({lanes, 16}, b.getI8Type());
-  auto quads = VectorType::get({lanes, 4}, b.getI32Type());
+  // Both blocks' 32 bytes a column at once: the low nibbles give quads
+  // 0-3 (block A's first 16 weights) and 8-11 (B's), the high ones 4-7
+  // and 12-15.
+  auto bytes = VectorType::get({lanes, 32}, b.getI8Type());
+  auto quads = VectorType::get({lanes, 8}, b.getI32Type());
   Value pad = arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0));
   auto splat = [&](int8_t v) {
     return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(half, b.getI8IntegerAttr(v)));
+        b, loc, DenseElementsAttr::get(bytes, b.getI8IntegerAttr(v)));
   };
-  Value mask = splat(0x0f), four = splat(4), bias = splat(120);
-  Value byte0 = arith::DivUIOp::create(b, loc, kb, index(b, loc, 2));
-  SmallVector<Value> parts; // k order: lo(A), hi(A), lo(B), hi(B)
-  for (int64_t blk = 0; blk < 2; ++blk) {
-    Value at = arith::AddIOp::create(b, loc, byte0, index(b, loc, 16 * blk));
-    Value v =
-        vector::TransferReadOp::create(b, loc, half, codes, ValueRange{row, at},
-                                       pad, SmallVector<bool>{true, true});
-    Value lo = arith::AndIOp::create(b, loc, v, mask);
-    Value hi = arith::ShRUIOp::create(b, loc, v, four);
-    for (Value nibbles : {lo, hi})
-      parts.push_back(vector::BitCastOp::create(
-          b, loc, quads, arith::AddIOp::create(b, loc, nibbles, bias)));
-  }
-  // Each part transposed (4 rows of `lanes` quads), the four stacked
-  // (vector.shuffle joins along the leading dim).
-  auto stack = [&](Value a, Value c) {
-    int64_t n = cast<VectorType>(a.getType()).getDimSize(0);
-    SmallVector<int64_t> idx;
-    for (int64_t i = 0; i < 2 * n; ++i)
-      idx.push_back(i);
-    return vector::ShuffleOp::create(b, loc, a, c, idx).getResult();
+  Value v = vector::TransferReadOp::create(
+      b, loc, bytes, codes,
+      ValueRange{row, arith::DivUIOp::create(b, loc, kb, index(b, loc, 2))},
+      pad, SmallVector<bool>{true, true});
+  Value bias = splat(120);
+  auto transposed = [&](Value nibbles) -> Value {
+    Value q = vector::BitCastOp::create(
+        b, loc, quads, arith::AddIOp::create(b, loc, nibbles, bias));
+    return vector::TransposeOp::create(b, loc, q, ArrayRef<int64_t>{1, 0});
   };
-  SmallVector<Value> t;
-  for (Value part : parts)
-    t.push_back(
-        vector::TransposeOp::create(b, loc, part, ArrayRef<int64_t>{1, 0}));
-  return stack(stack(t[0], t[1]), stack(t[2], t[3]));
+  Value lo = transposed(arith::AndIOp::create(b, loc, v, splat(0x0f)));
+  Value hi = transposed(arith::ShRUIOp::create(b, loc, v, splat(4)));
+  // Rows in k order (vector.shuffle picks along the leading dim).
+  return vector::ShuffleOp::create(
+      b, loc, lo, hi,
+      ArrayRef<int64_t>{0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15});
 }
 
 /// int8's pack: the panel's codes (q8_0, or q4_0's nibbles), 16 columns x

@@ -43,19 +43,23 @@ func.func @q8_0(%x: tensor<?x256xf32>, %q: tensor<64x256xi8>, %s: tensor<64x8xf3
   return %y : tensor<?x64xf32>
 }
 
-// q4_0: the same tiles; the pack unpacks each block's nibbles (low: its
-// first 16 weights, high: the last 16) and adds 120 (c - 8 + 128), so the
-// kernel's correction for q8_0's + 128 holds as it is.
+// q4_0: the same tiles; the pack reads both blocks' 32 bytes a column,
+// takes the low nibbles (each block's first 16 weights) and the high ones
+// (its last 16) plus 120 (c - 8 + 128), so the kernel's correction for
+// q8_0's + 128 holds as it is, and interleaves their transposed quads in k
+// order.
 // CHECK-LABEL: func @q4_0
-// CHECK-DAG: %[[BIAS:.*]] = arith.constant dense<120> : vector<16x16xi8>
+// CHECK-DAG: %[[BIAS:.*]] = arith.constant dense<120> : vector<16x32xi8>
 // CHECK: scf.for %{{.*}} = %c0 to %c256 step %c64
-// CHECK: %[[LO:.*]] = arith.andi {{.*}} : vector<16x16xi8>
-// CHECK: arith.addi %[[LO]], %[[BIAS]] : vector<16x16xi8>
-// CHECK: %[[HI:.*]] = arith.shrui {{.*}} : vector<16x16xi8>
-// CHECK: arith.addi %[[HI]], %[[BIAS]] : vector<16x16xi8>
-// CHECK: vector.bitcast {{.*}} : vector<16x16xi8> to vector<16x4xi32>
-// CHECK: vector.transpose {{.*}}, [1, 0] : vector<16x4xi32> to vector<4x16xi32>
-// CHECK: vector.shuffle {{.*}} : vector<8x16xi32>, vector<8x16xi32>
+// CHECK: %[[LO:.*]] = arith.andi {{.*}} : vector<16x32xi8>
+// CHECK: %[[LOB:.*]] = arith.addi %[[LO]], %[[BIAS]] : vector<16x32xi8>
+// CHECK: %[[LOQ:.*]] = vector.bitcast %[[LOB]] : vector<16x32xi8> to vector<16x8xi32>
+// CHECK: %[[LOT:.*]] = vector.transpose %[[LOQ]], [1, 0] : vector<16x8xi32> to vector<8x16xi32>
+// CHECK: %[[HI:.*]] = arith.shrui {{.*}} : vector<16x32xi8>
+// CHECK: %[[HIB:.*]] = arith.addi %[[HI]], %[[BIAS]] : vector<16x32xi8>
+// CHECK: %[[HIQ:.*]] = vector.bitcast %[[HIB]] : vector<16x32xi8> to vector<16x8xi32>
+// CHECK: %[[HIT:.*]] = vector.transpose %[[HIQ]], [1, 0] : vector<16x8xi32> to vector<8x16xi32>
+// CHECK: vector.shuffle %[[LOT]], %[[HIT]] [0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15] : vector<8x16xi32>, vector<8x16xi32>
 // CHECK: tlm.dot_u8s8 {{.*}} : vector<16xi32>, vector<64xi8>
 func.func @q4_0(%x: tensor<?x256xf32>, %q: tensor<64x128xi8>, %s: tensor<64x8xf32>) -> tensor<?x64xf32> {
   %w = tlm.dequantize %q, %s {bits = 4 : i64} : tensor<64x128xi8>, tensor<64x8xf32> -> tensor<64x256xf32>
