@@ -4,6 +4,7 @@
 
 #include "dialect/TlmDialect.h"
 #include "passes/common/Quantized.h"
+#include "passes/cpu/PackedKernel.h"
 #include "passes/cpu/Tiling.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -13,6 +14,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
+using mlir::tlm::index;
 using mlir::tlm::kQuantBlock;
 
 namespace {
@@ -23,10 +25,6 @@ constexpr int64_t kStepBytes = 64; // W's code bytes a step reads
 /// Weights a step covers, and of them the blocks of 32.
 int64_t stepWeights(int64_t bits) { return kStepBytes * 8 / bits; }
 int64_t stepBlocks(int64_t bits) { return stepWeights(bits) / kQuantBlock; }
-
-Value index(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
-}
 
 /// The shape of x's side: x's rows, then `tail`.
 struct XSide {
@@ -94,29 +92,6 @@ struct XSide {
   }
 };
 
-/// x quantized as the int8 prefill tiles quantize it (PackedNarrow.cpp's
-/// quantizeRows): the code of `v` in a block of max |x| `amax`.
-Value quantize(OpBuilder &b, Location loc, Value v, Value amax) {
-  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-  Value top = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(127.0));
-  Value inv = arith::SelectOp::create(
-      b, loc,
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, amax, zero),
-      arith::DivFOp::create(b, loc, top, amax), zero);
-  Value q =
-      math::RoundEvenOp::create(b, loc, arith::MulFOp::create(b, loc, v, inv));
-  // NaN (an x or a block of them) becomes 0 and the rest is clamped; the
-  // block's scale carries the non-finite value (see quantizeRows).
-  q = arith::SelectOp::create(
-      b, loc, arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, q, q),
-      zero, q);
-  q = arith::MinNumFOp::create(
-      b, loc,
-      arith::MaxNumFOp::create(b, loc, q, arith::NegFOp::create(b, loc, top)),
-      top);
-  return arith::FPToSIOp::create(b, loc, b.getI8Type(), q);
-}
-
 } // namespace
 
 int64_t tlm::int8GemvBits(linalg::LinalgOp op, const ProjectionDims &p) {
@@ -167,7 +142,7 @@ tlm::Int8GemvX tlm::int8GemvInput(OpBuilder &b, Location loc, Value x,
                  s.map(n + 3, {st, h, c})},
                 0,
                 [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                  return quantize(nb, nl, a[0], a[1]);
+                  return tlm::packed::quantizeCodes(nb, nl, a[0], a[1]);
                 })
           .getResult(0);
 

@@ -92,6 +92,12 @@ scf::ForOp bf16Loop(OpBuilder &b, Location loc, Value x, Value buf,
                     ArrayRef<Value> rowIdx, ValueRange init, int64_t k,
                     const PackedShape &s);
 
+/// int8: the codes of `v` (f32, or a vector of them) in a block of max |x|
+/// `amax` (f32), as q8_0 rounds them: v · 127 / amax to even, NaN as 0,
+/// clamped to ±127 (an i8 or a vector of them). quantizeRows' and the int8
+/// GEMV's (Int8Gemv.cpp), so a decode step and the prefill agree.
+Value quantizeCodes(OpBuilder &b, Location loc, Value v, Value amax);
+
 /// int8: x's first `rows` rows (times `gain`) quantized per block of 32
 /// into one i32 tensor: code quads, block scales, block code sums.
 Value quantizeRows(OpBuilder &b, Location loc, Value x, Value rows,

@@ -52,6 +52,37 @@ Value packPairs(OpBuilder &b, Location loc, Value t, Value buf, Value kb,
   return buf;
 }
 
+Value quantizeCodes(OpBuilder &b, Location loc, Value v, Value amax) {
+  auto vecType = dyn_cast<VectorType>(v.getType());
+  // `c` as v's type: a scalar, or splat over v's lanes.
+  auto like = [&](Value c) -> Value {
+    return vecType ? vector::BroadcastOp::create(b, loc, vecType, c) : c;
+  };
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  Value top = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(127.0));
+  Value inv = arith::SelectOp::create(
+      b, loc,
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, amax, zero),
+      arith::DivFOp::create(b, loc, top, amax), zero);
+  Value q = math::RoundEvenOp::create(
+      b, loc, arith::MulFOp::create(b, loc, v, like(inv)));
+  // A code is at most 127 by construction, but a NaN or an infinite x (or
+  // an amax so small that 127 / amax overflows) would give one fptosi
+  // cannot convert: NaN becomes 0 and the rest is clamped, the scale
+  // carrying the non-finite value.
+  Value lim = like(top);
+  q = arith::SelectOp::create(
+      b, loc, arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, q, q),
+      like(zero), q);
+  q = arith::MinNumFOp::create(
+      b, loc,
+      arith::MaxNumFOp::create(b, loc, q, arith::NegFOp::create(b, loc, lim)),
+      lim);
+  Type i8 = b.getI8Type();
+  return arith::FPToSIOp::create(
+      b, loc, vecType ? Type(VectorType::get(vecType.getShape(), i8)) : i8, q);
+}
+
 /// x's first `rows` rows (times `gain` along k when given) quantized per
 /// block of 32 as q8_0 is: an i32 tensor (rows, k / 4 + 2 k / 32) of the
 /// codes as quads, then each block's scale (f32 bits), then the sum of its
@@ -64,7 +95,6 @@ Value quantizeRows(OpBuilder &b, Location loc, Value x, Value rows, Value gain,
       b, loc, ArrayRef<OpFoldResult>{rows, b.getIndexAttr(k / 4 + 2 * blocks)},
       b.getI32Type());
   Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   Value top = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(127.0));
   SmallVector<bool> inBounds{true};
   auto rowLoop = scf::ForOp::create(
@@ -89,33 +119,7 @@ Value quantizeRows(OpBuilder &b, Location loc, Value x, Value rows, Value gain,
                   nb, nl, vector::CombiningKind::MAXIMUMF,
                   math::AbsFOp::create(nb, nl, v));
               Value scale = arith::DivFOp::create(nb, nl, amax, top);
-              Value inv = arith::SelectOp::create(
-                  nb, nl,
-                  arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OGT, amax,
-                                        zero),
-                  arith::DivFOp::create(nb, nl, top, amax), zero);
-              Value q = math::RoundEvenOp::create(
-                  nb, nl,
-                  arith::MulFOp::create(
-                      nb, nl, v,
-                      vector::BroadcastOp::create(nb, nl, f32x32, inv)));
-              // A code is at most 127 by construction, but a NaN or an
-              // infinite x (or an amax so small that 127 / amax overflows)
-              // would give one fptosi cannot convert: NaN becomes 0 and the
-              // rest is clamped, the scale carrying the non-finite value.
-              Value lim = vector::BroadcastOp::create(nb, nl, f32x32, top);
-              q = arith::SelectOp::create(
-                  nb, nl,
-                  arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::UNO, q,
-                                        q),
-                  vector::BroadcastOp::create(nb, nl, f32x32, zero), q);
-              q = arith::MinNumFOp::create(
-                  nb, nl,
-                  arith::MaxNumFOp::create(nb, nl, q,
-                                           arith::NegFOp::create(nb, nl, lim)),
-                  lim);
-              Value codes = arith::FPToSIOp::create(
-                  nb, nl, VectorType::get({kQuantBlock}, nb.getI8Type()), q);
+              Value codes = quantizeCodes(nb, nl, v, amax);
               Value sum = vector::ReductionOp::create(
                   nb, nl, vector::CombiningKind::ADD,
                   arith::ExtSIOp::create(
